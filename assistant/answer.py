@@ -1,0 +1,61 @@
+"""What goes into and comes out of `Assistant.ask`: every front end renders the same `Answer`."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from assistant.retrieve.hit import Hit
+from assistant.validator.report import ValidationReport
+
+Lang = Literal["en", "zh"]
+LlmMode = Literal["offline", "openai", "local"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: Literal["user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    question: str
+    world_size: int | None = None
+    gpus_per_node: int | None = None
+    lang: Literal["auto", "en", "zh"] = "auto"
+    history: tuple[Turn, ...] = ()
+    llm: LlmMode = "offline"
+    gpu: str | None = None  # e.g. "h100-80gb"
+    model: str | None = None  # e.g. "llama-3.1-70b"
+    id: str | None = None
+
+
+@dataclass
+class Answer:
+    id: str
+    text: str  # Markdown, citations as [n] pointing into `sources` (1-based)
+    language: Lang
+    intent: str
+    strategy: str | None
+    yaml: str | None  # the YAML shown; always validated unless intent is "diagnose"
+    validation: ValidationReport | None
+    sources: list[Hit] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)  # e.g. "LLM timed out; offline answer shown"
+    params: dict = field(default_factory=dict)  # understood parameters (world_size, model, ...)
+
+    def to_json(self) -> dict:
+        """The `meshwise ask --json` object."""
+        return {
+            "id": self.id,
+            "answer": self.text,
+            "language": self.language,
+            "intent": self.intent,
+            "strategy": self.strategy,
+            "yaml": self.yaml,
+            "validation": self.validation.to_dict() if self.validation else None,
+            "sources": [{"id": h.id, "title": h.title, "path": h.path, "score": round(h.score, 4)} for h in self.sources],
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+            "notices": list(self.notices),
+            "params": dict(self.params),
+        }

@@ -1,0 +1,47 @@
+"""`meshwise`: one console command; each subcommand lives in its own module of this package.
+
+Each module exposes `add_parser(subparsers)` and `run(args) -> int`. This file only dispatches, so
+the contracts of the subcommands stay where they are implemented.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> module; order is the order shown by --help.
+SUBCOMMANDS = ("ingest", "ask", "validate", "eval", "serve", "slack", "feedback")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="meshwise", description="Distributed-training assistant for NeMo AutoModel.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            mod = importlib.import_module(f"assistant.cli.{name}_cmd")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"assistant.cli.{name}_cmd":
+                raise
+            continue  # not built yet
+        p = mod.add_parser(sub)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

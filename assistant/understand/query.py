@@ -1,0 +1,60 @@
+"""What the understanding step extracts from a question (and its conversation)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Intent = Literal[
+    "strategy",  # which strategy / how to lay out parallelism for a scenario
+    "yaml",  # "write me the YAML"
+    "sizing",  # arithmetic: dp_size, mesh shape, grad accumulation, memory
+    "diagnose",  # a pasted YAML: what is wrong with it
+    "limitations",  # what a strategy cannot do (megatron_fsdp, ddp)
+    "howto",  # how a parallelism / feature works and what it needs (TP/PP/CP/EP/HSDP/SP/packing/AC/mixed precision)
+    "code_location",  # where is X implemented
+    "python_api",  # configuring from Python instead of YAML
+    "out_of_scope",  # launchers, Slurm, SkyPilot, checkpointing, model onboarding
+    "nonsense",  # empty, random, unrelated
+]
+
+Feature = Literal["tp", "pp", "cp", "ep", "hsdp", "sp", "ac", "packing", "mixed_precision", "grad_sync"]
+
+
+@dataclass(frozen=True)
+class Params:
+    model: str | None = None  # key of kb/models.yaml when recognised, e.g. "llama-3.1-70b"
+    model_size_b: float | None = None  # total parameters, billions ("70B" -> 70.0)
+    active_size_b: float | None = None  # MoE active parameters ("30B-A3B" -> 3.0)
+    is_moe: bool | None = None
+    num_experts: int | None = None
+    nodes: int | None = None
+    gpus_per_node: int | None = None
+    world_size: int | None = None  # total GPUs when stated or computable
+    gpu: str | None = None  # key of kb/gpus.yaml, e.g. "h100-80gb"
+    seq_len: int | None = None
+    wanted: frozenset[str] = frozenset()  # Feature values the user asked for
+    unwanted: frozenset[str] = frozenset()  # features the user excluded ("no PP")
+    strategy: str | None = None  # strategy named by the user (fsdp2, megatron_fsdp, ddp)
+    yaml_text: str | None = None  # YAML pasted in the question
+
+    def merged_over(self, earlier: "Params") -> "Params":
+        """Follow-ups: values stated now win, the rest carries over from earlier turns."""
+        vals = {}
+        for name in self.__dataclass_fields__:
+            now, before = getattr(self, name), getattr(earlier, name)
+            if isinstance(now, frozenset):
+                vals[name] = now or before
+            else:
+                vals[name] = now if now is not None else before
+        return Params(**vals)
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str  # the question as asked
+    lang: Literal["en", "zh"]
+    intent: Intent
+    params: Params
+    topics: tuple[str, ...] = ()  # features / subjects named, for retrieval filters and pitfalls
+    retrieval_text: str = ""  # question plus glossary expansion, for the retriever
+    injection: bool = False  # the question tried to override rules ("ignore the validator")
