@@ -36,6 +36,15 @@ class Params:
     unwanted: frozenset[str] = frozenset()  # features the user excluded ("no PP")
     strategy: str | None = None  # strategy named by the user (fsdp2, megatron_fsdp, ddp)
     yaml_text: str | None = None  # YAML pasted in the question
+    # Sizes and batch sizes the user fixed ("tp_size 8", "global batch 512"); the planner keeps them.
+    tp_size: int | None = None
+    pp_size: int | None = None
+    cp_size: int | None = None
+    ep_size: int | None = None
+    dp_replicate_size: int | None = None
+    global_batch_size: int | None = None
+    local_batch_size: int | None = None
+    gpu_memory_gb: int | None = None  # stated ("80G") or the type's usual memory, even when `gpu` is not in the table
 
     def merged_over(self, earlier: "Params") -> "Params":
         """Follow-ups: values stated now win, the rest carries over from earlier turns."""

@@ -64,3 +64,15 @@ class ValidationReport:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+class UnusableInput(ValueError):
+    """The input is not a recipe at all: unparseable YAML, over a size cap, or a bad world size.
+
+    A config that parses but is wrong is never this: it gets a ValidationReport with errors.
+    """
+
+    def __init__(self, message: str, message_zh: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.message_zh = message_zh or message

@@ -1,0 +1,105 @@
+"""Grounding: pick the retrieved chunk that supports a sentence and number it as a citation.
+
+Sources are the retriever's hits for the question, in rank order, followed by chunks fetched for a
+specific fact (a targeted search) when no hit already supports it. A citation `[n]` is 1-based into
+that list, which becomes `Answer.sources`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable, Sequence
+
+from assistant.retrieve.hit import Hit
+
+Lookup = Callable[[str], Sequence[Hit]]
+
+_CITABLE_KINDS = {"doc", "pitfall", "faq", "example", "skill", "anchor", "code"}
+_END_PUNCT = ("。", ".", "!", "?", "!", "?", ":", ":")
+
+
+def base_id(doc_id: str) -> str:
+    """`hsdp.zh` -> `hsdp`; ids without a language suffix stay as they are."""
+    head, _, tail = doc_id.rpartition(".")
+    return head if head and tail in ("en", "zh") else doc_id
+
+
+def with_citation(sentence: str, numbers: Iterable[int]) -> str:
+    """Put `[n]` markers before the sentence's closing punctuation."""
+    marks = "".join(f"[{n}]" for n in dict.fromkeys(numbers))
+    if not marks:
+        return sentence
+    s = sentence.rstrip()
+    if s.endswith(_END_PUNCT):
+        return f"{s[:-1]} {marks}{s[-1]}"
+    return f"{s} {marks}"
+
+
+class Citer:
+    """Chooses, for a claim, the best supporting chunk among the sources (fetching one if needed)."""
+
+    def __init__(self, hits: Sequence[Hit], lang: str, lookup: Lookup | None = None, max_lookups: int = 10):
+        self.sources: list[Hit] = []
+        self._ids: set[str] = set()
+        for h in hits:
+            self._add(h)
+        self.lang = lang
+        self._lookup = lookup
+        self._lookups_left = max_lookups
+        self.cited: set[int] = set()
+
+    def _add(self, hit: Hit) -> int:
+        if hit.id in self._ids:
+            return next(i for i, h in enumerate(self.sources) if h.id == hit.id)
+        self.sources.append(hit)
+        self._ids.add(hit.id)
+        return len(self.sources) - 1
+
+    def _best(self, pool: Sequence[Hit], docs: Sequence[str], terms: Sequence[str]) -> Hit | None:
+        order = {d: i for i, d in enumerate(docs)}
+        best, best_key = None, None
+        for i, h in enumerate(pool):
+            b = base_id(h.doc_id)
+            if b not in order or h.kind not in _CITABLE_KINDS:
+                continue
+            text = h.text.lower()
+            key = (h.lang == self.lang, sum(t.lower() in text for t in terms), -order[b], -i)
+            if best_key is None or key > best_key:
+                best, best_key = h, key
+        return best
+
+    def cite(self, docs: Sequence[str], terms: Sequence[str] = (), query: str = "") -> int | None:
+        """1-based citation number of the chunk that supports the claim, or None when nothing does."""
+        if not docs:
+            return None
+        hit = self._best(self.sources, docs, terms)
+        if (hit is None or hit.lang != self.lang) and self._lookup and query and self._lookups_left > 0:
+            self._lookups_left -= 1
+            found = self._best(list(self._lookup(query)), docs, terms)
+            if found is not None and (hit is None or found.lang == self.lang):
+                hit = found
+        if hit is None:
+            return None
+        n = self._add(hit) + 1
+        self.cited.add(n)
+        return n
+
+    def cite_by_terms(self, sentence: str, cite_map: dict[str, Sequence[str]]) -> int | None:
+        """For computed lines (arithmetic, planner rationale): cite via the identifiers they mention."""
+        docs: list[str] = []
+        for term, term_docs in cite_map.items():
+            if _mentions(sentence, term):
+                docs.extend(d for d in term_docs if d not in docs)
+        if not docs:
+            return None
+        hit = self._best(self.sources, docs, ())
+        if hit is None:
+            return self.cite(docs, (), sentence)
+        n = self._add(hit) + 1
+        self.cited.add(n)
+        return n
+
+
+def _mentions(sentence: str, term: str) -> bool:
+    if not term.isascii():
+        return term in sentence
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(term)}(?![A-Za-z0-9_])", sentence) is not None

@@ -1,0 +1,82 @@
+"""Diagnosis of a pasted YAML: validate it at the user's numbers and find a fix that itself validates."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import yaml
+
+from assistant.validator.report import ValidationReport
+
+_PARSE_CAP = 256 * 1024  # only for guessing a world size; the validator enforces its own cap
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    yaml_text: str
+    world_size: int | None
+    gpus_per_node: int
+    assumed: str | None  # why the world size was assumed: "node" | "mesh"; None when the user gave it
+    report: ValidationReport | None
+    error_en: str | None = None  # the input is not a recipe at all (UnusableInput)
+    error_zh: str | None = None
+    fix_yaml: str | None = None  # the validator's suggested fix, re-validated at the same numbers
+    fix_report: ValidationReport | None = None
+
+
+def _int(v) -> int:
+    if isinstance(v, bool):
+        return 1
+    if isinstance(v, int) and v > 0:
+        return v
+    if isinstance(v, str) and v.strip().isdigit() and int(v) > 0:
+        return int(v)
+    return 1
+
+
+def guess_world_size(yaml_text: str, gpus_per_node: int) -> tuple[int, str]:
+    """Smallest world the pasted sizes fit: one node when they fit in it, else the mesh product."""
+    product = 1
+    if len(yaml_text.encode("utf-8", "replace")) <= _PARSE_CAP:
+        try:
+            data = yaml.safe_load(yaml_text)
+        except yaml.YAMLError:
+            data = None
+        dist = data.get("distributed", data) if isinstance(data, dict) else None
+        if isinstance(dist, dict):
+            for key in ("tp_size", "pp_size", "cp_size", "dp_size"):
+                product *= _int(dist.get(key))
+    if product <= gpus_per_node and gpus_per_node % product == 0:
+        return gpus_per_node, "node"
+    return product, "mesh"
+
+
+def diagnose(
+    yaml_text: str,
+    *,
+    world_size: int | None,
+    gpus_per_node: int,
+    validate: Callable[..., ValidationReport],
+    unusable: type[Exception],
+    model: str | None = None,
+    gpu: str | None = None,
+) -> Diagnosis:
+    assumed = None
+    if not world_size:
+        world_size, assumed = guess_world_size(yaml_text, gpus_per_node)
+    kwargs = {"world_size": world_size, "gpus_per_node": gpus_per_node, "model": model, "gpu": gpu}
+    try:
+        report = validate(yaml_text, **kwargs)
+    except unusable as exc:
+        return Diagnosis(yaml_text, world_size, gpus_per_node, assumed, None,
+                         error_en=getattr(exc, "message", str(exc)),
+                         error_zh=getattr(exc, "message_zh", None) or getattr(exc, "message", str(exc)))
+    fix_yaml = fix_report = None
+    if not report.ok and report.suggested_fix:
+        try:
+            candidate = validate(report.suggested_fix, **kwargs)
+        except unusable:
+            candidate = None
+        if candidate is not None and candidate.ok:
+            fix_yaml, fix_report = report.suggested_fix, candidate
+    return Diagnosis(yaml_text, world_size, gpus_per_node, assumed, report, fix_yaml=fix_yaml, fix_report=fix_report)

@@ -1,0 +1,572 @@
+"""The offline composer: a grounded answer built from the plan, the validator and the retrieved chunks.
+
+Order, for every config-shaped answer: the strategy, the minimal YAML (the plan's, validated), the
+fields that matter, the sizing with the user's numbers, what not to use and the pitfalls that apply,
+then the sources. Every kb fact is one sentence from `phrases.yaml` and carries a citation `[n]` to a
+chunk that supports it; a fact no chunk supports is left out unless the answer cannot do without it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from assistant.compose.citations import Citer, with_citation
+from assistant.compose.diagnose import Diagnosis
+from assistant.compose.phrases import Phrases
+from assistant.planner.plan import Plan, Step
+from assistant.retrieve.hit import Hit
+from assistant.understand.query import Query
+from assistant.validator.report import Finding, ValidationReport
+
+FENCE = "```"
+_FEATURE_ORDER = ("tp", "sp", "pp", "cp", "ep", "hsdp", "ac", "packing", "mixed_precision", "grad_sync")
+_FIELD_ORDER = ("strategy", "tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
+                "activation_checkpointing", "defer_fsdp_grad_sync")
+_MAX_PITFALLS = 4
+
+
+@dataclass(frozen=True)
+class ComposeInput:
+    query: Query
+    plan: Plan | None
+    gpus_per_node: int
+    diagnosis: Diagnosis | None = None
+    anchors: Sequence[Hit] = ()  # code-anchor hits, for code_location
+
+
+@dataclass
+class Composed:
+    text: str
+    yaml: str | None
+    validation: ValidationReport | None
+    strategy: str | None
+    uncited: list[str] = field(default_factory=list)  # facts stated without a supporting chunk (should stay empty)
+
+
+class _Writer:
+    """Markdown with citations, in one language."""
+
+    def __init__(self, lang: str, phrases: Phrases, citer: Citer):
+        self.lang, self.p, self.citer = lang, phrases, citer
+        self.lines: list[str] = []
+        self.uncited: list[str] = []
+        self.stated: set[str] = set()
+
+    # --- sentences -------------------------------------------------------------------------
+    def fact(self, key: str, *, required: bool = False, section: str = "facts", **values) -> str | None:
+        f = getattr(self.p, section)[key]
+        text = f.text(self.lang, **values)
+        n = self.citer.cite(f.docs, f.terms, f.text(self.lang) if not values else text)
+        if n is None:
+            if not required:
+                return None
+            self.uncited.append(f"{section}.{key}")
+            return text
+        self.stated.add(key)
+        return with_citation(text, [n])
+
+    def computed(self, sentence: str) -> str:
+        """A line computed from the user's numbers: cited to the doc that explains the rule, if any."""
+        n = self.citer.cite_by_terms(sentence, self.p.cite_map)
+        return with_citation(sentence, [n]) if n else sentence
+
+    def step(self, s: Step) -> str:
+        return self.computed(s.zh if self.lang == "zh" else s.en)
+
+    def say(self, key: str, **values) -> str:
+        return self.p.say(key, self.lang, **values)
+
+    # --- blocks ------------------------------------------------------------------------------
+    def para(self, text: str | None) -> None:
+        if text:
+            self.lines += [text, ""]
+
+    def heading(self, key: str, suffix: str = "") -> None:
+        self.lines += [f"**{self.p.heading(key, self.lang)}**{suffix}", ""]
+
+    def bullets(self, items: Sequence[str | None], heading: str | None = None) -> None:
+        items = [i for i in items if i]
+        if not items:
+            return
+        if heading:
+            self.heading(heading)
+        self.lines += [f"- {i}" for i in items] + [""]
+
+    def code(self, text: str, lang: str = "yaml") -> None:
+        self.lines += [f"{FENCE}{lang}", text.rstrip("\n"), FENCE, ""]
+
+    def sources(self) -> None:
+        if not self.citer.sources:
+            return
+        self.heading("sources")
+        for i, h in enumerate(self.citer.sources, 1):
+            where = f"`{h.path}`" + (f" › {h.heading}" if h.heading and h.heading != h.title else "")
+            self.lines.append(f"[{i}] {h.title} — {where}")
+        self.lines.append("")
+
+    def render(self) -> str:
+        return "\n".join(self.lines).strip() + "\n"
+
+
+# --- helpers ---------------------------------------------------------------------------------
+def _size(dist: dict, key: str) -> int:
+    v = dist.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 1
+
+
+def features_of(dist: dict) -> list[str]:
+    """Features a `distributed:` mapping turns on, in a stable order."""
+    on = set()
+    if _size(dist, "tp_size") > 1:
+        on.add("tp")
+    if _size(dist, "pp_size") > 1:
+        on.add("pp")
+    if _size(dist, "cp_size") > 1:
+        on.add("cp")
+    if _size(dist, "ep_size") > 1:
+        on.add("ep")
+    if _size(dist, "dp_replicate_size") > 1:
+        on.add("hsdp")
+    if dist.get("sequence_parallel") is True:
+        on.add("sp")
+    ac = dist.get("activation_checkpointing")
+    if ac not in (None, False, "false", "none", "off", "no", "disabled"):
+        on.add("ac")
+    return [f for f in _FEATURE_ORDER if f in on]
+
+
+def mesh_text(report: ValidationReport) -> str:
+    d = report.derived
+    if d is None:
+        return "?"
+    mesh = "(" + ", ".join(f"{n}={s}" for n, s in zip(d.mesh_dim_names, d.mesh_shape)) + ")"
+    if d.moe_mesh_shape:
+        mesh += f", moe_mesh (ep_shard={d.moe_mesh_shape[0]}, ep={d.moe_mesh_shape[1]})"
+    return mesh
+
+
+def _lead_key(strategy: str, feats: Sequence[str], world: int | None) -> str:
+    if strategy == "ddp":
+        return "ddp"
+    if strategy in ("megatron_fsdp", "megatron-fsdp", "mfsdp"):
+        return "megatron_fsdp"
+    for feat, key in (("pp", "fsdp2_pp"), ("ep", "fsdp2_ep"), ("cp", "fsdp2_cp"), ("tp", "fsdp2_tp"), ("hsdp", "fsdp2_hsdp")):
+        if feat in feats:
+            return key
+    return "fsdp2_single" if world == 1 else "fsdp2_dp"
+
+
+def _finding(w: _Writer, f: Finding) -> str:
+    msg = f.message_zh if w.lang == "zh" else f.message
+    return w.say("rule_item", code=f.code, path=f.path, message=msg.rstrip())
+
+
+def _flatten_fields(dist: dict) -> list[tuple[str, object]]:
+    out = [(k, dist[k]) for k in _FIELD_ORDER if k in dist]
+    for block in ("pipeline", "moe"):
+        sub = dist.get(block)
+        if block in dist:
+            out.append((block, sub))
+        if isinstance(sub, dict):
+            out += [(f"{block}.{k}", v) for k, v in sub.items()]
+    return out
+
+
+def _yaml_value(v: object) -> str:
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if v is None:
+        return "null"
+    return str(v)
+
+
+# --- sections --------------------------------------------------------------------------------
+def _config_sections(w: _Writer, plan: Plan, query: Query, *, fields: bool, rationale: bool) -> tuple[str | None, ValidationReport | None]:
+    """Recommendation, YAML, fields, sizing, what not to use, pitfalls. Returns the YAML shown."""
+    dist = plan.distributed or {}
+    feats = features_of(dist)
+    strategy = plan.strategy
+
+    lead = w.fact(_lead_key(strategy, feats, plan.world_size), section="leads", required=True)
+    w.lines += [f"**{w.p.heading('recommendation', w.lang)}:** {lead}", ""]
+    named = query.params.strategy
+    if named and named != strategy:
+        w.para(w.say("strategy_named_rejected", strategy=named, chosen=strategy))
+    if plan.assumptions:
+        w.para("_" + w.p.heading("assumptions", w.lang) + (":_ " if w.lang == "en" else ":_") +
+               " ".join((s.zh if w.lang == "zh" else s.en) for s in plan.assumptions))
+    if rationale and plan.rationale:
+        w.bullets([w.step(s) for s in plan.rationale], heading="why")
+
+    shown_yaml, shown_report = None, None
+    if not plan.feasible:
+        reason = plan.infeasible_reason
+        w.para(w.say("no_valid_yaml", reason=(reason.zh if w.lang == "zh" else reason.en) if reason else ""))
+        if plan.report.ok and plan.yaml:
+            w.para(w.say("closest"))
+    if plan.report.ok and plan.yaml:
+        r = plan.report
+        world = r.world_size or plan.world_size
+        gpn = r.gpus_per_node or plan.gpus_per_node
+        verdict_key = "verdict_ok_warn" if r.warnings else "verdict_ok"
+        w.heading("yaml", " — " + w.say(verdict_key, world=world, gpn=gpn, mesh=mesh_text(r), n=len(r.warnings)))
+        w.code(plan.yaml)
+        shown_yaml, shown_report = plan.yaml, r
+        if r.warnings:
+            w.bullets([_finding(w, f) for f in r.warnings], heading="warnings")
+
+    if fields and shown_yaml:
+        items = []
+        for key, value in _flatten_fields(dist):
+            if key in w.p.fields:
+                items.append(w.fact(key, section="fields", value=_yaml_value(value)))
+        if plan.world_size != 1 and "dp_size" not in dist:
+            items.append(w.fact("dp_size", section="fields", required=True))
+        if "ep" in feats and "moe" not in dist:
+            items.append(w.fact("moe_block", required=True))
+        if "pp" in feats and not isinstance(dist.get("pipeline"), dict):
+            items.append(w.fact("pp_subconfig", required=True))
+        w.bullets(items, heading="fields")
+
+    sizing = [w.step(s) for s in plan.arithmetic]
+    d = plan.report.derived if plan.report.ok else None
+    if d is not None and d.world_size > 1 and not any("dp_size" in s.en for s in plan.arithmetic):
+        if d.strategy == "fsdp2":
+            sizing.append(w.computed(f"dp_size = {d.world_size} / ({d.tp_size} × {d.pp_size} × {d.cp_size}) = {d.dp_size}"))
+        if "dp_size" not in w.stated:
+            sizing.append(w.fact("dp_inferred"))
+    if "ep" in feats:
+        sizing.append(w.fact("ep_divides", required=True))
+    if "tp" in feats:
+        sizing.append(w.fact("tp_in_node"))
+    if any(k in (plan.yaml or "") for k in ("global_batch_size", "local_batch_size")):
+        sizing.append(w.fact("batch_divisible"))
+    w.bullets(sizing, heading="sizing")
+
+    _unsupported(w, plan, feats)
+    _pitfalls(w, feats, shown_report)
+    return shown_yaml, shown_report
+
+
+def _unsupported(w: _Writer, plan: Plan, feats: Sequence[str]) -> None:
+    items: list[str | None] = []
+    covered: set[str] = set()
+    for other in ("megatron_fsdp", "ddp"):
+        if other == plan.strategy:
+            continue
+        lacks = w.p.strategy_lacks.get(other, {})
+        keys = list(dict.fromkeys(lacks[f] for f in feats if f in lacks))
+        if other == "ddp" and feats and "ddp_simple" not in keys:
+            keys.insert(0, "ddp_simple")
+        for key in keys:
+            items.append(w.fact(key, required=True))
+        if keys:
+            covered.add(other)
+    for s in plan.rejected:
+        text = s.en + " " + s.zh
+        if any(name in text for name in covered):
+            continue  # already said, with a citation, in our own words above
+        items.append(w.step(s))
+    w.bullets(items, heading="unsupported")
+
+
+def _pitfalls(w: _Writer, feats: Sequence[str], report: ValidationReport | None) -> None:
+    keys: list[str] = []
+    for f in feats:
+        keys += w.p.pitfalls_by_feature.get(f, ())
+    if report is not None:
+        for finding in report.warnings:
+            keys += w.p.rule_facts.get(finding.code, ())
+    items = []
+    for key in dict.fromkeys(keys):
+        if key in w.stated:
+            continue
+        s = w.fact(key)
+        if s:
+            items.append(s)
+        if len(items) >= _MAX_PITFALLS:
+            break
+    w.bullets(items, heading="pitfalls")
+
+
+def _wanted(query: Query) -> list[str]:
+    want = set(query.params.wanted) | {t for t in query.topics if t in _FEATURE_ORDER}
+    return [f for f in _FEATURE_ORDER if f in want]
+
+
+# --- intents ---------------------------------------------------------------------------------
+def _compose_plan_answer(w: _Writer, inp: ComposeInput, *, fields: bool, rationale: bool) -> Composed:
+    plan = inp.plan
+    if plan is None:
+        return _compose_retrieved(w, inp)
+    shown, report = _config_sections(w, plan, inp.query, fields=fields, rationale=rationale)
+    w.sources()
+    return Composed(w.render(), shown, report, plan.strategy, w.uncited)
+
+
+def _compose_diagnose(w: _Writer, inp: ComposeInput) -> Composed:
+    d = inp.diagnosis
+    assert d is not None
+    if d.assumed:
+        why = w.say("world_assumed_node" if d.assumed == "node" else "world_assumed_mesh")
+        w.para(w.say("world_assumed", world=d.world_size, why=why))
+    if d.report is None:
+        w.para(w.say("diag_unusable", message=(d.error_zh if w.lang == "zh" else d.error_en) or ""))
+        if inp.plan is not None and inp.plan.report.ok:
+            shown, report = _config_sections(w, inp.plan, inp.query, fields=False, rationale=False)
+            w.sources()
+            return Composed(w.render(), shown, report, inp.plan.strategy, w.uncited)
+        w.sources()
+        return Composed(w.render(), None, None, None, w.uncited)
+
+    r = d.report
+    strategy = r.derived.strategy if r.derived else None
+    if r.ok:
+        w.heading("diagnosis")
+        w.para(w.say("diag_ok", world=d.world_size, gpn=d.gpus_per_node, mesh=mesh_text(r)))
+        explained = []
+        if r.derived is not None and r.derived.grad_acc_steps:
+            explained.append(w.say("grad_acc", value=r.derived.grad_acc_steps))
+        w.bullets(explained)
+        if r.warnings:
+            w.bullets([_finding(w, f) for f in r.warnings], heading="warnings")
+    else:
+        w.heading("diagnosis")
+        w.para(w.say("diag_fail", n=len(r.errors), world=d.world_size, gpn=d.gpus_per_node))
+        w.bullets([_finding(w, f) for f in r.errors])
+        if r.warnings:
+            w.bullets([_finding(w, f) for f in r.warnings], heading="warnings")
+    # why each failing rule exists, in kb terms
+    keys: list[str] = []
+    for f in (*r.errors, *r.warnings):
+        keys += w.p.rule_facts.get(f.code, ())
+    w.bullets([w.fact(k, required=True) for k in dict.fromkeys(keys)], heading="why")
+
+    if not r.ok:
+        w.heading("fix")
+        if d.fix_yaml and d.fix_report is not None and d.fix_report.ok:
+            w.para(w.say("diag_fix_intro", world=d.world_size) + " " + mesh_text(d.fix_report))
+            w.code(d.fix_yaml)
+        elif inp.plan is not None and inp.plan.report.ok and inp.plan.yaml:
+            w.para(w.say("diag_fix_intro", world=inp.plan.report.world_size or d.world_size) + " " + mesh_text(inp.plan.report))
+            w.code(inp.plan.yaml)
+        else:
+            w.para(w.say("diag_no_fix"))
+    w.sources()
+    # The YAML under diagnosis is the one this answer is about: its report is the verdict shown.
+    return Composed(w.render(), d.yaml_text, r, strategy, w.uncited)
+
+
+def _limitation_strategies(query: Query) -> list[str]:
+    named = query.params.strategy
+    if named in ("megatron_fsdp", "ddp"):
+        return [named]
+    if named == "fsdp2":
+        return ["fsdp2"]
+    return ["megatron_fsdp", "ddp"]
+
+
+def _compose_limitations(w: _Writer, inp: ComposeInput) -> Composed:
+    query, plan = inp.query, inp.plan
+    wanted = _wanted(query)
+    strategies = _limitation_strategies(query)
+    for strategy in strategies:
+        lacks = w.p.strategy_lacks.get(strategy, {})
+        missing = [f for f in wanted if f in lacks]
+        names = lambda fs: ("、" if w.lang == "zh" else ", ").join(w.p.feature(f, w.lang) for f in fs)
+        if missing:
+            w.para("**" + w.say("limits_no", strategy=strategy, features=names(missing)) + "**")
+        elif wanted and strategy != "fsdp2":
+            w.para("**" + w.say("limits_yes", strategy=strategy, features=names(wanted)) + "**")
+        elif strategy != "fsdp2":
+            w.para(w.say("limits_list", strategy=strategy))
+        keys = list(w.p.limitations.get(strategy, ()))
+        if missing:  # the asked-about gaps first, then the rest of the picture
+            first = [lacks[f] for f in missing]
+            keys = list(dict.fromkeys(first + keys))
+        w.bullets([w.fact(k, required=k in (lacks.get(f) for f in missing) or k in ("ddp_simple",)) for k in keys],
+                  heading="limits" if strategy != "fsdp2" else None)
+
+    shown = report = None
+    if strategies != ["fsdp2"]:
+        w.heading("instead")
+        w.para(w.fact("fsdp2_for_all", required=True))
+        if plan is not None and plan.report.ok and plan.yaml and plan.strategy == "fsdp2":
+            r = plan.report
+            w.para(w.say("verdict_ok_warn" if r.warnings else "verdict_ok", world=r.world_size or plan.world_size,
+                         gpn=r.gpus_per_node or plan.gpus_per_node, mesh=mesh_text(r), n=len(r.warnings)))
+            w.code(plan.yaml)
+            shown, report = plan.yaml, r
+        if "ddp" not in strategies:
+            w.para(w.say("not_ddp_either") + " " + (w.fact("ddp_simple", required=True) or ""))
+    w.sources()
+    return Composed(w.render(), shown, report, plan.strategy if plan else "fsdp2", w.uncited)
+
+
+def _compose_howto(w: _Writer, inp: ComposeInput) -> Composed:
+    query, plan = inp.query, inp.plan
+    feats = _wanted(query)
+    topic_keys = [t for t in query.topics if t in w.p.topic_facts and t not in feats]
+    groups = feats + topic_keys
+    if not groups:
+        return _compose_retrieved(w, inp)
+    names = ("、" if w.lang == "zh" else ", ").join(w.p.feature(f, w.lang) for f in groups)
+    w.para(w.say("howto_intro", features=names))
+    items = []
+    for g in groups:
+        for key in w.p.topic_facts.get(g, ()):
+            if key not in w.stated:
+                items.append(w.fact(key))
+    w.bullets(items)
+    shown = report = None
+    if plan is not None and plan.report.ok and plan.yaml and (not feats or set(feats) & set(features_of(plan.distributed))):
+        r = plan.report
+        w.heading("yaml", " — " + w.say("verdict_ok_warn" if r.warnings else "verdict_ok", world=r.world_size or plan.world_size,
+                                         gpn=r.gpus_per_node or plan.gpus_per_node, mesh=mesh_text(r), n=len(r.warnings)))
+        w.code(plan.yaml)
+        shown, report = plan.yaml, r
+    w.sources()
+    return Composed(w.render(), shown, report, plan.strategy if shown and plan else None, w.uncited)
+
+
+def _anchor_line(w: _Writer, h: Hit) -> str:
+    symbols = re.findall(r"`([A-Za-z_][\w.]*(?:\(\))?)`", h.text)[:4]
+    sym = (" (" + ", ".join(f"`{s}`" for s in dict.fromkeys(symbols)) + ")") if symbols else ""
+    what = _first_sentence(h.text)
+    n = w.citer._add(h) + 1
+    w.citer.cited.add(n)
+    return with_citation(w.say("code_item", path=h.heading or h.path, symbols=sym, what=what), [n])
+
+
+def _first_sentence(text: str, limit: int = 220) -> str:
+    body = " ".join(line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith(("#", "---")))
+    m = re.search(r"^(.+?[.。])(\s|$)", body)
+    s = (m.group(1) if m else body)[:limit]
+    return s.rstrip(".。") if s else ""
+
+
+def _compose_code_location(w: _Writer, inp: ComposeInput) -> Composed:
+    anchors = [h for h in inp.anchors if h.kind in ("anchor", "code")][:5]
+    if anchors:
+        w.heading("code")
+        w.bullets([_anchor_line(w, h) for h in anchors])
+    else:
+        w.para(w.say("code_none"))
+    extra = [w.fact(k) for t in inp.query.topics for k in w.p.topic_facts.get(t, ()) if t in ("flow", "mesh")][:3]
+    w.bullets(extra)
+    w.sources()
+    return Composed(w.render(), None, None, None, w.uncited)
+
+
+def _python_snippet(plan: Plan) -> str:
+    dist = plan.distributed or {}
+    cls = {"fsdp2": "FSDP2Config", "megatron_fsdp": "MegatronFSDPConfig", "ddp": "DDPConfig"}.get(plan.strategy, "FSDP2Config")
+    flags = []
+    if plan.strategy == "fsdp2" and dist.get("sequence_parallel") is True:
+        flags.append("sequence_parallel=True")
+    sizes = [f"{k}={dist[k]}" for k in ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size")
+             if isinstance(dist.get(k), int) and dist[k] > 1]
+    lines = [
+        "from nemo_automodel.components.distributed.config import DistributedSetup, " + cls,
+        "from nemo_automodel.components.distributed.mesh import ParallelismSizes",
+        "",
+        "setup = DistributedSetup.build(",
+        f"    strategy={cls}({', '.join(flags)}),",
+        f"    parallelism_sizes=ParallelismSizes({', '.join(sizes)}),",
+    ]
+    if isinstance(dist.get("pipeline"), dict) and _size(dist, "pp_size") > 1:
+        lines.append(f"    pipeline_config={dict(dist['pipeline'])!r},")
+    if isinstance(dist.get("moe"), dict) and _size(dist, "ep_size") > 1:
+        lines.append(f"    moe_parallel_config={dict(dist['moe'])!r},")
+    ac = dist.get("activation_checkpointing")
+    if ac not in (None, False):
+        lines.append(f"    activation_checkpointing={ac!r},")
+    if plan.world_size:
+        lines.append(f"    world_size={plan.world_size},")
+    lines.append(")")
+    return "\n".join(lines)
+
+
+def _compose_python_api(w: _Writer, inp: ComposeInput) -> Composed:
+    plan = inp.plan
+    w.bullets([w.fact("api_build", required=True), w.fact("api_configs", required=True), w.fact("api_from_pretrained")])
+    shown = report = None
+    if plan is not None and plan.report.ok and plan.yaml:
+        w.heading("api")
+        w.code(_python_snippet(plan), lang="python")
+        r = plan.report
+        w.heading("yaml", " — " + w.say("verdict_ok_warn" if r.warnings else "verdict_ok", world=r.world_size or plan.world_size,
+                                         gpn=r.gpus_per_node or plan.gpus_per_node, mesh=mesh_text(r), n=len(r.warnings)))
+        w.code(plan.yaml)
+        shown, report = plan.yaml, r
+    w.sources()
+    return Composed(w.render(), shown, report, plan.strategy if plan else None, w.uncited)
+
+
+def scope_topic(question: str, phrases: Phrases) -> str | None:
+    q = question.lower()
+    if "activation checkpoint" in q or "激活检查点" in q:
+        q = q.replace("activation checkpoint", "").replace("激活检查点", "")
+    for topic, needles in phrases.scope_match.items():
+        if any(n in q for n in needles):
+            return topic
+    return None
+
+
+def _compose_out_of_scope(w: _Writer, inp: ComposeInput) -> Composed:
+    topic = scope_topic(inp.query.text, w.p)
+    label = w.p.text["scope_topics"][topic][w.lang] if topic else w.say("out_of_scope_generic")
+    sentence = w.say("out_of_scope", topic=label)
+    n = w.citer.cite(("scope",), (), sentence)
+    # A short answer lists only the chunk it stands on, not every retrieved one.
+    w.citer.sources = [w.citer.sources[n - 1]] if n else []
+    w.para(with_citation(sentence, [1]) if n else sentence)
+    w.sources()
+    return Composed(w.render(), None, None, None, w.uncited)
+
+
+def _compose_nonsense(w: _Writer, inp: ComposeInput) -> Composed:
+    w.citer.sources = []
+    w.para(w.say("nonsense"))
+    return Composed(w.render(), None, None, None, [])
+
+
+def _compose_retrieved(w: _Writer, inp: ComposeInput) -> Composed:
+    """No plan and no known topic: the first sentence of the best chunks, each cited."""
+    items = []
+    for i, h in enumerate(w.citer.sources[:3], 1):
+        s = _first_sentence(h.text)
+        if s:
+            w.citer.cited.add(i)
+            items.append(with_citation(s, [i]))
+    w.bullets(items)
+    w.sources()
+    return Composed(w.render(), None, None, None, w.uncited)
+
+
+def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
+    """The offline answer for any intent."""
+    w = _Writer(inp.query.lang, phrases, citer)
+    if inp.query.injection:
+        w.para("_" + w.say("injection") + "_")
+    intent = inp.query.intent
+    if inp.diagnosis is not None:
+        return _compose_diagnose(w, inp)
+    if intent == "nonsense":
+        return _compose_nonsense(w, inp)
+    if intent == "out_of_scope":
+        return _compose_out_of_scope(w, inp)
+    if intent == "limitations":
+        return _compose_limitations(w, inp)
+    if intent == "howto":
+        return _compose_howto(w, inp)
+    if intent == "code_location":
+        return _compose_code_location(w, inp)
+    if intent == "python_api":
+        return _compose_python_api(w, inp)
+    if intent == "sizing":
+        return _compose_plan_answer(w, inp, fields=False, rationale=True)
+    return _compose_plan_answer(w, inp, fields=True, rationale=intent == "strategy")

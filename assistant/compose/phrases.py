@@ -1,0 +1,99 @@
+"""The composer's wording, loaded from `phrases.yaml` (data, not code)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+PHRASES_PATH = Path(__file__).with_name("phrases.yaml")
+_MAX_BYTES = 512 * 1024
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One sentence the composer may state, with the kb documents that can ground it."""
+    key: str
+    en: str
+    zh: str
+    docs: tuple[str, ...]
+    terms: tuple[str, ...]
+
+    def text(self, lang: str, **values) -> str:
+        raw = self.zh if lang == "zh" else self.en
+        return raw.format(**values) if values else raw
+
+
+@dataclass(frozen=True)
+class Phrases:
+    headings: dict
+    text: dict
+    leads: dict[str, Fact]
+    fields: dict[str, Fact]
+    facts: dict[str, Fact]
+    topic_facts: dict[str, tuple[str, ...]]
+    pitfalls_by_feature: dict[str, tuple[str, ...]]
+    rule_facts: dict[str, tuple[str, ...]]
+    limitations: dict[str, tuple[str, ...]]
+    cite_map: dict[str, tuple[str, ...]]
+    strategy_lacks: dict[str, dict[str, str]]
+    feature_names: dict[str, dict[str, str]]
+    scope_match: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> "Phrases":
+        raw = (path or PHRASES_PATH).read_bytes()
+        if len(raw) > _MAX_BYTES:
+            raise ValueError(f"phrases file larger than {_MAX_BYTES} bytes")
+        data = yaml.safe_load(raw)
+
+        def facts(section: str) -> dict[str, Fact]:
+            return {
+                k: Fact(k, v["en"], v["zh"], tuple(v.get("docs", ())), tuple(str(t) for t in v.get("terms", ())))
+                for k, v in data[section].items()
+            }
+
+        def lists(section: str) -> dict[str, tuple[str, ...]]:
+            return {str(k): tuple(v or ()) for k, v in data[section].items()}
+
+        p = cls(
+            headings=data["headings"],
+            text=data["text"],
+            leads=facts("leads"),
+            fields=facts("fields"),
+            facts=facts("facts"),
+            topic_facts=lists("topic_facts"),
+            pitfalls_by_feature=lists("pitfalls_by_feature"),
+            rule_facts=lists("rule_facts"),
+            limitations=lists("limitations"),
+            cite_map=lists("cite_map"),
+            strategy_lacks={k: dict(v or {}) for k, v in data["strategy_lacks"].items()},
+            feature_names=data["feature_names"],
+            scope_match=lists("scope_match"),
+        )
+        p._check()
+        return p
+
+    def _check(self) -> None:
+        # A dangling fact key in a list is a data bug; fail at load, not mid-answer.
+        for section in (self.topic_facts, self.pitfalls_by_feature, self.rule_facts, self.limitations):
+            for name, keys in section.items():
+                missing = [k for k in keys if k not in self.facts]
+                if missing:
+                    raise ValueError(f"phrases.yaml: {name} names unknown facts {missing}")
+        for strategy, lacks in self.strategy_lacks.items():
+            missing = [k for k in lacks.values() if k not in self.facts]
+            if missing:
+                raise ValueError(f"phrases.yaml: strategy_lacks.{strategy} names unknown facts {missing}")
+
+    def heading(self, key: str, lang: str) -> str:
+        return self.headings[key][lang]
+
+    def feature(self, key: str, lang: str) -> str:
+        names = self.feature_names.get(key)
+        return names[lang] if names else key
+
+    def say(self, key: str, lang: str, **values) -> str:
+        entry = self.text[key]
+        raw = entry[lang]
+        return raw.format(**values) if values else raw

@@ -1,0 +1,423 @@
+"""The answer engine: question -> understanding -> plan -> retrieval -> answer -> YAML gate -> Answer.
+
+`Assistant.load()` loads settings, the index (built when missing), the retriever and its models once;
+`ask()` and `ask_stream()` then answer any number of questions. The validator decides which YAML is
+shown, whatever the question or the LLM says.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass, field, replace
+from typing import Iterator
+
+from assistant.answer import Answer, AskRequest, Turn
+from assistant.compose.citations import Citer
+from assistant.compose.diagnose import diagnose
+from assistant.compose.gate import GatePolicy, StreamGate, gate_text
+from assistant.compose.offline import ComposeInput, Composed, compose
+from assistant.compose.phrases import Phrases
+from assistant.config import Settings, load_settings
+from assistant.retrieve.hit import Hit
+from assistant.understand.query import Query
+from assistant.validator.report import ValidationReport
+
+MAX_QUESTION_CHARS = 20_000
+MAX_HISTORY_TURNS = 20
+MAX_TURN_CHARS = 20_000
+MAX_WORLD_SIZE = 1_000_000
+MAIN_K = 5
+_LOOKUP_CACHE_MAX = 2048
+_STREAM_CHUNK = 160
+LLM_MODES = ("offline", "openai", "local")
+
+# Shapes of well-known secrets, scrubbed from every answer even if they were never configured here.
+_SECRET_SHAPES = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|hf_[A-Za-z0-9]{20,})\b")
+
+
+class BadRequest(ValueError):
+    """The request itself is unusable (empty question, absurd world size, ...)."""
+
+
+def check_request(req: AskRequest) -> None:
+    if not isinstance(req.question, str):
+        raise BadRequest("question must be a string")
+    if len(req.question) > MAX_QUESTION_CHARS:
+        raise BadRequest(f"question longer than {MAX_QUESTION_CHARS} characters")
+    for name in ("world_size", "gpus_per_node"):
+        v = getattr(req, name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= MAX_WORLD_SIZE):
+            raise BadRequest(f"{name} must be a positive integer, got {v!r}")
+    if req.lang not in ("auto", "en", "zh"):
+        raise BadRequest(f"lang must be auto, en or zh, got {req.lang!r}")
+    if req.llm not in LLM_MODES:
+        raise BadRequest(f"llm must be one of {', '.join(LLM_MODES)}, got {req.llm!r}")
+    if len(req.history) > MAX_HISTORY_TURNS * 2:
+        raise BadRequest(f"history longer than {MAX_HISTORY_TURNS * 2} turns")
+    for t in req.history:
+        if not isinstance(t, Turn) or t.role not in ("user", "assistant") or not isinstance(t.content, str):
+            raise BadRequest("history entries must be turns with role user|assistant and text content")
+        if len(t.content) > MAX_TURN_CHARS:
+            raise BadRequest(f"a history turn is longer than {MAX_TURN_CHARS} characters")
+
+
+@dataclass
+class _Prepared:
+    """Everything the offline part decides; the LLM path reuses it."""
+    query: Query
+    plan: object | None
+    composed: Composed
+    sources: list[Hit]
+    diagnosis: object | None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _params_dict(query: Query) -> dict:
+    out = {}
+    for k, v in asdict(query.params).items():
+        if k == "yaml_text":
+            if v:
+                out["yaml_pasted"] = True
+            continue
+        if isinstance(v, (set, frozenset)):
+            v = sorted(v)
+            if not v:
+                continue
+        if v is not None:
+            out[k] = v
+    return out
+
+
+def _understand_and_plan():
+    """The package-level entry points of the contract (`assistant.understand.understand`,
+    `assistant.planner.plan`); a same-named submodule stands in while the package does not re-export."""
+    import assistant.planner as planner_pkg
+    import assistant.understand as understand_pkg
+
+    understand = getattr(understand_pkg, "understand", None)
+    if understand is None or not callable(understand):
+        from assistant.understand.understand import understand
+    plan = getattr(planner_pkg, "plan", None)
+    if plan is None or not callable(plan):
+        from assistant.planner.recommend import plan
+    return understand, plan
+
+
+class Assistant:
+    """One loaded engine: settings, index, retriever, phrasing and (optionally) an LLM client."""
+
+    def __init__(self, settings: Settings, retriever, phrases: Phrases, llm_mode: str = "offline",
+                 llm_client=None, local_server=None):
+        self.settings = settings
+        self.retriever = retriever
+        self.phrases = phrases
+        self.llm_mode = llm_mode
+        self._llm = llm_client
+        self._local = local_server
+        self._lock = threading.Lock()  # the retriever and its models are shared; LLM streaming is not locked
+        self._lookup_cache: dict[tuple[str, str], list[Hit]] = {}
+        self.load_ms: dict[str, float] = {}
+        self._closed = False
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    @classmethod
+    def load(cls, settings: Settings | None = None, *, llm: str = "offline") -> "Assistant":
+        if llm not in LLM_MODES:
+            raise ValueError(f"llm must be one of {', '.join(LLM_MODES)}, got {llm!r}")
+        timings: dict[str, float] = {}
+        t = time.perf_counter()
+        settings = settings or load_settings()
+        from assistant.retrieve.retriever import Retriever
+
+        # Retriever.load runs ingest's ensure_index first: a missing or stale index is built/updated.
+        retriever = Retriever.load(settings)
+        phrases = Phrases.load()
+        timings["index_and_retriever"] = (time.perf_counter() - t) * 1000
+
+        client = server = None
+        t = time.perf_counter()
+        if llm == "openai":
+            if not settings.llm_base_url:
+                raise ValueError("--llm openai needs an endpoint: set MESHWISE_LLM_BASE_URL (and MESHWISE_LLM_MODEL)"
+                                 " or llm_base_url in the config file")
+            from assistant.compose.llm_openai import OpenAICompatClient
+
+            client = OpenAICompatClient(settings.llm_base_url, model=settings.llm_model or "default",
+                                        api_key=settings.llm_api_key, timeout_s=settings.llm_timeout_s)
+        elif llm == "local":
+            from assistant.compose.llm_local import LocalServer, find_gguf
+            from assistant.compose.llm_openai import OpenAICompatClient
+
+            server = LocalServer(find_gguf(settings.llm_gguf))
+            url = server.start()
+            # A 135M model on 2 cores: a short context and answer keep it within seconds.
+            client = OpenAICompatClient(url, model="local", timeout_s=settings.llm_timeout_s,
+                                        max_tokens=400, context_window=4096)
+        timings["llm"] = (time.perf_counter() - t) * 1000
+
+        a = cls(settings, retriever, phrases, llm, client, server)
+        t = time.perf_counter()
+        a._warm_up()
+        timings["warm_up"] = (time.perf_counter() - t) * 1000
+        a.load_ms = timings
+        return a
+
+    def _warm_up(self) -> None:
+        """First-call costs (model graphs, tokenizer tables, regex compiles) paid at load, not per answer."""
+        try:
+            self.ask(AskRequest(question="Which strategy for a 8B model on 8 GPUs?", llm="offline"))
+        except Exception:  # noqa: BLE001 - warm-up is an optimisation; a real ask reports real errors
+            pass
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._local is not None:
+            self._local.close()
+        close = getattr(self.retriever, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> "Assistant":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- validator pass-through -----------------------------------------------------------
+    def validate(self, recipe, **kwargs) -> ValidationReport:
+        from assistant.validator import validate
+
+        return validate(recipe, **kwargs)
+
+    # --- the offline part -------------------------------------------------------------------
+    def _lookup(self, lang: str):
+        def search(text: str) -> list[Hit]:
+            key = (text, lang)
+            hits = self._lookup_cache.get(key)
+            if hits is None:
+                hits = list(self.retriever.search(text, k=MAIN_K, lang=lang, per_doc=2))
+                if len(self._lookup_cache) >= _LOOKUP_CACHE_MAX:
+                    self._lookup_cache.clear()
+                self._lookup_cache[key] = hits
+            return hits
+
+        return search
+
+    def _prepare(self, req: AskRequest) -> _Prepared:
+        from assistant.validator import UnusableInput, validate
+
+        understand, make_plan = _understand_and_plan()
+
+        timings: dict[str, float] = {}
+        t = time.perf_counter()
+        q = understand(req.question, history=req.history, lang=req.lang)
+        p = q.params
+        over = {k: v for k, v in (("world_size", req.world_size), ("gpus_per_node", req.gpus_per_node),
+                                   ("gpu", req.gpu), ("model", req.model)) if v is not None}
+        if over:
+            if "world_size" in over and req.gpus_per_node is None and p.nodes and p.gpus_per_node \
+                    and p.nodes * p.gpus_per_node != req.world_size:
+                over["nodes"] = None  # the explicit total wins over a node count read from the text
+            p = replace(p, **over)
+            q = replace(q, params=p)
+        gpn = p.gpus_per_node or 8
+        timings["understand"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        plan = None
+        if q.intent not in ("nonsense", "out_of_scope", "code_location"):
+            try:
+                plan = make_plan(q, gpus_per_node=req.gpus_per_node, world_size=req.world_size,
+                                 model=req.model, gpu=req.gpu)
+            except Exception:  # noqa: BLE001 - a planner bug must not take the answer down; no YAML is shown then
+                plan = None
+        timings["plan"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        text = q.retrieval_text or q.text
+        hits: list[Hit] = []
+        anchors: list[Hit] = []
+        if q.intent != "nonsense" and text.strip():
+            hits = list(self.retriever.search(text, k=MAIN_K, lang=q.lang))
+            if q.intent == "code_location":
+                anchors = list(self.retriever.search(text, k=MAIN_K, kinds=("anchor", "code")))
+        timings["retrieve"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        diag = None
+        if p.yaml_text and q.intent in ("diagnose", "sizing", "yaml", "strategy"):
+            diag = diagnose(p.yaml_text, world_size=p.world_size, gpus_per_node=gpn, validate=validate,
+                            unusable=UnusableInput, model=p.model, gpu=p.gpu)
+        timings["validate"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        citer = Citer(hits, q.lang, lookup=self._lookup(q.lang))
+        composed = compose(ComposeInput(q, plan, gpn, diag, anchors), citer, self.phrases)
+        timings["compose"] = (time.perf_counter() - t) * 1000
+        return _Prepared(q, plan, composed, list(citer.sources), diag, timings)
+
+    # --- gate and answer assembly --------------------------------------------------------
+    def _policy(self, prep: _Prepared) -> GatePolicy:
+        from assistant.validator import validate
+
+        q, plan = prep.query, prep.plan
+        d = prep.diagnosis
+        world = (d.world_size if d is not None and d.world_size else None) or q.params.world_size \
+            or (plan.report.world_size if plan is not None else None) or (plan.world_size if plan is not None else None)
+        gpn = q.params.gpus_per_node or (plan.gpus_per_node if plan is not None else 8)
+        lang = q.lang
+        ph = self.phrases
+
+        def check(body: str) -> ValidationReport:
+            return validate(body, world_size=world or gpn, gpus_per_node=gpn, model=q.params.model, gpu=q.params.gpu)
+
+        ok_plan = plan is not None and plan.report.ok and bool(plan.yaml)
+        return GatePolicy(
+            check=check,
+            world_size=world or gpn,
+            fallback_yaml=plan.yaml if ok_plan else None,
+            fallback_report=plan.report if ok_plan else None,
+            lang=lang,
+            replaced_note=lambda w, reasons: ph.say("gate_replaced", lang, world=w, reasons=reasons),
+            removed_note=lambda w, reasons: ph.say("gate_removed", lang, world=w, reasons=reasons),
+            unparseable=ph.say("gate_unparseable", lang),
+            exempt_yaml=d.yaml_text if d is not None else None,
+        )
+
+    def _scrub(self, text: str) -> str:
+        s = self.settings
+        for secret in (s.llm_api_key, s.slack_bot_token, s.slack_app_token, s.slack_signing_secret):
+            if secret and len(secret) >= 4:
+                text = text.replace(secret, "[redacted]")
+        return _SECRET_SHAPES.sub("[redacted]", text)
+
+    def _answer(self, req: AskRequest, prep: _Prepared, text: str, yaml_text, report, notices, timings,
+                sources: list[Hit]) -> Answer:
+        q = prep.query
+        return Answer(
+            id=req.id or uuid.uuid4().hex[:12],
+            text=self._scrub(text),
+            language=q.lang,
+            intent=q.intent,
+            strategy=report.derived.strategy if report is not None and report.derived is not None
+            else prep.composed.strategy,
+            yaml=yaml_text,
+            validation=report,
+            sources=sources,
+            timings_ms=timings,
+            notices=notices,
+            params=_params_dict(q),
+        )
+
+    def _offline_answer(self, req: AskRequest, prep: _Prepared, t0: float, notices: list[str]) -> Answer:
+        t = time.perf_counter()
+        c = prep.composed
+        text, result = gate_text(c.text, self._policy(prep))
+        timings = dict(prep.timings)
+        timings["gate"] = (time.perf_counter() - t) * 1000
+        yaml_text, report = c.yaml, c.validation
+        if result.replaced:  # cannot happen with a correct planner; the gate still has the last word
+            yaml_text, report = (result.shown[0] if result.shown else (None, None))
+        if notices:
+            text = "\n".join(f"_{n}_" for n in notices) + "\n\n" + text
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        return self._answer(req, prep, text, yaml_text, report, notices, timings, prep.sources)
+
+    # --- public API -------------------------------------------------------------------------
+    def ask(self, req: AskRequest) -> Answer:
+        answer = None
+        for item in self.ask_stream(req):
+            if isinstance(item, Answer):
+                answer = item
+        assert answer is not None
+        return answer
+
+    def ask_stream(self, req: AskRequest) -> Iterator[str | Answer]:
+        """Text deltas, then the final Answer (its text is authoritative: replace what was streamed)."""
+        if self._closed:
+            raise RuntimeError("this Assistant is closed")
+        check_request(req)
+        t0 = time.perf_counter()
+        with self._lock:
+            prep = self._prepare(req)
+        mode = req.llm if req.llm != "offline" else self.llm_mode
+        if mode == "offline" or self._llm is None or prep.query.intent in ("nonsense",):
+            answer = self._offline_answer(req, prep, t0, [])
+            for i in range(0, len(answer.text), _STREAM_CHUNK):
+                yield answer.text[i:i + _STREAM_CHUNK]
+            yield answer
+            return
+        yield from self._llm_stream(req, prep, t0)
+
+    def _llm_stream(self, req: AskRequest, prep: _Prepared, t0: float) -> Iterator[str | Answer]:
+        from assistant.compose.llm_openai import LLMError
+        from assistant.compose.prompts import history_messages, system_prompt, user_prompt
+
+        q, plan = prep.query, prep.plan
+        diag_lines = []
+        d = prep.diagnosis
+        if d is not None and d.report is not None:
+            diag_lines = [f"{f.code} ({f.path}): {f.message_zh if q.lang == 'zh' else f.message}" for f in d.report.errors]
+            if d.fix_yaml:
+                diag_lines.append("validated fix:\n```yaml\n" + d.fix_yaml.rstrip() + "\n```")
+        messages = [("system", system_prompt(q.lang))]
+        messages += history_messages(req.history)
+        local = self._local is not None
+        messages.append(("user", user_prompt(q, plan, prep.sources, diagnosis_lines=diag_lines,
+                                             max_chunk_chars=500 if local else 1200)))
+        policy = self._policy(prep)
+        gate = StreamGate(policy)
+        t = time.perf_counter()
+        streamed = False
+        try:
+            for delta in self._llm.stream(messages):
+                out = gate.feed(self._scrub(delta))
+                if out:
+                    streamed = True
+                    yield out
+            tail = gate.close()
+            if tail:
+                yield tail
+        except LLMError as exc:
+            notice = self.phrases.say("llm_fallback", q.lang,
+                                      why=self.phrases.say(f"llm_why_{exc.kind}" if f"llm_why_{exc.kind}" in self.phrases.text
+                                                           else "llm_why_other", q.lang))
+            answer = self._offline_answer(req, prep, t0, [notice])
+            answer.timings_ms["llm"] = (time.perf_counter() - t) * 1000
+            if streamed:
+                yield "\n\n---\n\n"
+            for i in range(0, len(answer.text), _STREAM_CHUNK):
+                yield answer.text[i:i + _STREAM_CHUNK]
+            yield answer
+            return
+        timings = dict(prep.timings)
+        timings["llm"] = (time.perf_counter() - t) * 1000
+        text = gate.text.strip() + "\n"
+        result = gate.result
+        yaml_text = report = None
+        if result.shown:
+            yaml_text, report = result.shown[0]
+        elif d is not None:
+            yaml_text, report = d.yaml_text, d.report
+        extra = ""
+        if yaml_text is None and plan is not None and plan.report.ok and plan.yaml and q.intent in ("strategy", "yaml", "sizing"):
+            # The model left the config out: the validated one belongs in every such answer.
+            extra += f"\n```yaml\n{plan.yaml.rstrip()}\n```\n"
+            yaml_text, report = plan.yaml, plan.report
+        extra += "\n" + self._sources_block(prep.sources, q.lang)
+        yield extra
+        text += extra
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        yield self._answer(req, prep, text, yaml_text, report, [], timings, prep.sources)
+
+    def _sources_block(self, sources: list[Hit], lang: str) -> str:
+        if not sources:
+            return ""
+        lines = [f"**{self.phrases.heading('sources', lang)}**", ""]
+        for i, h in enumerate(sources, 1):
+            lines.append(f"[{i}] {h.title} — `{h.path}`" + (f" › {h.heading}" if h.heading and h.heading != h.title else ""))
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,956 @@
+"""Deterministic recommendation: the user's numbers and the kb's sizing rules become a validated plan.
+
+Order of decisions: the strategy (the user's, unless it lacks a feature they need: then fsdp2 and a
+`rejected` note), target ranges for tp/pp/cp/ep from the sizing tables (`sizing.yaml`), then a search
+over nearby sizes that keeps TP inside a node, honours what the user fixed or excluded, and asks the
+validator about each candidate in order of distance from the rules. The first pass requires
+everything the user asked for; when nothing passes, a second pass relaxes those wishes and the plan
+says it is infeasible, with the closest valid config. A plan marked feasible is always valid.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from itertools import product
+from pathlib import Path
+
+import yaml
+
+from assistant.planner.plan import Plan, Step
+from assistant.understand import catalog
+from assistant.understand.catalog import ModelInfo
+from assistant.understand.query import Params, Query
+from assistant.validator import validate
+from assistant.validator.memory import estimate_for_sizes
+from assistant.validator.models import load_gpu, load_model
+from assistant.validator.report import ValidationReport
+
+_SIZING_PATH = Path(__file__).with_name("sizing.yaml")
+MAX_WORLD_SIZE = 1 << 20  # beyond any cluster; larger inputs are refused before any search
+_DIMS = ("tp", "pp", "cp", "ep")
+_BYTES_PER_PARAM_REPLICA = 16  # bf16 weights + fp32 master copy + fp32 Adam moments + bf16 grads
+
+
+@dataclass(frozen=True)
+class Rules:
+    dense: tuple[dict, ...]
+    moe: tuple[dict, ...]
+    unknown_dense: dict
+    unknown_moe: dict
+    wanted: dict
+    context_parallel: tuple[dict, ...]
+    weights: dict
+    sizes: tuple[int, ...]
+    max_validations: int
+    pipeline: dict
+    defaults: dict
+
+
+@lru_cache(maxsize=1)
+def load_rules(path: Path = _SIZING_PATH) -> Rules:
+    d = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return Rules(
+        dense=tuple(d["dense"]),
+        moe=tuple(d["moe"]),
+        unknown_dense=d["unknown_dense"],
+        unknown_moe=d["unknown_moe"],
+        wanted=d["wanted"],
+        context_parallel=tuple(sorted(d["context_parallel"], key=lambda r: r["min_seq"])),
+        weights=d["weights"],
+        sizes=tuple(d["search"]["sizes"]),
+        max_validations=int(d["search"]["max_validations"]),
+        pipeline=d["pipeline"],
+        defaults=d["defaults"],
+    )
+
+
+# --- the situation -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Situation:
+    """What the plan is for, with every default filled in and recorded as an assumption."""
+    world: int
+    gpn: int  # GPUs per node used for topology (at most the world size)
+    node_gpus: int  # GPUs per node as stated or assumed
+    nodes: int | None
+    model_key: str | None
+    info: ModelInfo | None
+    size_b: float | None
+    is_moe: bool
+    ep_ok: bool  # the model can use expert parallelism upstream
+    experts: int | None
+    layers: int | None
+    heads: int | None
+    kv_heads: int | None
+    pp_ok: bool  # the model class can be pipelined
+    gpu: str | None  # GPU table key, passed to the validator for the memory estimate
+    gpu_mem_gib: float | None
+    seq_len: int | None
+    params: Params
+    assumptions: tuple[Step, ...]
+    model_facts: object | None = None  # the validator's ModelFacts, for the memory pre-check
+    gpu_facts: object | None = None  # the validator's GpuFacts
+
+
+def _situation(p: Params, gpus_per_node: int | None, world_size: int | None, model: str | None, gpu: str | None) -> Situation:
+    rules = load_rules()
+    notes: list[Step] = []
+    gpn = gpus_per_node if gpus_per_node is not None else p.gpus_per_node
+    gpn_given = gpn is not None
+    if gpn is None:
+        gpn = int(rules.defaults["gpus_per_node"])
+    world = world_size if world_size is not None else p.world_size
+    nodes = p.nodes
+    if world is None and p.nodes:
+        world = p.nodes * gpn
+    if world is None:
+        world = gpn if gpn_given else int(rules.defaults["world_size"])
+        nodes = max(1, world // gpn) if world >= gpn else 1
+        notes.append(Step(
+            f"World size not given: assumed {nodes} node{'s' if nodes > 1 else ''} x {gpn} GPUs = {world} GPUs.",
+            f"未给出 world size：按 {nodes} 个节点 x 每节点 {gpn} 张 GPU = {world} 张 GPU 计算。",
+        ))
+    elif not gpn_given and world > gpn:
+        notes.append(Step(f"GPUs per node not given: assumed {gpn} (TP stays within {gpn} GPUs).",
+                          f"未给出每节点 GPU 数：按 {gpn} 计算（TP 不超过 {gpn} 张卡）。"))
+    if not 1 <= world <= MAX_WORLD_SIZE or not 1 <= gpn <= MAX_WORLD_SIZE:
+        raise ValueError(f"world size and GPUs per node must be between 1 and {MAX_WORLD_SIZE}, got {world} and {gpn}")
+    if nodes is None and world % gpn == 0:
+        nodes = world // gpn
+    topo_gpn = min(gpn, world)
+
+    key = model or p.model
+    info = catalog.model_info(key) if key else None
+    size = info.total_b if info and info.total_b else p.model_size_b
+    is_moe = bool(info.is_moe if info else False) or bool(p.is_moe)
+    if p.is_moe is None and info is None and ("ep" in p.wanted or (p.ep_size or 1) > 1):
+        is_moe = True  # asking for EP says the model has experts
+    ep_ok = is_moe and (info is None or info.ep_supported is not False)
+    experts = (info.num_experts if info else None) or p.num_experts
+    if size is None:
+        notes.append(Step(
+            "Model size not given: the sizes below follow from the parallelism you asked for, not from a sizing tier.",
+            "未给出模型规模：下面的并行度来自你要求的特性，而不是按规模查表。",
+        ))
+    g = gpu or p.gpu
+    if g and g not in catalog.gpu_keys():
+        g = None
+    mem = catalog.gpu_memory_gib(g) if g else (float(p.gpu_memory_gb) if p.gpu_memory_gb else None)
+    if (info is not None or size is not None or g is not None) and (info is None or g is None):
+        notes.append(Step(
+            "No per-GPU memory check: it needs a model from the table and a GPU type.",
+            "未做单卡显存估算：需要已知模型和 GPU 型号。",
+        ))
+    return Situation(
+        world=world, gpn=topo_gpn, node_gpus=gpn, nodes=nodes, model_key=info.key if info else None, info=info, size_b=size,
+        is_moe=is_moe, ep_ok=ep_ok, experts=experts,
+        layers=info.num_layers if info else None, heads=info.num_heads if info else None,
+        kv_heads=info.num_kv_heads if info else None, pp_ok=not (info and info.pp_plan is False),
+        gpu=g if info else None, gpu_mem_gib=mem, seq_len=p.seq_len, params=p, assumptions=tuple(notes),
+        model_facts=_load(load_model, info.key) if info and g else None,
+        gpu_facts=_load(load_gpu, g) if info and g else None,
+    )
+
+
+def _load(loader, key: str):
+    try:
+        return loader(key)
+    except (ValueError, KeyError, OSError):
+        return None
+
+
+# --- strategy ------------------------------------------------------------------------------------------
+
+_FEATURE_EN = {
+    "tp": "tensor parallelism (tp_size > 1)", "pp": "pipeline parallelism (pp_size > 1)",
+    "cp": "context parallelism (cp_size > 1)", "ep": "expert parallelism (ep_size > 1)",
+    "hsdp": "HSDP (dp_replicate_size > 1)", "sp": "sequence_parallel",
+}
+_FEATURE_ZH = {
+    "tp": "张量并行（tp_size > 1）", "pp": "流水线并行（pp_size > 1）", "cp": "上下文并行（cp_size > 1）",
+    "ep": "专家并行（ep_size > 1）", "hsdp": "HSDP（dp_replicate_size > 1）", "sp": "sequence_parallel",
+}
+# What each strategy cannot do, and the validator code that says so.
+_LACKS = {
+    "megatron_fsdp": {"pp": "MW-E-MEGATRON-PP", "ep": "MW-E-MEGATRON-EP", "sp": "MW-E-STRATEGY-OPTION", "hsdp": "MW-E-HSDP-STRATEGY"},
+    "ddp": {"tp": "MW-E-DDP-PARALLEL", "pp": "MW-E-DDP-PARALLEL", "cp": "MW-E-DDP-PARALLEL", "ep": "MW-E-DDP-PARALLEL",
+            "hsdp": "MW-E-HSDP-STRATEGY", "sp": "MW-E-STRATEGY-OPTION"},
+}
+_ALLOWED = {"fsdp2": set(_DIMS), "megatron_fsdp": {"tp", "cp"}, "ddp": set()}
+
+
+def _needed_features(s: Situation) -> set[str]:
+    p = s.params
+    need = set(p.wanted) & {"tp", "pp", "cp", "ep", "hsdp", "sp"}
+    for dim in _DIMS:
+        v = getattr(p, f"{dim}_size")
+        if v and v > 1:
+            need.add(dim)
+    if p.dp_replicate_size and p.dp_replicate_size > 1:
+        need.add("hsdp")
+    if s.is_moe and s.ep_ok and s.world > 1 and "ep" not in p.unwanted:
+        need.add("ep")
+    return need
+
+
+def _choose_strategy(s: Situation) -> tuple[str, list[Step], list[Step]]:
+    """(strategy, rejected notes, rationale)."""
+    named = s.params.strategy
+    rationale: list[Step] = []
+    rejected: list[Step] = []
+    if named in _LACKS:
+        need = _needed_features(s)
+        missing = sorted(f for f in need if f in _LACKS[named])
+        if named == "ddp" and not missing and s.size_b is not None and s.world > 1:
+            cap = s.gpu_mem_gib or 80.0
+            replica = s.size_b * _BYTES_PER_PARAM_REPLICA
+            if replica > cap:
+                rejected.append(Step(
+                    f"ddp rejected: it keeps a full replica of the model, its gradients and Adam states on every GPU, "
+                    f"about {s.size_b:g}B x {_BYTES_PER_PARAM_REPLICA} bytes = {replica:,.0f} GB, more than one GPU's "
+                    f"{cap:g} GB; fsdp2 shards them across the data-parallel group.",
+                    f"不采用 ddp：它在每张 GPU 上保存完整的模型、梯度和 Adam 状态，约 {s.size_b:g}B x "
+                    f"{_BYTES_PER_PARAM_REPLICA} 字节 = {replica:,.0f} GB，超过单卡的 {cap:g} GB；fsdp2 会在数据并行组内切分它们。",
+                ))
+                return "fsdp2", rejected, rationale
+        for f in missing:
+            code = _LACKS[named][f]
+            rejected.append(Step(
+                f"{named} rejected: it does not support {_FEATURE_EN[f]} (validator {code}); fsdp2 does.",
+                f"不采用 {named}：它不支持{_FEATURE_ZH[f]}（校验规则 {code}）；fsdp2 支持。",
+            ))
+        if missing:
+            if named == "ddp":
+                rationale.append(Step("ddp is plain data parallelism only: no TP, PP, CP, EP or HSDP.",
+                                      "ddp 只做简单的数据并行：不支持 TP、PP、CP、EP 和 HSDP。"))
+            return "fsdp2", rejected, rationale
+        rationale.append(Step(f"strategy: {named}, as asked; it covers what this setup needs.",
+                              f"strategy 按你的要求用 {named}；它满足这个配置的需要。"))
+        return named, rejected, rationale
+    if s.world == 1:
+        rationale.append(Step(
+            "One GPU: fsdp2 with no parallel sizes; the recipe still needs a distributed section, and the FSDP2 manager skips sharding at world size 1.",
+            "单卡：用 fsdp2，不设任何并行度；recipe 仍需要 distributed 段，world size 为 1 时 FSDP2 管理器会跳过切分。",
+        ))
+    else:
+        rationale.append(Step(
+            "strategy: fsdp2, the default that supports TP, PP, CP, EP and HSDP.",
+            "strategy 选 fsdp2：默认策略，支持 TP、PP、CP、EP 和 HSDP。",
+        ))
+    return "fsdp2", rejected, rationale
+
+
+# --- target ranges ---------------------------------------------------------------------------------------
+
+@dataclass
+class Targets:
+    ranges: dict[str, tuple[int, int]]
+    prefer: dict[str, int]
+    fixed: dict[str, int] = field(default_factory=dict)  # the user's own sizes
+    required: set[str] = field(default_factory=set)  # features that must be > 1
+    automatic: set[str] = field(default_factory=set)  # required by the rules (EP for MoE), not by the user
+    forbidden: set[str] = field(default_factory=set)  # features that must stay 1
+    tier: dict | None = None
+    cp_rule: dict | None = None
+
+
+def _tier(s: Situation) -> tuple[dict, bool]:
+    rules = load_rules()
+    moe = s.is_moe and s.ep_ok
+    if s.size_b is None:
+        return (rules.unknown_moe if moe else rules.unknown_dense), moe
+    for t in (rules.moe if moe else rules.dense):
+        if s.size_b < float(t["below_b"]):
+            return t, moe
+    return (rules.moe if moe else rules.dense)[-1], moe
+
+
+def _targets(s: Situation, strategy: str) -> Targets:
+    rules = load_rules()
+    tier, moe = _tier(s)
+    ranges = {"tp": tuple(tier["tp"]), "pp": tuple(tier["pp"]), "cp": (1, 1), "ep": tuple(tier.get("ep", (1, 1)))}
+    prefer = {"tp": tier["prefer"]["tp"], "pp": tier["prefer"]["pp"], "cp": 1, "ep": tier["prefer"].get("ep", 1)}
+    cp_rule = None
+    if s.seq_len:
+        for r in rules.context_parallel:
+            if s.seq_len >= r["min_seq"]:
+                cp_rule = r
+        if cp_rule:
+            ranges["cp"] = (2, int(cp_rule["cp"]))
+            prefer["cp"] = int(cp_rule["cp"])
+    t = Targets(ranges=ranges, prefer=prefer, tier=tier if s.size_b is not None else None, cp_rule=cp_rule)
+    p = s.params
+    wanted = set(p.wanted)
+    if "sp" in wanted and strategy == "fsdp2":
+        wanted.add("tp")  # sequence parallelism shards along the TP group
+    if "hsdp" in wanted:
+        t.required.add("hsdp")
+    for dim in _DIMS:
+        if dim in wanted and ranges[dim][1] <= 1:
+            lo, hi = rules.wanted[dim]
+            if dim == "tp":
+                hi = min(hi, s.gpn)
+            t.ranges[dim] = (lo, max(lo, hi))
+            t.prefer[dim] = lo if dim != "ep" else min(8, hi)
+        if dim in wanted:
+            t.required.add(dim)
+        if dim in p.unwanted:
+            t.forbidden.add(dim)
+        v = getattr(p, f"{dim}_size")
+        if v:
+            t.fixed[dim] = v
+            if v > 1:
+                t.required.add(dim)
+    if "hsdp" in p.unwanted:
+        t.forbidden.add("hsdp")
+    if moe and s.world > 1 and "ep" not in p.unwanted:
+        if "ep" not in t.required:
+            t.automatic.add("ep")
+        t.required.add("ep")
+    if not s.ep_ok:
+        t.forbidden.add("ep")
+    return t
+
+
+# --- candidates -----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Candidate:
+    strategy: str
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    ep: int = 1
+    dp_replicate: int = 1
+    ac: bool = False
+    lbs: int | None = None
+    gbs: int | None = None
+
+    def size(self, dim: str) -> int:
+        return getattr(self, dim)
+
+
+def _dist(v: int, lo: int, hi: int) -> float:
+    lv = math.log2(v)
+    if lv < math.log2(lo):
+        return math.log2(lo) - lv
+    if lv > math.log2(hi):
+        return lv - math.log2(hi)
+    return 0.0
+
+
+def _cost(c: Candidate, s: Situation, t: Targets, relaxed: bool) -> float:
+    w = load_rules().weights
+    cost = 0.0
+    for dim in _DIMS:
+        v = c.size(dim)
+        lo, hi = t.ranges[dim]
+        cost += float(w[dim]) * _dist(v, lo, hi) + 0.01 * abs(math.log2(v) - math.log2(t.prefer[dim]))
+        if relaxed:
+            if dim in t.fixed:
+                cost += 2 * float(w[dim]) * abs(math.log2(v) - math.log2(t.fixed[dim]))
+            if dim in t.required - t.automatic and v == 1:
+                cost += float(w["wanted_missing"])
+    if c.tp > s.gpn or s.gpn % c.tp:
+        cost += float(w["tp_cross_node"])
+    if s.heads and s.heads % c.tp:
+        cost += float(w["tp_heads"])
+    if s.layers and c.pp > 1 and s.layers % c.pp:
+        cost += float(w["pp_layers_uneven"])
+    if c.ac:
+        cost += 0.5  # recompute costs about a third more compute: only when it buys something
+    if c.dp_replicate > 1 and "hsdp" not in t.required:
+        cost += 5.0
+    if relaxed and "hsdp" in t.required and c.dp_replicate == 1:
+        cost += float(w["wanted_missing"])
+    return cost
+
+
+def _pow2_upto(n: int, sizes: tuple[int, ...]) -> list[int]:
+    return [x for x in sizes if x <= n]
+
+
+def _candidates(s: Situation, t: Targets, strategy: str, relaxed: bool) -> list[Candidate]:
+    rules = load_rules()
+    allowed = _ALLOWED[strategy]
+    world = s.world
+    options: dict[str, list[int]] = {}
+    for dim in _DIMS:
+        vals = set(_pow2_upto(world, rules.sizes))
+        if dim == "pp":
+            # pipeline stages need not be a power of two: 3 nodes can hold 3 stages
+            vals |= {d for d in range(3, min(world, max(rules.sizes)) + 1) if world % d == 0 and d <= 16}
+        if dim in t.fixed and t.fixed[dim] <= world:
+            vals.add(t.fixed[dim])
+        if dim == "ep" and s.experts:
+            vals = {v for v in vals if s.experts % v == 0} | {1}
+        if dim not in allowed or dim in t.forbidden:
+            vals = {1}
+        elif not relaxed:
+            if dim in t.fixed:
+                vals = {t.fixed[dim]}
+            elif dim in t.required - t.automatic:
+                vals = {v for v in vals if v > 1}
+        if dim == "pp" and not s.pp_ok:
+            vals = {1}
+        elif dim == "pp" and s.layers:
+            vals = {v for v in vals if v <= s.layers}
+        options[dim] = sorted(vals)  # empty when a requirement cannot be met: no candidates
+    ac_options = [False]
+    if "ac" in s.params.wanted or (s.is_moe and s.ep_ok and world > 1 and "ac" not in s.params.unwanted):
+        ac_options = [True]  # upstream's MoE recipes checkpoint activations
+    elif "ac" not in s.params.unwanted and s.gpu and s.info:
+        ac_options = [False, True]  # with a memory estimate, checkpointing is one way to fit
+    out: list[Candidate] = []
+    for tp, pp, cp, ep in product(options["tp"], options["pp"], options["cp"], options["ep"]):
+        if world % (tp * pp * cp):
+            continue
+        dp = world // (tp * pp * cp)
+        if strategy == "megatron_fsdp" and world % (tp * cp):
+            continue
+        if ep > 1 and (world // pp) % ep:
+            continue
+        for dpr in _replicate_options(s, t, strategy, dp, relaxed):
+            for ac in ac_options:
+                out.append(Candidate(strategy, tp, pp, cp, ep, dpr, ac))
+    return out
+
+
+def _replicate_options(s: Situation, t: Targets, strategy: str, dp: int, relaxed: bool) -> list[int]:
+    if strategy != "fsdp2" or "hsdp" in t.forbidden or "hsdp" not in t.required:
+        return [1]
+    fixed = s.params.dp_replicate_size
+    divisors = [d for d in range(2, dp) if dp % d == 0]
+    if fixed:
+        opts = [fixed] if fixed in divisors else []
+    else:
+        # replicate across nodes, shard inside one: the replica count is the node count when it fits
+        want = s.nodes if s.nodes and s.nodes > 1 else 2
+        opts = sorted(divisors, key=lambda d: (abs(math.log2(d) - math.log2(want)), d))[:3]
+    if relaxed:
+        opts = opts + [1]
+    return opts or ([1] if relaxed else [])
+
+
+# --- building and validating ---------------------------------------------------------------------------
+
+def _schedule(s: Situation, pp: int) -> tuple[str, str]:
+    pl = load_rules().pipeline
+    if s.layers:
+        deep = s.layers >= 2 * pp
+    else:
+        deep = s.size_b is not None and s.size_b >= float(pl["deep_model_b"])
+    return (pl["interleaved"], "deep") if deep else (pl["plain"], "shallow")
+
+
+def _batches(s: Situation, c: Candidate, dp: int) -> tuple[int | None, int | None]:
+    """(local, global) batch sizes for the step_scheduler block, or (None, None) when none is needed."""
+    p = s.params
+    pl = load_rules().pipeline
+    mbs = int(pl["microbatch_size"])
+    if c.pp <= 1 and p.global_batch_size is None and p.local_batch_size is None:
+        return None, None
+    if c.strategy == "ddp":
+        dp = s.world
+    lbs = p.local_batch_size
+    if lbs is None:
+        if c.pp > 1:
+            base = c.pp * mbs
+            choices = [base * int(pl["microbatches_per_stage"]), base, base * 4, base * 8]
+        else:
+            choices = [4, 2, 1, 8]
+        lbs = choices[0]
+        if p.global_batch_size:
+            fitting = [x for x in choices if p.global_batch_size % (x * dp) == 0]
+            lbs = fitting[0] if fitting else choices[0]
+    gbs = p.global_batch_size or lbs * dp
+    return lbs, gbs
+
+
+def _build(s: Situation, c: Candidate) -> tuple[dict, dict]:
+    """(distributed mapping, whole recipe for the validator)."""
+    dist: dict = {"strategy": c.strategy}
+    for dim in _DIMS:
+        if c.size(dim) > 1:
+            dist[f"{dim}_size"] = c.size(dim)
+    if c.dp_replicate > 1:
+        dist["dp_replicate_size"] = c.dp_replicate
+    if c.strategy == "fsdp2" and c.tp > 1 and "sp" in s.params.wanted:
+        dist["sequence_parallel"] = True
+    if c.ac:
+        dist["activation_checkpointing"] = True
+    if c.pp > 1:
+        sched, _ = _schedule(s, c.pp)
+        dist["pipeline"] = {"pp_schedule": sched, "pp_microbatch_size": int(load_rules().pipeline["microbatch_size"])}
+    if c.ep > 1:
+        moe: dict = {"reshard_after_forward": False}
+        if c.ac:
+            moe["ignore_router_for_ac"] = True  # the default; recompute must not re-route tokens
+        dist["moe"] = moe
+    recipe: dict = {"distributed": dist}
+    dp = s.world // (c.tp * c.pp * c.cp) if c.strategy != "ddp" else s.world
+    lbs, gbs = _batches(s, c, dp)
+    if lbs is not None:
+        recipe["step_scheduler"] = {"global_batch_size": gbs, "local_batch_size": lbs}
+    if "packing" in s.params.wanted:
+        size = s.seq_len or 4096
+        if c.cp > 1 and size % (2 * c.cp):
+            size += 2 * c.cp - size % (2 * c.cp)
+        recipe["packed_sequence"] = {"packed_sequence_size": size}
+    return dist, recipe
+
+
+# The user's sequence length reaches the memory estimate only if the validator accepts it as an
+# argument; otherwise both the pre-check and the validator use the recipe's (default) length, so
+# their verdicts agree.
+_VALIDATE_TAKES_SEQ = "seq_len" in inspect.signature(validate).parameters
+
+
+def _seq_kwargs(s: Situation) -> dict:
+    return {"seq_len": s.seq_len} if _VALIDATE_TAKES_SEQ and s.seq_len else {}
+
+
+def _validate(s: Situation, recipe: dict, with_memory: bool = True) -> ValidationReport:
+    try:
+        return validate(
+            recipe,
+            world_size=s.world,
+            gpus_per_node=s.gpn,
+            model=s.model_key,
+            gpu=s.gpu if with_memory else None,
+            suggest_fix=False,  # the planner searches itself; the fixer would only cost time
+            **_seq_kwargs(s),
+        )
+    except ImportError:
+        # a build without the model-aware half of the validator: structural checks still decide
+        return validate(recipe, world_size=s.world, gpus_per_node=s.gpn, suggest_fix=False)
+
+
+@dataclass
+class _Found:
+    cand: Candidate
+    dist: dict
+    recipe: dict
+    report: ValidationReport
+    score: float
+    closer_failed: _Found | None = None  # the layout nearest the rules that the validator rejected
+
+
+def _estimate_seq(s: Situation, recipe: dict) -> dict:
+    if _seq_kwargs(s):
+        return _seq_kwargs(s)
+    packed = (recipe.get("packed_sequence") or {}).get("packed_sequence_size")
+    return {"seq_len": packed} if packed else {}
+
+
+def _memory_total(s: Situation, c: Candidate, dist: dict, recipe: dict) -> float | None:
+    """The validator's own per-GPU estimate for a candidate, computed directly (about 15x cheaper than a
+    validation), so layouts over capacity are skipped before the validator is asked. None without a
+    model and GPU, or when the estimate cannot be made for these sizes."""
+    if s.model_facts is None or s.gpu_facts is None:
+        return None
+    pipe = dist.get("pipeline") or {}
+    lbs = (recipe.get("step_scheduler") or {}).get("local_batch_size")
+    if c.pp > 1:
+        mbs = int(pipe.get("pp_microbatch_size", 1))
+        micro, n_micro = mbs, max(1, (lbs or mbs) // mbs)
+    else:
+        micro, n_micro = lbs or 1, None
+    try:
+        est = estimate_for_sizes(
+            s.model_facts, world_size=s.world, tp=c.tp, pp=c.pp, cp=c.cp, ep=c.ep,
+            dp_replicate=c.dp_replicate if c.strategy == "fsdp2" else 1,
+            micro_batch=micro, n_microbatches=n_micro, activation_checkpointing=c.ac,
+            sequence_parallel=bool(dist.get("sequence_parallel")), strategy=c.strategy,
+            pp_schedule=str(pipe.get("pp_schedule", "1f1b")), gpu=s.gpu_facts,
+            **_estimate_seq(s, recipe),
+        )
+    except ValueError:
+        return None
+    return est.total_gib
+
+
+def _search(s: Situation, t: Targets, strategy: str, relaxed: bool) -> tuple[_Found | None, _Found | None]:
+    """(best valid candidate, the candidate with the smallest memory estimate among those that failed
+    only on memory)."""
+    rules = load_rules()
+    w_warn = float(rules.weights["warning"])
+    cap = s.gpu_facts.memory_gib if s.gpu_facts is not None and s.model_facts is not None else None
+    cands = sorted(
+        ((c, _cost(c, s, t, relaxed)) for c in _candidates(s, t, strategy, relaxed)),
+        key=lambda x: (x[1], x[0].tp, x[0].pp, x[0].cp, x[0].ep, x[0].dp_replicate, x[0].ac),
+    )
+    best: _Found | None = None
+    first_failed: tuple[Candidate, float] | None = None
+    smallest: tuple[float, Candidate, float] | None = None  # (GiB, candidate, cost) of layouts over memory
+    validations = 0
+    for c, cost in cands:
+        if validations >= rules.max_validations or (best is not None and cost >= best.score):
+            break
+        dist, recipe = _build(s, c)
+        total = _memory_total(s, c, dist, recipe) if cap is not None else None
+        if total is not None and total > cap:
+            if smallest is None or total < smallest[0]:
+                smallest = (total, c, cost)
+            if first_failed is None:
+                first_failed = (c, cost)
+            continue
+        validations += 1
+        report = _validate(s, recipe)
+        score = cost + w_warn * len(report.warnings)
+        if report.ok:
+            if best is None or score < best.score:
+                best = _Found(c, dist, recipe, report, score)
+            continue
+        if first_failed is None:
+            first_failed = (c, cost)
+        if {f.code for f in report.errors} == {"MW-E-MEMORY"} and report.memory is not None:
+            if smallest is None or report.memory.total_gib < smallest[0]:
+                smallest = (report.memory.total_gib, c, cost)
+    if best is not None and first_failed is not None and first_failed[1] < best.score:
+        best = replace(best, closer_failed=_found(s, *first_failed))
+    mem_only = _found(s, smallest[1], smallest[2]) if smallest is not None else None
+    if mem_only is not None and {f.code for f in mem_only.report.errors} != {"MW-E-MEMORY"}:
+        mem_only = None  # over memory and wrong otherwise too: not a memory-only failure
+    return best, mem_only
+
+
+def _found(s: Situation, c: Candidate, cost: float) -> _Found:
+    dist, recipe = _build(s, c)
+    return _Found(c, dist, recipe, _validate(s, recipe), cost)
+
+
+# --- explanations ---------------------------------------------------------------------------------------
+
+def _arith(s: Situation, f: _Found) -> list[Step]:
+    c, r = f.cand, f.report
+    steps: list[Step] = []
+    p = s.params
+    if p.world_size is None and p.nodes and s.world == p.nodes * (p.gpus_per_node or s.gpn):
+        steps.append(Step(
+            f"world_size = nodes * gpus_per_node = {p.nodes} * {s.world // p.nodes} = {s.world}",
+            f"world_size = 节点数 * 每节点 GPU 数 = {p.nodes} * {s.world // p.nodes} = {s.world}",
+        ))
+    d = r.derived
+    if c.strategy == "ddp":
+        steps.append(Step(f"dp_size = world_size = {s.world} (ddp replicates the model on every GPU)",
+                          f"dp_size = world_size = {s.world}（ddp 在每张 GPU 上复制整个模型）"))
+    elif c.strategy == "megatron_fsdp":
+        dp = d.dp_size if d else s.world // (c.tp * c.cp)
+        steps.append(Step(f"dp_size = world_size / (tp_size * cp_size) = {s.world} / ({c.tp}*{c.cp}) = {dp}",
+                          f"dp_size = world_size / (tp_size * cp_size) = {s.world} / ({c.tp}*{c.cp}) = {dp}"))
+    else:
+        dp = d.dp_size if d else s.world // (c.tp * c.pp * c.cp)
+        steps.append(Step(
+            f"dp_size = world_size / (tp_size * pp_size * cp_size) = {s.world} / ({c.tp}*{c.pp}*{c.cp}) = {dp}",
+            f"dp_size = world_size / (tp_size * pp_size * cp_size) = {s.world} / ({c.tp}*{c.pp}*{c.cp}) = {dp}",
+        ))
+        if c.dp_replicate > 1:
+            steps.append(Step(
+                f"dp_shard_size = dp_size / dp_replicate_size = {dp} / {c.dp_replicate} = {dp // c.dp_replicate}",
+                f"dp_shard_size = dp_size / dp_replicate_size = {dp} / {c.dp_replicate} = {dp // c.dp_replicate}",
+            ))
+        if c.ep > 1:
+            non_pp = dp * c.cp * c.tp
+            shard = d.ep_shard_size if d and d.ep_shard_size else max(1, non_pp // c.ep)
+            steps.append(Step(
+                f"ep_size must divide dp_size * cp_size * tp_size = {dp}*{c.cp}*{c.tp} = {non_pp}: {non_pp} % {c.ep} = 0; "
+                f"ep_shard_size = {non_pp} / {c.ep} = {shard}; moe_mesh = (ep_shard, ep) = ({shard}, {c.ep}) per pipeline stage",
+                f"ep_size 必须整除 dp_size * cp_size * tp_size = {dp}*{c.cp}*{c.tp} = {non_pp}：{non_pp} % {c.ep} = 0；"
+                f"ep_shard_size = {non_pp} / {c.ep} = {shard}；每个流水线 stage 的 moe_mesh = (ep_shard, ep) = ({shard}, {c.ep})",
+            ))
+            if s.experts:
+                steps.append(Step(f"experts per EP rank = {s.experts} / {c.ep} = {s.experts // c.ep}",
+                                  f"每个 EP rank 上的专家数 = {s.experts} / {c.ep} = {s.experts // c.ep}"))
+    if c.tp > 1 and s.heads:
+        kv = f"; KV heads {s.kv_heads} / {c.tp} = {s.kv_heads / c.tp:g}" if s.kv_heads else ""
+        kvz = f"；KV heads {s.kv_heads} / {c.tp} = {s.kv_heads / c.tp:g}" if s.kv_heads else ""
+        steps.append(Step(f"attention heads per TP rank = {s.heads} / {c.tp} = {s.heads // c.tp}{kv}",
+                          f"每个 TP rank 的注意力头数 = {s.heads} / {c.tp} = {s.heads // c.tp}{kvz}"))
+    if c.pp > 1 and s.layers:
+        steps.append(Step(f"layers per pipeline stage = {s.layers} / {c.pp} = {s.layers / c.pp:g}",
+                          f"每个流水线 stage 的层数 = {s.layers} / {c.pp} = {s.layers / c.pp:g}"))
+    if c.cp > 1 and s.seq_len:
+        steps.append(Step(f"tokens per CP rank = {s.seq_len} / {c.cp} = {s.seq_len // c.cp}",
+                          f"每个 CP rank 的 token 数 = {s.seq_len} / {c.cp} = {s.seq_len // c.cp}"))
+    sched = f.recipe.get("step_scheduler")
+    if sched:
+        lbs, gbs = sched["local_batch_size"], sched["global_batch_size"]
+        dpb = s.world if c.strategy == "ddp" else s.world // (c.tp * c.pp * c.cp)
+        if c.pp > 1:
+            mbs = f.dist["pipeline"]["pp_microbatch_size"]
+            steps.append(Step(
+                f"microbatches = local_batch_size // pp_microbatch_size = {lbs} // {mbs} = {lbs // mbs} >= pp_size {c.pp}",
+                f"microbatch 数 = local_batch_size // pp_microbatch_size = {lbs} // {mbs} = {lbs // mbs} >= pp_size {c.pp}",
+            ))
+        steps.append(Step(
+            f"grad_acc_steps = global_batch_size / (local_batch_size * dp_size) = {gbs} / ({lbs}*{dpb}) = {gbs // (lbs * dpb)}",
+            f"梯度累积步数 grad_acc_steps = global_batch_size / (local_batch_size * dp_size) = {gbs} / ({lbs}*{dpb}) = {gbs // (lbs * dpb)}",
+        ))
+    m = r.memory
+    if m is not None and m.capacity_gib:
+        note_en = note_zh = ""
+        if s.seq_len and not _seq_kwargs(s) and "packed_sequence" not in f.recipe:
+            # the estimate reads the length from the recipe; this plan's recipe states none
+            note_en = f"; activations at the estimate's default sequence length, not your {s.seq_len} tokens"
+            note_zh = f"；激活按估算的默认序列长度计算，而不是你的 {s.seq_len} tokens"
+        steps.append(Step(
+            f"estimated memory per GPU = {m.total_gib:.1f} GiB of {m.capacity_gib:.1f} GiB (params {m.params_gib:.1f} + grads {m.grads_gib:.1f} + optimizer {m.optimizer_gib:.1f} + activations {m.activations_gib:.1f}{note_en})",
+            f"单卡显存估算 = {m.total_gib:.1f} GiB / {m.capacity_gib:.1f} GiB（参数 {m.params_gib:.1f} + 梯度 {m.grads_gib:.1f} + 优化器 {m.optimizer_gib:.1f} + 激活 {m.activations_gib:.1f}{note_zh}）",
+        ))
+    return steps
+
+
+def _why(s: Situation, t: Targets, f: _Found) -> list[Step]:
+    c = f.cand
+    out: list[Step] = []
+    tier = t.tier
+    size = f"{s.size_b:g}B" if s.size_b is not None else ""
+    if tier is not None:
+        if s.is_moe and s.ep_ok:
+            kind_en, kind_zh, table_en, table_zh = "MoE", "MoE", "MoE sizing table", "MoE 规模表"
+        elif s.is_moe:
+            kind_en, kind_zh, table_en, table_zh = "MoE, sized as dense", "MoE，按稠密模型切分", "dense sizing table", "稠密模型规模表"
+        else:
+            kind_en, kind_zh, table_en, table_zh = "dense", "稠密", "dense sizing table", "稠密模型规模表"
+        out.append(Step(
+            f"Model size {size} ({kind_en}): the {tier['label']} row of the {table_en} applies: {tier['kb']}.",
+            f"模型规模 {size}（{kind_zh}）：适用{table_zh}中 {tier['label']} 一行：{tier['kb']}。",
+        ))
+    if s.is_moe and not s.ep_ok:
+        out.append(Step(
+            "This model's upstream class has no expert-parallel path (it is not one of AutoModel's MoE classes), so ep_size stays 1 and it is sized like a dense model.",
+            "该模型在上游没有专家并行实现（不属于 AutoModel 的 MoE 类），因此 ep_size 保持 1，按稠密模型来切分。",
+        ))
+    if c.tp > 1:
+        out.append(Step(
+            f"tp_size {c.tp} stays inside one node of {s.gpn} GPUs (NVLink); TP across nodes is slow.",
+            f"tp_size {c.tp} 位于单个 {s.gpn} 卡节点内（NVLink）；跨节点的 TP 很慢。",
+        ))
+    if c.pp > 1:
+        sched, why = _schedule(s, c.pp)
+        span = " and spans nodes" if s.nodes and s.nodes > 1 else ""
+        span_zh = "，可以跨节点" if s.nodes and s.nodes > 1 else ""
+        if why == "deep":
+            reason_en = f"{sched} (interleaved: two stages per rank, smaller bubbles)"
+            reason_zh = f"{sched}（交错调度：每个 rank 两个 stage，bubble 更小）"
+        else:
+            reason_en = f"{sched} (one stage per rank: too few layers to interleave)"
+            reason_zh = f"{sched}（每个 rank 一个 stage：层数不足以交错）"
+        out.append(Step(
+            f"pp_size {c.pp} splits the model's depth{span}; pipeline schedule {reason_en}.",
+            f"pp_size {c.pp} 按深度切分模型{span_zh}；流水线调度用 {reason_zh}。",
+        ))
+    if c.cp > 1:
+        seq = f" for {s.seq_len} tokens" if s.seq_len else ""
+        seqz = f"（{s.seq_len} tokens）" if s.seq_len else ""
+        out.append(Step(f"cp_size {c.cp} shards the sequence{seq}: long sequences (8K+) get context parallelism.",
+                        f"cp_size {c.cp} 按序列维切分{seqz}：长序列（8K 以上）使用上下文并行。"))
+    if c.ep > 1:
+        out.append(Step(
+            f"ep_size {c.ep}: expert parallelism comes first for MoE models; it builds a separate moe_mesh, and the moe block configures MoEParallelizerConfig.",
+            f"ep_size {c.ep}：MoE 模型优先用专家并行；它会建立单独的 moe_mesh，moe 块对应 MoEParallelizerConfig。",
+        ))
+    if c.ep == 1 and s.is_moe and s.ep_ok and s.world > 1:
+        limit = f" and the {s.experts} experts" if s.experts else ""
+        limit_zh = f"和 {s.experts} 个专家数" if s.experts else ""
+        non_pp = s.world // c.pp
+        out.append(Step(
+            f"ep_size stays 1: no EP size above 1 divides both dp_size*cp_size*tp_size = {non_pp}{limit} with a layout that passes the validator.",
+            f"ep_size 保持 1：没有大于 1 的 EP 大小能同时整除 dp_size*cp_size*tp_size = {non_pp}{limit_zh}并通过校验。",
+        ))
+    if c.dp_replicate > 1:
+        out.append(Step(
+            f"dp_replicate_size {c.dp_replicate}: HSDP replicates across {c.dp_replicate} groups and shards inside each.",
+            f"dp_replicate_size {c.dp_replicate}：HSDP 在 {c.dp_replicate} 组之间复制，组内切分。",
+        ))
+    if c.ac:
+        out.append(Step(
+            "activation_checkpointing: true trades about a third more compute for much less activation memory.",
+            "activation_checkpointing: true 用大约三成的额外计算换取大幅减少的激活显存。",
+        ))
+    if f.closer_failed is not None:
+        near = f.closer_failed
+        err = near.report.errors[0]
+        out.append(Step(
+            f"A layout closer to the table, {_describe(near.cand)}, fails validation: {err.code}: {_first_sentence(err.message)}",
+            f"更接近规模表的布局 {_describe(near.cand)} 未通过校验：{err.code}：{_first_sentence(err.message_zh)}",
+        ))
+    if c.strategy != "ddp":
+        out.append(Step("dp_size is left out: it is inferred from the world size.",
+                        "dp_size 不写：它由 world size 自动推算。"))
+    return out
+
+
+def _first_sentence(text: str) -> str:
+    for sep in ("。", ". "):
+        i = text.find(sep)
+        if i > 0:
+            return text[: i + len(sep)].strip()
+    return text
+
+
+def _describe(c: Candidate) -> str:
+    parts = [f"{d}_size {c.size(d)}" for d in _DIMS if c.size(d) > 1] or ["data parallelism only"]
+    if c.dp_replicate > 1:
+        parts.append(f"dp_replicate_size {c.dp_replicate}")
+    if c.ac:
+        parts.append("activation_checkpointing")
+    return ", ".join(parts)
+
+
+def _relaxed_notes(s: Situation, t: Targets, c: Candidate) -> list[str]:
+    """English/Chinese phrases for each user wish the closest valid config does not keep."""
+    lost = []
+    for dim in _DIMS:
+        if dim in t.fixed and c.size(dim) != t.fixed[dim]:
+            lost.append((f"{dim}_size {t.fixed[dim]}", f"{dim}_size {t.fixed[dim]}"))
+        elif dim in t.required - t.automatic and c.size(dim) == 1 and dim not in t.fixed:
+            lost.append((_FEATURE_EN[dim], _FEATURE_ZH[dim]))
+    if "hsdp" in t.required and c.dp_replicate == 1:
+        lost.append((_FEATURE_EN["hsdp"], _FEATURE_ZH["hsdp"]))
+    return lost
+
+
+def _why_infeasible(s: Situation, t: Targets, strategy: str, closest: _Found | None) -> Step:
+    reasons_en, reasons_zh = [], []
+    f = t.fixed
+    prod = 1
+    for dim in ("tp", "pp", "cp"):
+        prod *= f.get(dim, 1)
+    if prod > 1 and s.world % prod:
+        factors = "*".join(str(f.get(d, 1)) for d in ("tp", "pp", "cp"))
+        nxt = ((s.world // prod) + 1) * prod
+        reasons_en.append(f"world_size {s.world} is not divisible by tp_size*pp_size*cp_size = {factors} = {prod} (the nearest world size that is: {nxt})")
+        reasons_zh.append(f"world_size {s.world} 不能被 tp_size*pp_size*cp_size = {factors} = {prod} 整除（最近的可行 world size：{nxt}）")
+    if f.get("tp", 1) > s.node_gpus:
+        reasons_en.append(f"tp_size {f['tp']} is larger than the {s.node_gpus} GPUs of a node")
+        reasons_zh.append(f"tp_size {f['tp']} 大于单节点的 {s.node_gpus} 张 GPU")
+    if "ep" in f and f["ep"] > 1:
+        non_pp = s.world // max(1, f.get("pp", 1))
+        if non_pp % f["ep"]:
+            reasons_en.append(f"ep_size {f['ep']} does not divide dp_size*cp_size*tp_size = {non_pp}")
+            reasons_zh.append(f"ep_size {f['ep']} 不能整除 dp_size*cp_size*tp_size = {non_pp}")
+        if s.experts and s.experts % f["ep"]:
+            reasons_en.append(f"ep_size {f['ep']} does not divide the {s.experts} experts")
+            reasons_zh.append(f"ep_size {f['ep']} 不能整除 {s.experts} 个专家")
+    for dim in sorted(t.required - set(f)):
+        if dim in _DIMS and s.world == 1:
+            reasons_en.append(f"{_FEATURE_EN[dim]} needs at least 2 GPUs")
+            reasons_zh.append(f"{_FEATURE_ZH[dim]}至少需要 2 张 GPU")
+    if "pp" in t.required and not s.pp_ok:
+        reasons_en.append("this model's class has no _pp_plan, so it cannot be pipelined")
+        reasons_zh.append("该模型类没有 _pp_plan，无法做流水线并行")
+    if "hsdp" in t.required:
+        reasons_en.append("HSDP needs a data-parallel size with a divisor between 1 and dp_size (dp_replicate_size < dp_size)")
+        reasons_zh.append("HSDP 需要 dp_size 有一个介于 1 和 dp_size 之间的因子（dp_replicate_size < dp_size）")
+    if s.params.global_batch_size and not reasons_en:
+        reasons_en.append(f"global_batch_size {s.params.global_batch_size} is not divisible by local_batch_size * dp_size for any layout that keeps your other choices")
+        reasons_zh.append(f"在保留其他选择的前提下，global_batch_size {s.params.global_batch_size} 无法被 local_batch_size * dp_size 整除")
+    if not reasons_en:
+        reasons_en.append("no layout that keeps every size and feature you asked for passes the validator")
+        reasons_zh.append("没有任何同时满足你所有要求的布局能通过校验")
+    en = "; ".join(reasons_en)
+    zh = "；".join(reasons_zh)
+    if closest is not None:
+        lost = _relaxed_notes(s, t, closest.cand)
+        if lost:
+            en += ". The closest valid config drops " + ", ".join(a for a, _ in lost)
+            zh += "。最接近的有效配置放弃了 " + "、".join(b for _, b in lost)
+    return Step(f"Infeasible as asked: {en}.", f"按原要求不可行：{zh}。")
+
+
+def _memory_reason(f: _Found) -> Step:
+    m = f.report.memory
+    if m is None or not m.capacity_gib:
+        return Step("Every layout exceeds the GPU memory.", "所有布局都超出单卡显存。")
+    return Step(
+        f"Every layout searched exceeds the GPU memory; the smallest estimate is {m.total_gib:.1f} GiB per GPU against {m.capacity_gib:.1f} GiB. More GPUs, a larger-memory GPU, or a shorter sequence would help.",
+        f"搜索到的所有布局都超出单卡显存；最小的估算为每卡 {m.total_gib:.1f} GiB，而显存只有 {m.capacity_gib:.1f} GiB。可以增加 GPU、换更大显存的 GPU 或缩短序列。",
+    )
+
+
+def to_yaml(recipe: dict) -> str:
+    return yaml.safe_dump(recipe, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+def _plan_from(s: Situation, t: Targets, f: _Found, strategy_rationale: list[Step], rejected: list[Step], *,
+               feasible: bool = True, reason: Step | None = None) -> Plan:
+    return Plan(
+        strategy=f.cand.strategy,
+        distributed=f.dist,
+        yaml=to_yaml(f.recipe),
+        report=f.report,
+        world_size=s.world,
+        gpus_per_node=s.gpn,
+        arithmetic=tuple(_arith(s, f)),
+        rationale=tuple(strategy_rationale + _why(s, t, f)),
+        assumptions=s.assumptions,
+        feasible=feasible,
+        infeasible_reason=reason,
+        rejected=tuple(rejected),
+    )
+
+
+# --- entry point -------------------------------------------------------------------------------------
+
+def plan(
+    query_or_params: Query | Params,
+    *,
+    gpus_per_node: int | None = None,
+    world_size: int | None = None,
+    model: str | None = None,
+    gpu: str | None = None,
+) -> Plan:
+    """A validated recommendation for the parameters of a question.
+
+    Explicit arguments (from CLI flags or the request) win over what the question says; leave
+    `gpus_per_node` None unless the user set it, so "4 GPUs per node" in the text counts."""
+    p = query_or_params.params if isinstance(query_or_params, Query) else query_or_params
+    s = _situation(p, gpus_per_node, world_size, model, gpu)
+    strategy, rejected, rationale = _choose_strategy(s)
+    t = _targets(s, strategy)
+    if "ep" in t.required and not s.ep_ok:
+        if s.is_moe:
+            rejected.append(Step(
+                "Expert parallelism rejected: upstream accepts ep_size > 1 only for its own MoE model classes, and this model is not one.",
+                "不采用专家并行：上游只对自身的 MoE 模型类接受 ep_size > 1，该模型不在其中。",
+            ))
+        else:
+            rejected.append(Step(
+                "Expert parallelism rejected: ep_size > 1 needs a MoE model (upstream refuses it for a dense model); this model is dense.",
+                "不采用专家并行：ep_size > 1 需要 MoE 模型（上游对稠密模型会拒绝）；该模型是稠密模型。",
+            ))
+        t.required.discard("ep")
+        t.fixed.pop("ep", None)
+        t.forbidden.add("ep")
+    if s.world == 1:
+        # one GPU: nothing to shard; wishes for parallelism cannot be met
+        t.ranges = {d: (1, 1) for d in _DIMS}
+
+    best, mem_strict = _search(s, t, strategy, relaxed=False)
+    if best is not None:
+        return _plan_from(s, t, best, rationale, rejected)
+
+    # Nothing keeps every wish: relax them, stay as close as possible, and say why.
+    wishes = bool(t.fixed) or bool(t.required - t.automatic)
+    if not wishes and mem_strict is not None:
+        return _plan_from(s, t, mem_strict, rationale, rejected, feasible=False, reason=_memory_reason(mem_strict))
+    closest, mem_relaxed = _search(s, t, strategy, relaxed=True)
+    if closest is not None:
+        if not _relaxed_notes(s, t, closest.cand):
+            return _plan_from(s, t, closest, rationale, rejected)  # the wishes held after all
+        reason = _memory_reason(mem_strict) if mem_strict is not None else _why_infeasible(s, t, strategy, closest)
+        return _plan_from(s, t, closest, rationale, rejected, feasible=False, reason=reason)
+    mem = mem_strict or mem_relaxed
+    if mem is not None:
+        # Every layout is structurally fine but over memory: the report says so (ok=False), never hidden.
+        return _plan_from(s, t, mem, rationale, rejected, feasible=False, reason=_memory_reason(mem))
+    # Last resort: plain data parallelism, which every world size accepts.
+    base = Candidate(strategy=strategy)  # plain data parallelism is valid for every strategy
+    dist, recipe = _build(replace(s, params=replace(p, global_batch_size=None, local_batch_size=None, wanted=frozenset())), base)
+    report = _validate(s, recipe, with_memory=False)
+    f = _Found(base, dist, recipe, report, 0.0)
+    return _plan_from(s, t, f, rationale, rejected, feasible=False, reason=_why_infeasible(s, t, strategy, f))

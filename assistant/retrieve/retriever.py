@@ -1,0 +1,162 @@
+"""Hybrid retrieval: dense channels (FAISS) and BM25, fused with reciprocal rank fusion.
+
+Channels (defaults): MiniLM on the glossary-expanded query, USE-multilingual on the raw query, BM25
+on the expanded query. Chunks are then grouped by base document (`hsdp.en` and `hsdp.zh` are one
+document in two languages): one hit per document by default, in the preferred language when that
+translation also matched.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from assistant.config import Settings, load_settings
+from assistant.retrieve.embeddings import Encoder, load_encoders
+from assistant.retrieve.expand import Glossary, encoder_view, load_glossary, query_lang
+from assistant.retrieve.fusion import rrf
+from assistant.retrieve.hit import Hit
+from assistant.retrieve.threads import limit_query_threads
+
+QUERY_MAX_CHARS = 2000
+# Candidates taken from each channel before fusion; deep enough that a document ranked well by two
+# channels but poorly by the third still surfaces.
+CANDIDATES = 40
+
+
+def base_id(doc_id: str) -> str:
+    return doc_id.rsplit(".", 1)[0] if "." in doc_id else doc_id
+
+
+@dataclass
+class ChannelRanking:
+    name: str
+    query: str
+    node_ids: list[str]
+
+
+class Retriever:
+    def __init__(self, *, store, lexical, tokenizer, glossary: Glossary, encoders: list[Encoder],
+                 manifest, path: Path):
+        self.store = store
+        self.lexical = lexical
+        self.tokenizer = tokenizer
+        self.glossary = glossary
+        self.encoders = encoders
+        self.manifest = manifest
+        self.path = path
+        recs = store.records
+        self._row_of = {nid: i for i, nid in enumerate(lexical.row_ids)}
+        self._kinds = sorted({r["kind"] for r in recs.values()})
+        self._fids_by_kind = {k: np.asarray(sorted(r["fid"] for r in recs.values() if r["kind"] == k), dtype=np.int64)
+                              for k in self._kinds}
+        row_kinds = np.asarray([recs[nid]["kind"] for nid in lexical.row_ids]) if lexical.row_ids else np.asarray([])
+        self._row_kinds = row_kinds
+
+    # ------------------------------------------------------------ loading
+    @classmethod
+    def load(cls, settings: Settings | None = None, *, build: bool = True,
+             encoders: list[Encoder] | None = None) -> "Retriever":
+        """Load the index under `settings.index_dir`. With `build` (default) a missing, stale or
+        incompatible index is built or updated first; without it such an index raises IndexNotReady
+        with the command to run."""
+        from ingest.lexical import LexicalIndex, LexicalTokenizer
+        from ingest.manifest import Manifest
+        from ingest.pipeline import IndexNotReady, ensure_index, index_status
+        from ingest.store import ChannelStore
+
+        settings = settings or load_settings()
+        limit_query_threads()
+        if encoders is None:
+            encoders = load_encoders(tuple(settings.embed_models))
+        if build:
+            path = ensure_index(settings, encoders=encoders)
+        else:
+            status = index_status(settings)
+            if not status.fresh or status.path is None:
+                hint = "meshwise ingest --rebuild" if status.state == "incompatible" else "meshwise ingest"
+                raise IndexNotReady(f"index {status.state}: {'; '.join(status.reasons)}. Run `{hint}`.")
+            path = status.path
+        manifest = Manifest.load(path)
+        store = ChannelStore.load(path)
+        for enc, ch in zip(encoders, store.channels):
+            if enc.name != ch.name or enc.dim != ch.dim:
+                raise IndexNotReady(f"index channel {ch.name} ({ch.dim} dims) does not match encoder "
+                                    f"{enc.name} ({enc.dim} dims). Run `meshwise ingest --rebuild`.")
+        glossary = load_glossary(Path(settings.kb_dir) / "glossary.yaml")
+        tokenizer = LexicalTokenizer(glossary.zh_terms)
+        lexical = LexicalIndex.load(path / "bm25")
+        return cls(store=store, lexical=lexical, tokenizer=tokenizer, glossary=glossary, encoders=encoders,
+                   manifest=manifest, path=path)
+
+    @property
+    def kinds(self) -> list[str]:
+        return list(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self.store)
+
+    # ------------------------------------------------------------ search
+    def rankings(self, query: str, kinds: Iterable[str] | None = None,
+                 candidates: int = CANDIDATES) -> list[ChannelRanking]:
+        """Each channel's ranked node ids (dense channels first, BM25 last); also used by benchmarks."""
+        query = query[:QUERY_MAX_CHARS]
+        expanded = self.glossary.expand(query)
+        allowed = None
+        mask = None
+        if kinds is not None:
+            kinds = set(kinds)
+            parts = [self._fids_by_kind[k] for k in kinds if k in self._fids_by_kind]
+            allowed = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            mask = np.isin(self._row_kinds, list(kinds)).astype(np.float32) if len(self._row_kinds) else None
+        out = []
+        for i, enc in enumerate(self.encoders):
+            q = encoder_view(query, enc.english_only, self.glossary)
+            if not q.strip():  # a Chinese question without a glossary term: nothing this channel can read
+                out.append(ChannelRanking(enc.name, q, []))
+                continue
+            vec = enc.encode([q])[0]
+            ids = [nid for nid, _ in self.store.search(i, vec, candidates, allowed)]
+            out.append(ChannelRanking(enc.name, q, ids))
+        rows = self.lexical.search(self.tokenizer(expanded), candidates, mask) if (mask is None or mask.any()) else []
+        out.append(ChannelRanking("bm25", expanded, [self.lexical.row_ids[r] for r, _ in rows]))
+        return out
+
+    def search(self, query: str, k: int = 5, kinds: Sequence[str] | None = None, lang: str | None = None,
+               per_doc: int = 1) -> list[Hit]:
+        """Top `k` hits for `query`, at most `per_doc` chunks per base document.
+
+        kinds: only these chunk kinds (doc, pitfall, anchor, example, faq, skill, code).
+        lang: preferred language of the returned chunk when both translations of a document matched;
+        None means the query's own language (a Chinese question gets the Chinese chunk).
+        """
+        if not query or not query.strip() or k <= 0:
+            return []
+        prefer = lang or query_lang(query)
+        fused = rrf([r.node_ids for r in self.rankings(query, kinds)])
+        return self._group(fused, k, prefer, per_doc)
+
+    def _group(self, fused: list[tuple[str, float]], k: int, prefer: str, per_doc: int) -> list[Hit]:
+        recs = self.store.records
+        groups: dict[str, list[tuple[str, float]]] = {}
+        for nid, score in fused:
+            groups.setdefault(base_id(recs[nid]["doc_id"]), []).append((nid, score))
+        hits: list[Hit] = []
+        for base, members in groups.items():  # dict keeps fused order of each group's best chunk
+            top_score = members[0][1]
+            preferred = [m for m in members if recs[m[0]]["lang"] == prefer]
+            others = [m for m in members if recs[m[0]]["lang"] != prefer]
+            chosen = (preferred + others)[:per_doc] if preferred else others[:per_doc]
+            for rank, (nid, score) in enumerate(chosen):
+                hits.append(self._hit(nid, top_score if rank == 0 else score))
+            if len({base_id(h.doc_id) for h in hits}) >= k:
+                break
+        return hits[: k * per_doc]
+
+    def _hit(self, nid: str, score: float) -> Hit:
+        r = self.store.records[nid]
+        return Hit(id=nid, doc_id=r["doc_id"], title=r.get("title") or "", path=r.get("path") or "",
+                   heading=r.get("heading") or "", kind=r["kind"], lang=r["lang"], score=float(score),
+                   text=r["text"])

@@ -1,0 +1,548 @@
+"""Parameters from a free-text question, in English or Chinese.
+
+"70B on 8 nodes x 8 GPUs, TP+PP", "64 张 H100，序列长度 32k，不要流水线", "Qwen3-30B-A3B on two
+machines": model and its size, MoE or dense and the expert count, nodes, GPUs per node, total GPUs,
+GPU type and memory, sequence length, sizes the user fixed (`tp_size 8`), batch sizes, features
+wanted and excluded, the strategy named, and a YAML pasted into the question. The words live in
+`vocab.yaml`; here is only how they combine.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from assistant.understand import catalog
+from assistant.understand.numbers import EN_NUMBER_WORDS, NUMBER, ZH_NUMBER, parse_number
+from assistant.understand.query import Params
+
+MAX_QUESTION_CHARS = 20_000  # longer input is cut: nobody asks a sizing question this long
+_VOCAB_PATH = Path(__file__).with_name("vocab.yaml")
+_K = 1024  # "32k" tokens means 32768 in every recipe and paper this domain uses
+
+
+@dataclass(frozen=True)
+class Vocab:
+    features: dict[str, re.Pattern]
+    negation_en: re.Pattern
+    negation_zh: re.Pattern
+    strategies: dict[str, re.Pattern]
+    strategy_negation_en: re.Pattern
+    strategy_negation_zh: re.Pattern
+    moe: re.Pattern
+    dense: re.Pattern
+    gpus: dict[str, tuple[re.Pattern, int]]
+    gpu_any: str  # regex fragment matching any GPU type name
+    gpu_words: str
+    zh_gpu_classifier: str
+    node_words: str
+    zh_node_words: str
+    seq_before: str
+    seq_after: str
+
+
+def _alt(patterns: list[str]) -> re.Pattern:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.I)
+
+
+@lru_cache(maxsize=1)
+def load_vocab(path: Path = _VOCAB_PATH) -> Vocab:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    gpus = {
+        name: (re.compile(rf"(?<![a-z0-9]){spec['pattern']}s?(?![a-z0-9])", re.I), int(spec["memory_gb"]))
+        for name, spec in data["gpus"].items()
+    }
+    gpu_any = "|".join(f"(?:{spec['pattern']})" for spec in data["gpus"].values())
+    return Vocab(
+        features={k: _alt(v) for k, v in data["features"].items()},
+        negation_en=re.compile(data["negation"]["en"], re.I),
+        negation_zh=re.compile(data["negation"]["zh"]),
+        strategies={k: _alt(v) for k, v in data["strategies"].items()},
+        strategy_negation_en=re.compile(data["strategy_negation"]["en"], re.I),
+        strategy_negation_zh=re.compile(data["strategy_negation"]["zh"]),
+        moe=_alt(data["moe"]),
+        dense=_alt(data["dense"]),
+        gpus=gpus,
+        gpu_any=rf"(?<![a-z0-9])(?:{gpu_any})s?(?![a-z0-9])",
+        gpu_words=data["gpu_words"],
+        zh_gpu_classifier=data["zh_gpu_classifier"],
+        node_words=data["node_words"],
+        zh_node_words=data["zh_node_words"],
+        seq_before=data["seq_before"],
+        seq_after=data["seq_after"],
+    )
+
+
+_KINDS_EN = r"(?:tensor|pipeline|context|expert|sequence|data)"
+_SHARED_EN = re.compile(rf"\b({_KINDS_EN})\s*(and|plus|\+|/|&|or|,)\s*(?=(?:{_KINDS_EN}\s*(?:and|plus|\+|/|&|or|,)\s*)*{_KINDS_EN}[\s_-]*parallel)", re.I)
+_KINDS_ZH = r"(?:张量|流水线|上下文|专家|序列|数据)"
+_SHARED_ZH = re.compile(rf"({_KINDS_ZH})\s*(和|与|加|\+|/|、|及|或)\s*(?=(?:{_KINDS_ZH}\s*(?:和|与|加|\+|/|、|及|或)\s*)*{_KINDS_ZH}并行)")
+
+
+def normalize(text: str) -> str:
+    """NFKC (full-width digits and letters become ASCII) and `×` as `x`."""
+    t = unicodedata.normalize("NFKC", text[:MAX_QUESTION_CHARS])
+    return t.replace("×", "x").replace("✕", "x")
+
+
+def spell_out(prose: str) -> str:
+    """"tensor and pipeline parallelism" -> "tensor parallelism and pipeline parallelism" (both languages)."""
+    t = _SHARED_EN.sub(lambda m: f"{m.group(1)} parallelism {m.group(2)} ", prose)
+    return _SHARED_ZH.sub(lambda m: f"{m.group(1)}并行{m.group(2)}", t)
+
+
+# --- pasted YAML -------------------------------------------------------------------------------
+
+_FENCED = re.compile(r"```[ \t]*(?:ya?ml|YAML)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
+_YAML_TOP = re.compile(r"^[ \t]*(distributed|step_scheduler|packed_sequence|model|dataset)[ \t]*:[ \t]*(#.*)?$", re.M)
+_YAML_LINE = re.compile(r"^(?:[ \t]+\S.*|[ \t]*[A-Za-z_][\w.\-]*[ \t]*:.*|[ \t]*-[ \t].*|[ \t]*#.*|[ \t]*)$")
+
+
+def extract_yaml(text: str) -> tuple[str | None, str]:
+    """(the YAML pasted in the question, the question without it).
+
+    Fenced blocks count when they look like a mapping; a bare block counts from a top-level
+    recipe key (`distributed:`) to the first line that is not YAML."""
+    for m in _FENCED.finditer(text):
+        body = m.group(1).strip("\n")
+        if re.search(r"^[ \t]*[A-Za-z_][\w.\-]*[ \t]*:", body, re.M):
+            return body.rstrip() + "\n", (text[: m.start()] + " " + text[m.end():]).strip()
+    m = _YAML_TOP.search(text)
+    if not m:
+        # "distributed: {strategy: fsdp2, tp_size: 8}" inline on one line
+        inline = re.search(r"(distributed\s*:\s*\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})", text)
+        if inline:
+            return inline.group(1) + "\n", (text[: inline.start()] + " " + text[inline.end():]).strip()
+        return None, text
+    start = text.rfind("\n", 0, m.start()) + 1
+    lines = text[start:].split("\n")
+    kept = []
+    for i, line in enumerate(lines):
+        if i > 0 and not _YAML_LINE.match(line):
+            break
+        # a prose sentence ("What is wrong with it?") ends the block even though it has a colon-free shape
+        if i > 0 and line and not line[0].isspace() and ":" not in line and not line.lstrip().startswith(("-", "#")):
+            break
+        kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    block = "\n".join(kept)
+    # need at least one indented child line or an inline value to be YAML rather than a stray "model:" in prose
+    if not re.search(r"^[ \t]+\S", block, re.M) and len(kept) < 2:
+        return None, text
+    rest = (text[:start] + " " + "\n".join(lines[len(kept):])).strip()
+    return block + "\n", rest
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+def _num(tok: str | None) -> int | None:
+    return parse_number(tok) if tok else None
+
+
+def _blank(text: str, span: tuple[int, int]) -> str:
+    # Consumed spans become spaces so later patterns cannot read the same number twice.
+    a, b = span
+    return text[:a] + " " * (b - a) + text[b:]
+
+
+def _size_b(num: str, unit: str) -> float:
+    v = float(num)
+    unit = unit.lower()
+    if unit in ("t", "trillion", "万亿"):
+        return v * 1000
+    if unit in ("m", "million"):
+        return v / 1000
+    if unit == "亿":
+        return v / 10
+    return v
+
+
+# --- model -------------------------------------------------------------------------------------------
+
+_MOE_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*b\s*[-_ ]?\s*a\s*(\d+(?:\.\d+)?)\s*b(?![a-z0-9])", re.I)
+_MIXTRAL = re.compile(r"(?<![\w.])(\d+)\s*x\s*(\d+(?:\.\d+)?)\s*b(?![a-z0-9])", re.I)
+_SIZE = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(b|bn|billion|t|trillion)(?![a-z0-9])(?!\s*(?:tokens?|samples?))"
+    r"|(?<![\w.])(\d+(?:\.\d+)?)\s*(m|million)\s*(?=-?\s*(?:param|model|参数|模型))"
+    r"|(\d+(?:\.\d+)?)\s*(万亿|亿)\s*(?:参数|params?|模型|的模型)?",
+    re.I,
+)
+_ACTIVE = re.compile(r"(\d+(?:\.\d+)?)\s*b\s*(?:active|activated|激活)|(?:active|activated|激活(?:参数)?)\s*(?:params?|parameters?)?\s*[:=]?\s*(\d+(?:\.\d+)?)\s*b", re.I)
+_EXPERTS = re.compile(
+    rf"({NUMBER})\s*(?:routed\s+|total\s+)?experts?\b|({NUMBER})\s*个?\s*(?:路由)?专家"
+    r"|(?:num_experts|n_routed_experts|num_routed_experts|experts?|专家数(?:量)?)\s*[:=是为]?\s*(\d+)",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class _ModelFound:
+    key: str | None = None
+    size_b: float | None = None
+    active_b: float | None = None
+    is_moe: bool | None = None
+    experts: int | None = None
+
+
+def _model(text: str, v: Vocab) -> _ModelFound:
+    found = catalog.find_model(text)
+    key = found[0] if found else None
+    size = active = None
+    is_moe: bool | None = None
+    experts = None
+    m = _MOE_SIZE.search(text)
+    if m:
+        size, active, is_moe = float(m.group(1)), float(m.group(2)), True
+    else:
+        m = _MIXTRAL.search(text)
+        if m:
+            # "8x7B": eight experts of a 7B shape; n*s bounds the total (shared attention makes it less)
+            experts, is_moe = int(m.group(1)), True
+            size = float(m.group(1)) * float(m.group(2))
+        for sm in _SIZE.finditer(text):
+            if m and m.start() <= sm.start() < m.end():
+                continue
+            num = sm.group(1) or sm.group(3) or sm.group(5)
+            unit = sm.group(2) or sm.group(4) or sm.group(6)
+            if size is None:
+                size = _size_b(num, unit)
+            break
+    am = _ACTIVE.search(text)
+    if am and active is None:
+        active = float(am.group(1) or am.group(2))
+        is_moe = True
+    em = _EXPERTS.search(text)
+    if em:
+        n = _num(em.group(1) or em.group(2) or em.group(3))
+        if n and n > 1:
+            experts, is_moe = n, True
+    if v.moe.search(text):
+        is_moe = True
+    elif is_moe is None and v.dense.search(text):
+        is_moe = False
+    if key:
+        info = catalog.model_info(key)
+        if info:
+            # the table's published counts beat the rounded name ("8x7B" is 46.7B, not 56B)
+            size = info.total_b if info.total_b is not None else size
+            active = info.active_b if info.active_b is not None else active
+            experts = info.num_experts if info.num_experts is not None else experts
+            is_moe = info.is_moe or bool(is_moe)
+    return _ModelFound(key, size, active, is_moe, experts)
+
+
+# --- GPUs and nodes --------------------------------------------------------------------------------
+
+@dataclass
+class _Topo:
+    nodes: int | None = None
+    gpn: int | None = None
+    total: int | None = None
+
+
+def _gpu_type(text: str, v: Vocab) -> tuple[str | None, int | None, int | None]:
+    """(GPU type, memory stated in GB or None, memory to assume) of the first GPU named."""
+    best = None
+    for name, (pat, mem) in v.gpus.items():
+        m = pat.search(text)
+        if m and (best is None or (m.start(), -(m.end() - m.start())) < (best[1], -best[3])):
+            best = (name, m.start(), mem, m.end() - m.start())
+    if not best:
+        mem_only = re.search(r"(\d{2,3})\s*(?:g|gb|gib)\s*(?:显存|memory|hbm|vram|的卡|卡|gpus?)", text, re.I)
+        mem_only = mem_only or re.search(r"(?:显存|memory|hbm|vram)\s*(?:is|of|为|是|:)?\s*(\d{2,3})\s*(?:g|gb|gib)\b", text, re.I)
+        return None, (int(mem_only.group(1)) if mem_only else None), None
+    name, start, default_mem, length = best
+    around = text[max(0, start - 12): start + length + 16]
+    mm = re.search(rf"(?:{v.gpus[name][0].pattern})\s*[-_ ]?\s*(\d{{2,3}})\s*(?:g|gb|gib)(?![a-z])", around, re.I) or re.search(
+        r"(\d{2,3})\s*(?:g|gb|gib)\s*(?:显存\s*)?(?:的\s*)?" + rf"(?:{v.gpus[name][0].pattern})", around, re.I
+    )
+    stated = int(mm.group(1)) if mm else None
+    return name, stated, default_mem
+
+
+def _topology(text: str, v: Vocab) -> _Topo:
+    t = text
+    topo = _Topo()
+    gw, cls, nw, znw = v.gpu_words, v.zh_gpu_classifier, v.node_words, v.zh_node_words
+    gpu_noun = rf"(?:(?:nvidia\s+)?(?:{v.gpu_any})(?:\s*[-_]?\s*\d{{2,3}}\s*(?:g|gb|gib)(?![a-z]))?\s*)?{gw}|(?:nvidia\s+)?(?:{v.gpu_any})(?:\s*[-_]?\s*\d{{2,3}}\s*(?:g|gb|gib)(?![a-z]))?"
+    n = rf"({NUMBER}|a|an)"
+
+    def take(pattern: str, flags=re.I):
+        nonlocal t
+        m = re.search(pattern, t, flags)
+        if m:
+            t = _blank(t, m.span())
+        return m
+
+    # world size stated as such
+    m = take(r"world[\s_-]*size\s*(?:of|is|=|:|为|是)?\s*(\d+)|--world-size[\s=]+(\d+)")
+    if m:
+        topo.total = int(m.group(1) or m.group(2))
+
+    # Chinese compact forms: 单机8卡, 4机32卡, 2 机 16 卡, 双机, 单卡
+    m = take(rf"({ZH_NUMBER}|\d+|单|双)\s*(?:台\s*)?(?:机器?|节点)\s*(?:，|,|、)?\s*(?:共\s*)?(?:每\s*(?:台|机|节点)\s*)?({ZH_NUMBER}|\d+)\s*{cls}?\s*(?:卡|gpu|{v.gpu_any})", re.I)
+    if m:
+        nodes, cards = _num(m.group(1)), _num(m.group(2))
+        if nodes and cards:
+            topo.nodes = nodes
+            if "每" in m.group(0) or cards <= 8 or cards % nodes:
+                topo.gpn = cards
+            else:
+                topo.total, topo.gpn = cards, cards // nodes
+    # "8 nodes x 8 GPUs", "4 nodes with 8 H100s each", "2 machines of 8 cards", "8 节点 每节点 8 卡"
+    if topo.nodes is None:
+        m = take(
+            rf"{n}\s*(?:{nw}|{znw})\s*(?:,|，|、)?\s*(?:x|\*|with|of|each\s+with|each\s+having|having|containing|each|,)?\s*(?:每\s*(?:个|台)?\s*(?:节点|机器|台|机|服务器)\s*(?:有|各|配|带)?\s*)?(?:各\s*)?{n}\s*(?:x\s*)?{cls}?\s*(?:{gpu_noun})(?:\s*(?:each|per\s+(?:node|machine|host|server)|apiece|a\s+piece))?"
+        )
+        if m:
+            topo.nodes, topo.gpn = _num(m.group(1)) or 1, _num(m.group(2))
+    # "8 GPUs x 4 nodes", "8 cards per node across 4 machines"
+    if topo.nodes is None:
+        m = take(rf"{n}\s*{cls}?\s*(?:{gpu_noun})\s*(?:x|\*|times|on\s+each\s+of|per\s+node\s*(?:x|\*|on|across|,)?)\s*{n}\s*(?:{nw}|{znw})")
+        if m:
+            topo.gpn, topo.nodes = _num(m.group(1)), _num(m.group(2))
+    # "16 GPUs across 2 nodes", "32 张卡分布在 4 台机器上" (a total spread over nodes)
+    if topo.nodes is None:
+        m = take(rf"{n}\s*{cls}?\s*(?:{gpu_noun})\s*(?:across|over|on|in|spread\s+over|split\s+over|分布在|分在|在)\s*{n}\s*(?:{nw}|{znw})")
+        if m:
+            topo.total, topo.nodes = _num(m.group(1)), _num(m.group(2))
+    # "8x8 H100", "4 x 8 GPUs" (nodes x GPUs per node)
+    if topo.nodes is None:
+        m = take(rf"(?<![\d.])(\d+)\s*x\s*(\d+)\s*{cls}?\s*(?:{gpu_noun})")
+        if m:
+            topo.nodes, topo.gpn = int(m.group(1)), int(m.group(2))
+    # "4 8-GPU nodes", "8-GPU nodes"
+    m = take(rf"(?:{n}\s+)?(\d+)[\s-]*(?:gpu|card|卡)\s*(?:{nw}|{znw})")
+    if m:
+        topo.gpn = topo.gpn or int(m.group(2))
+        if m.group(1):
+            topo.nodes = topo.nodes or _num(m.group(1))
+    # GPUs per node on their own
+    if topo.gpn is None:
+        m = take(
+            rf"{n}\s*{cls}?\s*(?:{gpu_noun})\s*(?:per|/|each|on\s+each|in\s+each|a|every)\s*(?:{nw}|节点|台|机器?)"
+            rf"|(?:each|every|per)\s+(?:{nw})\s*(?:has|with|having|contains|holds|of)?\s*{n}\s*{cls}?\s*(?:{gpu_noun})"
+            rf"|(?:每\s*(?:个|台)?\s*(?:节点|机器|台|机|服务器|node))\s*(?:有|上|配|带|是|各)?\s*{n}\s*{cls}?\s*(?:{gpu_noun})?"
+            rf"|{n}\s*{cls}?\s*(?:卡|gpu)\s*/\s*(?:节点|机|台|node)"
+        )
+        if m:
+            topo.gpn = _num(next(g for g in m.groups() if g))
+    # nodes on their own: "8 nodes", "两台机器", "4 个节点", "single node", "单机", "双机"
+    if topo.nodes is None:
+        m = take(rf"(?<![\w.]){n}[\s-]*(?:{nw})\b|({NUMBER})\s*(?:{znw})|(单机|双机|单节点|单台)")
+        if m:
+            if m.group(3):
+                topo.nodes = 1 if m.group(3).startswith("单") else 2
+            else:
+                topo.nodes = _num(m.group(1) or m.group(2))
+    # total GPUs: "64 GPUs", "64 张 H100", "64 H100s", "8xH100", "单卡", "a single GPU"
+    if topo.total is None:
+        m = take(
+            rf"(?<![\w.])(?:{n}|(\d+)\s*x)\s*{cls}?\s*(?:{gpu_noun})|(单卡|一张卡|单\s*gpu|单个\s*gpu)"
+            # "换成 128 张呢": in this domain a bare count of 张/块 is GPUs
+            rf"|({NUMBER})\s*(?:张|块)(?=\s*(?:呢|吧|的话|了|行吗|可以吗|[,.?!;]|$))"
+        )
+        if m:
+            if m.group(3):
+                topo.total = 1
+            else:
+                topo.total = _num(m.group(1) or m.group(2) or m.group(4))
+    return _finish_topology(topo)
+
+
+def _finish_topology(topo: _Topo) -> _Topo:
+    # "0 GPUs" states nothing usable; the planner's defaults (and their assumption notes) apply instead
+    nodes, gpn, total = (v if v and v > 0 else None for v in (topo.nodes, topo.gpn, topo.total))
+    if total is not None and nodes and gpn is None and total % nodes == 0:
+        gpn = total // nodes
+    if total is not None and gpn and nodes is None and total % gpn == 0 and total >= gpn:
+        nodes = total // gpn
+    if total is None and nodes and gpn:
+        total = nodes * gpn
+    if total is not None and nodes == 1 and gpn is None:
+        gpn = total
+    return _Topo(nodes, gpn, total)
+
+
+# --- sequence length, sizes, batches -------------------------------------------------------------
+
+def _seq_len(text: str, v: Vocab) -> int | None:
+    val = r"(\d[\d,]*(?:\.\d+)?)\s*(k|m)?(?![a-z0-9])"
+    m = re.search(rf"(?:{v.seq_before})\s*(?:of|is|=|:|to|at|为|是|达到|到|有|约|about|around|~)?\s*(?:about|around|约|~)?\s*{val}", text, re.I)
+    if not m:
+        m = re.search(rf"(?<![\w.]){val}\s*(?:{v.seq_after})", text, re.I)
+    if not m:
+        # a bare "128k"/"32K" in a question about training is a sequence length
+        m = re.search(r"(?<![\w.])(\d+)\s*(k)(?![a-z0-9])(?!\s*(?:steps?|samples?|iter|examples?|步|条|个样本|次))", text, re.I)
+    if not m:
+        return None
+    num, unit = m.group(1).replace(",", ""), (m.group(2) or "").lower()
+    value = float(num) * (_K if unit == "k" else _K * _K if unit == "m" else 1)
+    if value < 128 or value > 16 * _K * _K:
+        return None
+    return int(value)
+
+
+_SIZE_NAMES = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "dp_replicate": "dp_replicate"}
+_ZH_SIZE_NAMES = {"tp": "张量并行", "pp": "(?:流水线|管线|管道)(?:并行)?", "cp": "上下文并行", "ep": "专家并行"}
+_EN_SIZE_NAMES = {
+    "tp": r"tensor[\s_-]*(?:model[\s_-]*)?parallel(?:ism)?",
+    "pp": r"pipeline(?:[\s_-]*parallel(?:ism)?)?",
+    "cp": r"context[\s_-]*parallel(?:ism)?",
+    "ep": r"expert[\s_-]*parallel(?:ism)?",
+}
+
+
+def _sizes(text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for key in ("tp", "pp", "cp", "ep", "dp_replicate"):
+        pats = [
+            rf"(?<![a-z]){key}(?:_size)?\s*(?:=|:|is|of|to|为|是|设为|设置为|设成|取)?\s*(\d+)(?!\.\d|\d|x)",
+            rf"(\d+)\s*[-‐]?\s*(?:way|路|卡)\s*{key}\b",
+        ]
+        if key in _EN_SIZE_NAMES:
+            pats += [
+                rf"(\d+)[\s-]*(?:way|fold|degree)\s*{_EN_SIZE_NAMES[key]}",
+                rf"{_EN_SIZE_NAMES[key]}\s*(?:size|degree|of|=|:)?\s*(?:of|is|=)?\s*(\d+)(?!\.\d|\d|x)(?!\s*(?:gpus?|nodes?|卡|张|个))",
+                rf"(\d+)\s*路?\s*{_ZH_SIZE_NAMES[key]}",
+                rf"{_ZH_SIZE_NAMES[key]}\s*(?:度|大小|规模|size)?\s*(?:=|:|为|是|设为|设成|取|开到|开)?\s*(\d+)(?!\.\d|\d|x)",
+            ]
+        if key == "dp_replicate":
+            pats.append(r"hsdp\s*(?:replicas?|replicate)?\s*(?:=|:|of|为)?\s*(\d+)(?!\.\d|\d|x)")
+        for p in pats:
+            m = re.search(p, text, re.I)
+            if m:
+                val = int(m.group(1))
+                if 1 <= val <= 65536:
+                    out[key] = val
+                break
+    return out
+
+
+def _batches(text: str) -> tuple[int | None, int | None]:
+    gbs = re.search(
+        r"(?:global[\s_-]*batch(?:[\s_-]*size)?|\bgbs\b|全局\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小|批量)|总\s*batch(?:[\s_-]*size)?|总批(?:次)?大小)\s*(?:=|:|is|of|为|是|设为)?\s*(\d+)"
+        r"|(\d+)\s*(?:global[\s_-]*batch)",
+        text, re.I,
+    )
+    lbs = re.search(
+        r"(?:local[\s_-]*batch(?:[\s_-]*size)?|micro[\s_-]*batch(?:[\s_-]*size)?|\blbs\b|\bmbs\b|per[\s_-]*(?:gpu|device|rank)[\s_-]*batch(?:[\s_-]*size)?|每\s*(?:张)?\s*(?:卡|gpu)\s*(?:的)?\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|局部\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|本地\s*batch)\s*(?:=|:|is|of|为|是|设为)?\s*(\d+)",
+        text, re.I,
+    )
+    g = int(gbs.group(1) or gbs.group(2)) if gbs else None
+    lo = int(lbs.group(1)) if lbs else None
+    if g is None:
+        bare = re.search(r"(?<![\w])batch[\s_-]*size\s*(?:=|:|is|of|为|是)?\s*(\d+)|批(?:次)?大小\s*(?:=|:|为|是)?\s*(\d+)", text, re.I)
+        if bare and not lbs:
+            g = int(bare.group(1) or bare.group(2))
+    return g, lo
+
+
+# --- features and strategy -----------------------------------------------------------------------
+
+def _negated(prefix: str, en: re.Pattern, zh: re.Pattern) -> bool:
+    # Only the clause the mention sits in: "we use TP, no PP" negates PP, not TP.
+    clause = re.split(r"[,.;:!?，。；：！？\n]|\b(?:but|and|with|plus)\b|但|而且|并且|同时", prefix)[-1]
+    clause = clause[-40:]
+    # Chained exclusions share one negation: "no PP or CP", "不要 TP 和 PP".
+    chain = re.sub(r"(?:\b(?:tp|pp|cp|ep|sp|hsdp)\b|张量并行|流水线(?:并行)?|上下文并行|专家并行)\s*(?:,|/|or|nor|、|或|和)?\s*$", "", clause.rstrip(), flags=re.I)
+    while chain != clause.rstrip():
+        clause = chain
+        chain = re.sub(r"(?:\b(?:tp|pp|cp|ep|sp|hsdp)\b|张量并行|流水线(?:并行)?|上下文并行|专家并行)\s*(?:,|/|or|nor|、|或|和)?\s*$", "", clause.rstrip(), flags=re.I)
+    return bool(en.search(clause) or zh.search(clause))
+
+
+def _features(text: str, v: Vocab, sizes: dict[str, int]) -> tuple[frozenset[str], frozenset[str]]:
+    wanted: set[str] = set()
+    unwanted: set[str] = set()
+    for feat, pat in v.features.items():
+        for m in pat.finditer(text):
+            if _negated(text[: m.start()], v.negation_en, v.negation_zh):
+                unwanted.add(feat)
+            else:
+                wanted.add(feat)
+    for key, val in sizes.items():
+        feat = "hsdp" if key == "dp_replicate" else key
+        if val > 1:
+            wanted.add(feat)
+            unwanted.discard(feat)
+        else:
+            unwanted.add(feat)
+            wanted.discard(feat)
+    # A feature both asked for and excluded ("no PP ... PP?") counts as excluded: the safer reading.
+    wanted -= unwanted
+    return frozenset(wanted), frozenset(unwanted)
+
+
+def _strategy(text: str, v: Vocab) -> str | None:
+    named: list[tuple[int, str]] = []
+    for name, pat in v.strategies.items():
+        for m in pat.finditer(text):
+            if name == "fsdp2" and re.search(r"megatron[\s_-]*$", text[: m.start()], re.I):
+                continue  # the "fsdp" of "megatron fsdp"
+            if _negated(text[: m.start()], v.strategy_negation_en, v.strategy_negation_zh):
+                continue
+            named.append((m.start(), name))
+    distinct = {n for _, n in named}
+    if len(distinct) == 1:
+        return distinct.pop()
+    return None
+
+
+# --- entry point -------------------------------------------------------------------------------------
+
+def extract_params(question: str) -> Params:
+    """Everything the question states, in English or Chinese; absent facts stay None."""
+    v = load_vocab()
+    text = normalize(question)
+    yaml_text, prose = extract_yaml(text)
+    prose = spell_out(prose)
+    found = _model(prose, v)
+    gpu_type, gpu_mem, default_mem = _gpu_type(prose, v)
+    # A model name's size ("70B") and a GPU's memory ("80G") are no counts: hide them from topology.
+    topo_text = _SIZE.sub(lambda m: " " * len(m.group(0)), _MOE_SIZE.sub(lambda m: " " * len(m.group(0)), prose))
+    topo = _topology(topo_text, v)
+    sizes = _sizes(prose)
+    wanted, unwanted = _features(prose, v, sizes)
+    gbs, lbs = _batches(prose)
+    gpu_key = None
+    if gpu_type:
+        mem = gpu_mem if gpu_mem is not None else default_mem
+        gpu_key = catalog.resolve_gpu(gpu_type, mem)
+        if gpu_key is None and not catalog.gpu_keys():
+            gpu_key = f"{gpu_type}-{mem}gb"
+    return Params(
+        model=found.key,
+        model_size_b=found.size_b,
+        active_size_b=found.active_b,
+        is_moe=found.is_moe,
+        num_experts=found.experts,
+        nodes=topo.nodes,
+        gpus_per_node=topo.gpn,
+        world_size=topo.total,
+        gpu=gpu_key,
+        seq_len=_seq_len(prose, v),
+        wanted=wanted,
+        unwanted=unwanted,
+        strategy=_strategy(prose, v),
+        yaml_text=yaml_text,
+        tp_size=sizes.get("tp"),
+        pp_size=sizes.get("pp"),
+        cp_size=sizes.get("cp"),
+        ep_size=sizes.get("ep"),
+        dp_replicate_size=sizes.get("dp_replicate"),
+        global_batch_size=gbs,
+        local_batch_size=lbs,
+        gpu_memory_gb=gpu_mem if gpu_mem is not None else (default_mem if gpu_type else None),
+    )
+
+
+def with_topology(p: Params) -> Params:
+    """Recompute the dependent counts after a follow-up changed one of them ("only 4 nodes")."""
+    topo = _finish_topology(_Topo(p.nodes, p.gpus_per_node, p.world_size))
+    return replace(p, nodes=topo.nodes, gpus_per_node=topo.gpn, world_size=topo.total)

@@ -1,0 +1,147 @@
+"""A question (and its conversation) becomes a `Query`: language, intent, parameters, topics, the
+text to retrieve with, and whether it tried to override the rules.
+
+Follow-ups carry the parameters of earlier user turns: "what if only 4 nodes?" after "70B on
+8 nodes x 8 GPUs" is 70B on 4 nodes x 8 GPUs. Assistant turns are never read for parameters, so
+nothing the assistant said (or was tricked into saying) becomes a user constraint.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+from assistant.config import KB_DIR
+from assistant.retrieve.expand import Glossary, load_glossary
+from assistant.understand.intent import detect_injection, score_intents
+from assistant.understand.language import resolve_language
+from assistant.understand.params import MAX_QUESTION_CHARS, extract_params, load_vocab, normalize, spell_out, with_topology
+from assistant.understand.query import Params, Query
+
+MAX_HISTORY_TURNS = 20  # older turns are dropped: a follow-up refers to the recent conversation
+# Below this intent score a follow-up with parameters keeps the intent of the turn it follows.
+_WEAK_INTENT = 2.0
+_FOLLOW_UP = re.compile(
+    r"^\s*(?:what\s+(?:if|about)|and\s+(?:if|with|for|on)|how\s+about|same\s+(?:but|with|for)|now\s+(?:with|for|on)|instead|with\s+only|only\s+\d)"
+    r"|^\s*(?:如果|那|那么|换成|改成|改为|要是|假如|同样|只有|若)",
+    re.I,
+)
+
+
+# The YAML key a topic is configured by: retrieval finds the chunk that names it.
+_IDENTIFIERS = {
+    "tp": "tp_size", "pp": "pp_size", "cp": "cp_size", "ep": "ep_size", "hsdp": "dp_replicate_size",
+    "sp": "sequence_parallel", "ac": "activation_checkpointing", "packing": "packed_sequence_size",
+    "mixed_precision": "mp_policy", "grad_sync": "defer_fsdp_grad_sync", "moe": "moe_mesh",
+}
+
+
+def _turn_fields(turn) -> tuple[str, str]:
+    if isinstance(turn, dict):
+        return str(turn.get("role", "")), str(turn.get("content", ""))
+    return str(getattr(turn, "role", "")), str(getattr(turn, "content", ""))
+
+
+@lru_cache(maxsize=4)
+def _default_glossary(path: Path) -> Glossary:
+    try:
+        return load_glossary(path)
+    except (OSError, ValueError):
+        return Glossary()
+
+
+def _topics(text: str, params: Params) -> tuple[str, ...]:
+    v = load_vocab()
+    found: list[str] = []
+    for feat, pat in v.features.items():
+        if pat.search(text):
+            found.append(feat)
+    for name, pat in v.strategies.items():
+        if pat.search(text) and name not in found:
+            found.append(name)
+    if params.is_moe and "moe" not in found:
+        found.append("moe")
+    for feat in sorted(params.wanted | params.unwanted):
+        if feat not in found:
+            found.append(feat)
+    return tuple(found)
+
+
+def _merge(current: Params, earlier: Params) -> Params:
+    merged = current.merged_over(earlier)
+    # A follow-up that restates the node count or GPUs per node (and not the total) changes the total.
+    if current.world_size is None and (current.nodes is not None or current.gpus_per_node is not None):
+        merged = replace(merged, world_size=None)
+    elif current.world_size is not None and current.nodes is None and current.gpus_per_node is None:
+        merged = replace(merged, nodes=None)
+    # A new model named replaces everything about the old one.
+    if current.model is not None or current.model_size_b is not None:
+        merged = replace(
+            merged,
+            model=current.model,
+            model_size_b=current.model_size_b,
+            active_size_b=current.active_size_b,
+            is_moe=current.is_moe,
+            num_experts=current.num_experts,
+        )
+    # An exclusion now overrides a wish before, and the reverse ("now with PP").
+    wanted = (earlier.wanted - current.unwanted) | current.wanted
+    unwanted = (earlier.unwanted - current.wanted) | current.unwanted
+    merged = replace(merged, wanted=frozenset(wanted), unwanted=frozenset(unwanted))
+    return with_topology(merged)
+
+
+def understand(
+    question: str,
+    history: Iterable = (),
+    lang: str = "auto",
+    *,
+    glossary: Glossary | None = None,
+) -> Query:
+    """Language, intent, parameters (carried over from earlier user turns), topics, retrieval text."""
+    question = (question or "")[:MAX_QUESTION_CHARS]
+    turns = [_turn_fields(t) for t in history][-MAX_HISTORY_TURNS:]
+    earlier_user = [content for role, content in turns if role == "user" and content.strip()]
+
+    own = extract_params(question)
+    carried = Params()
+    prev_intent = None
+    for content in earlier_user:
+        p = extract_params(content)
+        carried = _merge(p, carried)
+        s = score_intents(content, p)
+        if s.intent not in ("nonsense",):
+            prev_intent = s.intent
+    params = _merge(own, carried) if earlier_user else with_topology(own)
+
+    scored = score_intents(question, own)
+    intent = scored.intent
+    is_follow_up = bool(earlier_user) and (
+        _FOLLOW_UP.search(normalize(question)) is not None or (scored.score < _WEAK_INTENT and own != Params())
+    )
+    if is_follow_up and prev_intent and scored.score < _WEAK_INTENT:
+        intent = prev_intent
+    elif intent == "nonsense" and earlier_user and own != Params():
+        intent = prev_intent or "strategy"
+
+    if glossary is None:
+        glossary = _default_glossary(KB_DIR / "glossary.yaml")
+    text_for_topics = spell_out(normalize(question))
+    topics = _topics(text_for_topics, params)
+    retrieval = glossary.expand(question.strip())
+    extra = [_IDENTIFIERS.get(t, t) for t in topics]
+    extra = [e for e in dict.fromkeys(extra) if e.lower() not in retrieval.lower()]
+    if extra:
+        retrieval = f"{retrieval} {' '.join(extra)}"
+
+    return Query(
+        text=question,
+        lang=resolve_language(question, lang),
+        intent=intent,
+        params=params,
+        topics=topics,
+        retrieval_text=retrieval,
+        injection=detect_injection(question),
+    )

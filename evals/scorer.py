@@ -1,0 +1,540 @@
+"""Score one answer against one eval case. Pure: no engine, no I/O; the validator is a pure function.
+
+The answer may be an `assistant.answer.Answer` or its `to_json()` dict (`meshwise ask --json`).
+A case passes when every check that its expectation asks for passes: required facts, no forbidden
+claim, strategy, YAML fields, validity of every YAML shown, verdict, rule codes, dp_size, intent,
+language. Retrieval (recall@5, reciprocal rank) is measured but does not decide the pass.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import yaml
+
+from evals.schema import Case, FieldCheck, PatternGroup
+
+MAX_YAML_BYTES = 256 * 1024
+DEFAULT_WORLD_SIZE = 8  # assumed for shown YAML when neither the case nor the answer names one
+
+DIST_KEYS = frozenset(
+    {
+        "strategy", "dp_size", "dp_replicate_size", "tp_size", "pp_size", "cp_size", "ep_size", "pipeline", "moe",
+        "sequence_parallel", "activation_checkpointing", "activation_checkpointing_scope", "defer_fsdp_grad_sync",
+        "mp_policy", "tp_plan",
+    }
+)
+_STRATEGY_ALIASES = {"megatron-fsdp": "megatron_fsdp", "mfsdp": "megatron_fsdp"}
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.S)
+_CODE = re.compile(r"\bMW-[EW]-[A-Z0-9]+(?:-[A-Z0-9]+)*\b")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
+_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?])|\n|(?<=\.)\s+")
+
+# A forbidden claim is excused when its sentence contrasts it with the code or reports it as the (wrong)
+# doc wording, or when a negation sits inside or right around the claim ("do not use X", "X 不支持 Y").
+_CONTRAST = re.compile(
+    r"\bbut\b|\bhowever\b|\bwhereas\b|\binstead\b|rather than|\bwrong|incorrect|\bdoc(?:s|umentation)?\b|skill\.md"
+    r"|\breject|\bunknown\b|\binvalid|\berror|\bfail|\bavoid|但|然而|而是|而不是|而非|文档|错误|拒绝|报错|避免|未知|无效|非法|禁止",
+    re.I | re.A,
+)
+_NEGATION = re.compile(r"\bnot?\b|n't\b|\bnever\b|\bcannot\b|不|没|无法|别|勿|并非", re.I | re.A)
+_NEG_BEFORE, _NEG_AFTER = 15, 10  # characters around a claim in which a negation excuses it
+# Phrases that report a configuration as broken (used for the verdict when no rule code is named).
+_INVALID_PHRASE = re.compile(
+    r"not divisible|isn't divisible|is not a multiple|isn't a multiple|invalid|won't work|will not work|does not work"
+    r"|\bfails?\b|will fail|rejected|raises|not valid|cannot (?:be )?(?:used|run|start)"
+    r"|不能整除|无法整除|除不尽|不是.{0,12}倍数|不合法|非法|无效|不可行|会报错|报错|不行|不能用|启动失败|会失败|不通过",
+    re.I | re.A,
+)
+
+ValidateFn = Callable[..., Any]
+
+# ASCII word boundaries: `\bpp\b` must also match in "用pp切分", where Unicode \b would not.
+FLAGS = re.I | re.A
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclass
+class Check:
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+@dataclass
+class CaseScore:
+    id: str
+    lang: str
+    category: str
+    passed: bool
+    checks: list[Check] = field(default_factory=list)
+    missing_facts: list[str] = field(default_factory=list)
+    forbidden_hits: list[str] = field(default_factory=list)
+    strategy_ok: bool | None = None
+    yaml_blocks: int = 0  # YAML configs shown (the user's own input excluded)
+    yaml_invalid: list[str] = field(default_factory=list)
+    validity_ok: bool | None = None
+    dp_ok: bool | None = None
+    language_ok: bool = True
+    recall_at_5: float | None = None
+    reciprocal_rank: float | None = None
+    answer_language: str | None = None
+    answer_intent: str | None = None
+    answer_strategy: str | None = None
+    latency_ms: float | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# ----------------------------------------------------------------------------- answer view
+
+
+@dataclass(frozen=True)
+class AnswerView:
+    """The parts of an answer the scorer reads, from an `Answer` or its JSON form."""
+
+    text: str
+    language: str | None
+    intent: str | None
+    strategy: str | None
+    yaml: str | None
+    validation_ok: bool | None
+    validation_codes: tuple[str, ...]
+    source_base_ids: tuple[str, ...]
+    params: dict
+
+
+def base_doc_id(doc_id: str) -> str:
+    """`hsdp.zh` -> `hsdp`; a chunk id `hsdp.zh#3` -> `hsdp`."""
+    doc_id = doc_id.split("#", 1)[0]
+    return doc_id.rsplit(".", 1)[0] if "." in doc_id else doc_id
+
+
+def _validation_parts(v: Any) -> tuple[bool | None, tuple[str, ...]]:
+    if v is None:
+        return None, ()
+    if isinstance(v, dict):
+        findings = [*(v.get("errors") or ()), *(v.get("warnings") or ())]
+        return v.get("ok"), tuple(f.get("code", "") for f in findings if isinstance(f, dict))
+    return getattr(v, "ok", None), tuple(getattr(v, "codes", ()) or ())
+
+
+def view(answer: Any) -> AnswerView:
+    if isinstance(answer, dict):
+        ok, codes = _validation_parts(answer.get("validation"))
+        sources = tuple(base_doc_id(str(s.get("doc_id") or s.get("id") or "")) for s in answer.get("sources") or ())
+        return AnswerView(
+            text=str(answer.get("answer") or answer.get("text") or ""),
+            language=answer.get("language"),
+            intent=answer.get("intent"),
+            strategy=answer.get("strategy"),
+            yaml=answer.get("yaml"),
+            validation_ok=ok,
+            validation_codes=codes,
+            source_base_ids=sources,
+            params=dict(answer.get("params") or {}),
+        )
+    ok, codes = _validation_parts(getattr(answer, "validation", None))
+    return AnswerView(
+        text=answer.text or "",
+        language=answer.language,
+        intent=answer.intent,
+        strategy=answer.strategy,
+        yaml=answer.yaml,
+        validation_ok=ok,
+        validation_codes=codes,
+        source_base_ids=tuple(base_doc_id(h.doc_id or h.id) for h in answer.sources),
+        params=dict(answer.params or {}),
+    )
+
+
+# ----------------------------------------------------------------------------- text helpers
+
+
+def normalize(text: str) -> str:
+    """Width-fold, drop Markdown emphasis and code ticks, spell multiplication one way."""
+    t = unicodedata.normalize("NFKC", text or "")
+    for ch in ("×", "✕", "∗", "⋅"):
+        t = t.replace(ch, "*")
+    return t.replace("`", "").replace("**", "")
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in (x.strip() for x in _SENTENCE_SPLIT.split(text)) if s]
+
+
+def _masked(text: str, mask: tuple[str, ...]) -> str:
+    for m in mask:
+        text = re.sub(m, " ", text, flags=FLAGS)
+    return text
+
+
+def _alt_matches(alt: tuple[str, ...], text: str, sents: list[str]) -> str | None:
+    """The matching text (a sentence for conjunctions) or None."""
+    if len(alt) == 1:
+        m = re.search(alt[0], text, FLAGS)
+        return m.group(0) if m else None
+    for s in sents:
+        if all(re.search(p, s, FLAGS) for p in alt):
+            return s
+    return None
+
+
+def fact_present(group: PatternGroup, text: str) -> bool:
+    t = _masked(normalize(text), group.mask)
+    sents = sentences(t)
+    return any(_alt_matches(alt, t, sents) for alt in group.alternatives)
+
+
+def _excused(sentence: str, start: int, end: int) -> bool:
+    if _CONTRAST.search(sentence):
+        return True
+    return _NEGATION.search(sentence[max(0, start - _NEG_BEFORE) : end + _NEG_AFTER]) is not None
+
+
+def forbidden_hit(group: PatternGroup, text: str) -> str | None:
+    """The sentence that makes the forbidden claim, or None. Evaluated sentence by sentence."""
+    t = _masked(normalize(text), group.mask)
+    for s in sentences(t):
+        for alt in group.alternatives:
+            spans = [m.span() for m in (re.search(p, s, FLAGS) for p in alt) if m]
+            if len(spans) < len(alt):
+                continue
+            if group.excuse and _excused(s, min(a for a, _ in spans), max(b for _, b in spans)):
+                continue
+            return s[:200]
+    return None
+
+
+def cjk_ratio(text: str) -> tuple[int, float]:
+    """(CJK characters, CJK share of CJK chars + Latin words) in prose, code and paths removed."""
+    prose = _FENCE.sub(" ", text or "")
+    prose = re.sub(r"`[^`\n]*`", " ", prose)
+    prose = re.sub(r"\S*[/\\]\S*", " ", prose)  # paths and URLs
+    cjk = len(_CJK.findall(prose))
+    words = len(_WORD.findall(prose))
+    return cjk, (cjk / (cjk + words) if cjk + words else 0.0)
+
+
+def language_of(text: str) -> str:
+    cjk, ratio = cjk_ratio(text)
+    return "zh" if cjk >= 8 and ratio >= 0.3 else "en" if ratio <= 0.1 else "mixed"
+
+
+# ----------------------------------------------------------------------------- YAML helpers
+
+
+@dataclass(frozen=True)
+class YamlBlock:
+    text: str
+    data: Any  # parsed value, or None when it did not parse
+    parse_error: str | None = None
+
+
+def _parse(text: str) -> tuple[Any, str | None]:
+    if len(text.encode("utf-8")) > MAX_YAML_BYTES:
+        return None, "over size cap"
+    try:
+        return yaml.safe_load(text), None
+    except yaml.YAMLError as exc:
+        return None, str(exc).splitlines()[0]
+
+
+def is_config(data: Any) -> bool:
+    """A mapping that is a recipe with `distributed:` or a bare distributed mapping."""
+    return isinstance(data, dict) and ("distributed" in data or bool(DIST_KEYS & set(map(str, data))))
+
+
+def fenced_yaml_blocks(text: str) -> list[YamlBlock]:
+    """YAML shown in Markdown fences: blocks tagged yaml/yml, and untagged ones that parse as a config."""
+    out = []
+    for lang, body in _FENCE.findall(text or ""):
+        lang = lang.lower()
+        if lang in ("yaml", "yml"):
+            data, err = _parse(body)
+            out.append(YamlBlock(body, data, err))
+        elif not lang:
+            data, err = _parse(body)
+            if err is None and is_config(data):
+                out.append(YamlBlock(body, data))
+    return out
+
+
+_RAW_START = re.compile(r"^(distributed|strategy|tp_size|pp_size|cp_size|ep_size|dp_size|step_scheduler|model)\s*:")
+_RAW_CONT = re.compile(r"^(\s+\S|\s*#|\s*$|[A-Za-z_][\w.-]*\s*:)")
+
+
+def user_yaml_blocks(text: str) -> list[Any]:
+    """Parsed YAML the user pasted: fenced blocks, else an unfenced run of YAML lines."""
+    blocks = [b.data for b in fenced_yaml_blocks(text) if b.data is not None]
+    if blocks:
+        return blocks
+    lines = (text or "").splitlines()
+    for i, line in enumerate(lines):
+        if _RAW_START.match(line):
+            j = i + 1
+            while j < len(lines) and _RAW_CONT.match(lines[j]):
+                j += 1
+            while j > i:
+                data, err = _parse("\n".join(lines[i:j]))
+                if err is None and is_config(data):
+                    return [data]
+                j -= 1
+            break
+    return []
+
+
+def _submapping(small: Any, big: Any) -> bool:
+    if isinstance(small, dict) and isinstance(big, dict):
+        return bool(small) and all(k in big and (small[k] == big[k] or _submapping(small[k], big[k])) for k in small)
+    return False
+
+
+def _forms(data: Any) -> list[Any]:
+    """A value and, for a whole recipe, its distributed section."""
+    out = [data]
+    if isinstance(data, dict) and isinstance(data.get("distributed"), dict):
+        out.append(data["distributed"])
+    return out
+
+
+def is_user_input(data: Any, user_blocks: list[Any]) -> bool:
+    """True when a shown block is (part of) what the user pasted: diagnoses may quote it."""
+    return any(a == b or _submapping(a, b) for u in user_blocks for a in _forms(data) for b in _forms(u))
+
+
+def lookup(data: Any, path: str) -> Any:
+    """Dotted-path value; a bare distributed mapping answers `distributed.*` paths too."""
+    root = data if isinstance(data, dict) and "distributed" in data else {"distributed": data}
+    cur: Any = root
+    for part in path.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def _norm_value(v: Any) -> Any:
+    if isinstance(v, str):
+        s = v.strip().lower()
+        if s in ("none", "null", "~"):
+            return None
+        if s in ("true", "false"):
+            return s == "true"
+        if re.fullmatch(r"-?\d+", s):
+            return int(s)
+        return _STRATEGY_ALIASES.get(s, s)
+    return v
+
+
+def field_ok(check: FieldCheck, data: Any) -> bool:
+    v = _norm_value(lookup(data, check.path))
+    if check.op == "present":
+        return v is not None
+    if check.op == "absent":
+        return v is None
+    if check.op == "eq":
+        return v == _norm_value(check.value)
+    if check.op == "in":
+        return v in [_norm_value(x) for x in check.value]
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    return {"gt": v > check.value, "ge": v >= check.value, "lt": v < check.value}[check.op]
+
+
+def _default_validate() -> ValidateFn:
+    from assistant.validator import validate
+
+    return validate
+
+
+def run_validator(validate_fn: ValidateFn, data: Any, *, world_size: int, gpus_per_node: int, model=None, gpu=None):
+    """(ok, error codes, dp_size, note). Any exception counts as a failed validation."""
+    kwargs: dict[str, Any] = {"world_size": world_size, "gpus_per_node": gpus_per_node}
+    if model:
+        kwargs["model"] = model
+    if gpu:
+        kwargs["gpu"] = gpu
+    try:
+        rep = validate_fn(data, **kwargs)
+    except Exception as exc:  # UnusableInput or a validator bug: either way not a valid config
+        if model or gpu:  # an unknown model/GPU name must not turn a sound config into a failure
+            return run_validator(validate_fn, data, world_size=world_size, gpus_per_node=gpus_per_node)
+        return False, (), None, f"{type(exc).__name__}: {getattr(exc, 'message', exc)}"
+    codes = tuple(f.code for f in rep.errors)
+    dp = rep.derived.dp_size if rep.derived is not None else None
+    return bool(rep.ok), codes, dp, ""
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def _assumed(case: Case, ans: AnswerView, validation_world: int | None) -> tuple[int, int, str]:
+    world = case.assumed_world_size or ans.params.get("world_size") or validation_world or DEFAULT_WORLD_SIZE
+    gpn = case.assumed_gpus_per_node or ans.params.get("gpus_per_node") or 8
+    src = "case" if case.assumed_world_size else "answer" if ans.params.get("world_size") else "default"
+    return int(world), int(gpn), src
+
+
+def _dp_from_text(text: str, dp: int) -> bool:
+    t = normalize(text)
+    pat = rf"\bdp(?:_size)?\b[^\n。;；]{{0,80}}?(?:=|为|是|等于|:)\s*{dp}\b(?!\s*[*/.])"
+    return re.search(pat, t, FLAGS) is not None
+
+
+def retrieval_scores(expected: tuple[str, ...], got: tuple[str, ...]) -> tuple[float | None, float | None]:
+    if not expected:
+        return None, None
+    want = set(expected)
+    top5 = set(got[:5])
+    recall = len(want & top5) / len(want)
+    rr = next((1.0 / (i + 1) for i, b in enumerate(got) if b in want), 0.0)
+    return recall, rr
+
+
+def score(case: Case, answer: Any, *, validate_fn: ValidateFn | None = None) -> CaseScore:
+    ans = view(answer)
+    exp = case.expect
+    res = CaseScore(
+        id=case.id, lang=case.lang, category=case.category, passed=False,
+        answer_language=ans.language, answer_intent=ans.intent, answer_strategy=ans.strategy,
+    )
+    checks = res.checks
+    text = ans.text
+    full_text = text + ("\n" + ans.yaml if ans.yaml and ans.yaml not in text else "")
+
+    # The user's own YAML (question and earlier user turns): diagnoses may show it unchanged.
+    user_text = "\n".join([case.question, *(t.content for t in case.history if t.role == "user")])
+    user_blocks = user_yaml_blocks(user_text)
+
+    # Every YAML shown: fenced blocks in the text, plus the answer's `yaml` when not already there.
+    shown = fenced_yaml_blocks(text)
+    if ans.yaml and all(b.text.strip() != ans.yaml.strip() for b in shown):
+        data, err = _parse(ans.yaml)
+        shown.insert(0, YamlBlock(ans.yaml, data, err))
+    configs = [b for b in shown if b.parse_error or is_config(b.data)]
+    own = [b for b in configs if not (b.parse_error is None and is_user_input(b.data, user_blocks))]
+
+    # Text for forbidden claims: without the user's quoted blocks.
+    forbid_text = full_text
+    for b in configs:
+        if b not in own:
+            forbid_text = forbid_text.replace(b.text, " ")
+
+    # Facts and forbidden claims.
+    for g in exp.facts:
+        if not fact_present(g, full_text):
+            res.missing_facts.append(g.name)
+    if exp.facts:
+        checks.append(Check("facts", not res.missing_facts, ", ".join(res.missing_facts)))
+    for g in exp.forbid:
+        hit = forbidden_hit(g, forbid_text)
+        if hit:
+            res.forbidden_hits.append(f"{g.name}: {hit}")
+    if exp.forbid:
+        checks.append(Check("forbid", not res.forbidden_hits, " | ".join(res.forbidden_hits)))
+
+    # YAML validity of everything shown (the user's own input excluded).
+    validate_fn = validate_fn or _default_validate()
+    world, gpn, world_src = _assumed(case, ans, None)
+    model = exp.model or ans.params.get("model")
+    gpu = exp.gpu or ans.params.get("gpu")
+    verdicts: list[tuple[YamlBlock, bool, tuple[str, ...], int | None]] = []
+    for b in own:
+        if b.parse_error:
+            verdicts.append((b, False, (), None))
+            res.yaml_invalid.append(f"unparseable YAML: {b.parse_error}")
+            continue
+        ok, codes, dp, note = run_validator(validate_fn, b.data, world_size=world, gpus_per_node=gpn, model=model, gpu=gpu)
+        verdicts.append((b, ok, codes, dp))
+        if not ok:
+            res.yaml_invalid.append(f"world_size={world} ({world_src}): {', '.join(codes) or note}")
+    res.yaml_blocks = len(own)
+    if own:
+        checks.append(Check("yaml_valid", not res.yaml_invalid, " | ".join(res.yaml_invalid)))
+
+    if exp.yaml_shown is not None:
+        n = len(configs) if exp.yaml_shown else len(shown)
+        checks.append(Check("yaml_shown", (n > 0) == exp.yaml_shown, f"{n} YAML block(s) shown"))
+
+    primary = own[0] if own else (configs[0] if configs else None)
+    primary_data = primary.data if primary is not None and primary.parse_error is None else None
+
+    if exp.yaml_fields:
+        if primary_data is None:
+            checks.append(Check("yaml_fields", False, "no YAML config shown"))
+        else:
+            bad = [f"{c.path} {c.op} {c.value!r} (got {lookup(primary_data, c.path)!r})" for c in exp.yaml_fields if not field_ok(c, primary_data)]
+            checks.append(Check("yaml_fields", not bad, "; ".join(bad)))
+    if exp.yaml_forbid:
+        bad = []
+        for conj in exp.yaml_forbid:
+            for b in own:
+                if b.data is not None and all(field_ok(c, b.data) for c in conj):
+                    bad.append(" & ".join(f"{c.path} {c.op} {c.value!r}" for c in conj))
+        checks.append(Check("yaml_forbid", not bad, "; ".join(bad)))
+
+    # Strategy: the answer's field, else the shown YAML's.
+    if exp.strategy:
+        got = ans.strategy
+        if not got and primary_data is not None:
+            got = lookup(primary_data, "distributed.strategy") or ("fsdp2" if lookup(primary_data, "distributed") is not None else None)
+        got = _norm_value(got) if got else None
+        res.strategy_ok = got == _norm_value(exp.strategy)
+        checks.append(Check("strategy", res.strategy_ok, f"expected {exp.strategy}, got {got}"))
+
+    # Verdict on the configuration asked about, and the rule codes that must be named.
+    # Codes count when the answer's text names them: that is what the user reads.
+    text_codes = set(_CODE.findall(normalize(text)))
+    if exp.valid is not None:
+        text_errors = {c for c in text_codes if c.startswith("MW-E-")}
+        reported_invalid = ans.validation_ok is False
+        if exp.valid:
+            res.validity_ok = not text_errors and not reported_invalid
+            detail = f"answer names errors {sorted(text_errors)}" if text_errors else "answer's validation failed" if reported_invalid else ""
+        else:
+            res.validity_ok = bool(text_errors) or reported_invalid or bool(_INVALID_PHRASE.search(normalize(text)))
+            detail = "" if res.validity_ok else "answer does not say the configuration is invalid"
+        checks.append(Check("validity", res.validity_ok, detail))
+    if exp.rule_codes:
+        missing = [" or ".join(alts) for alts in exp.rule_codes if not any(a in text_codes for a in alts)]
+        checks.append(Check("rule_codes", not missing, "missing " + "; ".join(missing) if missing else ""))
+
+    # dp_size: from the validator on the main YAML shown, else stated in the text.
+    if exp.dp_size is not None:
+        dp_seen = next((dp for b, ok, _c, dp in verdicts if b is primary and dp is not None), None)
+        if dp_seen is None and primary_data is not None:
+            _ok, _c, dp_seen, _n = run_validator(validate_fn, primary_data, world_size=world, gpus_per_node=gpn)
+        res.dp_ok = dp_seen == exp.dp_size if dp_seen is not None else _dp_from_text(text, exp.dp_size)
+        checks.append(Check("dp_size", res.dp_ok, f"expected {exp.dp_size}, YAML gives {dp_seen}"))
+
+    if exp.intent:
+        checks.append(Check("intent", ans.intent in exp.intent, f"expected {'|'.join(exp.intent)}, got {ans.intent}"))
+    if exp.intent_not:
+        checks.append(Check("intent_not", ans.intent not in exp.intent_not, f"got {ans.intent}"))
+
+    # Language: the answer's declared language and its prose.
+    detected = language_of(text)
+    res.language_ok = ans.language in (None, case.lang) and detected == case.lang
+    checks.append(Check("language", res.language_ok, f"expected {case.lang}, declared {ans.language}, prose looks {detected}"))
+
+    res.recall_at_5, res.reciprocal_rank = retrieval_scores(exp.sources, ans.source_base_ids)
+    res.passed = all(c.passed for c in checks)
+    return res
+
+
+def failed_score(case: Case, error: str) -> CaseScore:
+    """The score of a case whose answer could not be produced."""
+    return CaseScore(
+        id=case.id, lang=case.lang, category=case.category, passed=False, error=error,
+        checks=[Check("answer", False, error)], language_ok=False,
+        recall_at_5=0.0 if case.expect.sources else None, reciprocal_rank=0.0 if case.expect.sources else None,
+    )

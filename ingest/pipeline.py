@@ -1,0 +1,449 @@
+"""Build and update the index: sources -> llama-index IngestionPipeline -> FAISS channels + BM25.
+
+Layout of `Settings.index_dir`:
+    current -> v-<time>-<id>/   symlink, switched atomically when a build succeeds
+    v-<time>-<id>/              manifest.json, docstore.json, dense-<i>.faiss, chunks.json, bm25/
+    .lock                       one ingest at a time
+A build works in memory and writes a new version directory; only a finished build moves `current`,
+so an interrupted or failed ingest leaves the previous index serving.
+
+Incremental: the pipeline's docstore keeps each document's hash; an unchanged document is skipped,
+a changed one has its chunks deleted from the store and re-embedded, and documents no longer in the
+sources are deleted. BM25 is rebuilt from the stored chunks each time (seconds at most).
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+from llama_index.core.bridge.pydantic import PrivateAttr
+from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
+from llama_index.core.schema import BaseNode, Document, NodeRelationship, TextNode, TransformComponent
+from llama_index.core.storage.docstore import SimpleDocumentStore
+from tqdm.auto import tqdm
+
+from assistant.config import UPSTREAM_SKILL_DIR, Settings
+from assistant.retrieve.embeddings import Encoder, load_encoders
+from assistant.retrieve.expand import Glossary, encoder_view, has_cjk, load_glossary
+from ingest.chunking import CHUNKER_VERSION
+from ingest.lexical import TOKENIZER_VERSION, LexicalIndex, LexicalTokenizer
+from ingest.manifest import Manifest, file_hash, incompatibilities, library_versions
+from ingest.sources import Source, chunk_document, detect_source, load_source
+from ingest.sources.common import LoadResult
+from ingest.sources.skill_folder import is_skill_folder
+from ingest.store import Channel, ChannelStore
+
+CURRENT = "current"
+DOCSTORE_NAME = "docstore.json"
+BM25_DIR = "bm25"
+_DOC_BATCH = 64  # documents per pipeline run: bounds the memory of list-typed node embeddings
+
+
+class IndexNotReady(RuntimeError):
+    """No usable index and building was not allowed (the message says what to run)."""
+
+
+@dataclass
+class IngestReport:
+    index_path: Path
+    documents: int = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    chunks: int = 0
+    chunks_embedded: int = 0
+    seconds: float = 0.0
+    full_rebuild: bool = False
+    rebuild_reasons: list[str] = field(default_factory=list)
+    per_source: dict[str, dict] = field(default_factory=dict)  # "kind:path" -> files, documents, chunks
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    state: str  # missing | incompatible | stale | fresh
+    reasons: tuple[str, ...] = ()
+    path: Path | None = None
+
+    @property
+    def fresh(self) -> bool:
+        return self.state == "fresh"
+
+
+# ---------------------------------------------------------------- sources
+
+def default_sources(settings: Settings) -> list[Source]:
+    """The kb, plus the upstream skill folder when it is present beside the repo."""
+    out = [Source("kb", Path(settings.kb_dir).resolve())]
+    if is_skill_folder(UPSTREAM_SKILL_DIR):
+        out.append(Source("skill", UPSTREAM_SKILL_DIR.resolve()))
+    return out
+
+
+def resolve_sources(paths: Sequence[Path]) -> list[Source]:
+    return [detect_source(Path(p)) for p in paths]
+
+
+def _dedupe(sources: Sequence[Source]) -> list[Source]:
+    seen, out = set(), []
+    for s in sources:
+        if s.path not in seen:
+            seen.add(s.path)
+            out.append(s)
+    return out
+
+
+def _load_all(sources: Sequence[Source], progress: bool) -> tuple[list[Document], dict[str, dict], list[str]]:
+    docs: list[Document] = []
+    per_source: dict[str, dict] = {}
+    warnings: list[str] = []
+    seen: set[str] = set()
+    for src in sources:
+        bar = tqdm(desc=f"read {src.kind} {src.path.name}", unit="file", disable=not progress, leave=False)
+        try:
+            res: LoadResult = load_source(src, on_file=lambda _p: bar.update(1))
+        finally:
+            bar.close()
+        warnings.extend(res.warnings)
+        kept = 0
+        for d in res.documents:
+            if d.id_ in seen:
+                warnings.append(f"{src.kind} {src.path}: document id {d.id_} already loaded from another source; skipped")
+                continue
+            seen.add(d.id_)
+            docs.append(d)
+            kept += 1
+        per_source[f"{src.kind}:{src.path}"] = {"files": res.files_seen or kept, "documents": kept, "chunks": 0}
+    return docs, per_source, warnings
+
+
+# ---------------------------------------------------------------- pipeline components
+
+class ChunkDocuments(TransformComponent):
+    """Documents -> chunk nodes (`<doc id>#<n>`), each linked to its document for upserts."""
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs) -> list[BaseNode]:
+        out: list[BaseNode] = []
+        for doc in nodes:
+            meta = doc.metadata
+            for i, ch in enumerate(chunk_document(doc)):
+                node = TextNode(
+                    id_=f"{doc.id_}#{i}",
+                    text=ch.text,
+                    metadata={
+                        "doc_id": meta["doc_id"], "title": meta.get("title", ""), "path": meta.get("path", ""),
+                        "heading": ch.heading, "context": ch.context, "kind": ch.kind or meta.get("kind", "doc"),
+                        "lang": meta.get("lang", "en"), "line": ch.line,
+                    },
+                )
+                node.relationships[NodeRelationship.SOURCE] = doc.as_related_node_info()
+                out.append(node)
+        return out
+
+
+def embed_text(record: dict) -> str:
+    """Text the encoders and BM25 see for a chunk record or node metadata + text."""
+    return "\n".join(p for p in (record.get("heading"), record.get("context"), record.get("text")) if p)
+
+
+class EmbedChannels(TransformComponent):
+    """Every encoder embeds every chunk; the node's embedding is their concatenation."""
+
+    _get_encoders: Callable[[], list[Encoder]] = PrivateAttr()
+    _glossary: Glossary = PrivateAttr()
+    _bar = PrivateAttr(default=None)
+    _count: int = PrivateAttr(default=0)
+
+    def __init__(self, get_encoders: Callable[[], list[Encoder]], glossary: Glossary, bar=None) -> None:
+        super().__init__()
+        self._get_encoders = get_encoders
+        self._glossary = glossary
+        self._bar = bar
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs) -> list[BaseNode]:
+        if not nodes:
+            return list(nodes)
+        encoders = self._get_encoders()
+        texts = [embed_text({**n.metadata, "text": n.get_content()}) for n in nodes]
+        if self._bar is not None:
+            self._bar.total = (self._bar.total or 0) + len(texts) * len(encoders)
+            self._bar.refresh()
+        parts = []
+        for enc in encoders:
+            views = [encoder_view(t, enc.english_only, self._glossary) for t in texts]
+            vecs = []
+            # Groups of 128: sentence-transformers sorts each call by length (less padding) and the
+            # bar still moves.
+            for i in range(0, len(views), 128):
+                vecs.append(enc.encode(views[i:i + 128]))
+                if self._bar is not None:
+                    self._bar.update(len(views[i:i + 128]))
+            parts.append(np.concatenate(vecs))
+        joined = np.concatenate(parts, axis=1)
+        for node, vec in zip(nodes, joined):
+            node.embedding = vec.tolist()
+        self._count += len(nodes)
+        return list(nodes)
+
+    @property
+    def embedded(self) -> int:
+        return self._count
+
+
+def _stamp_glossary(docs: Sequence[Document], glossary_hash: str) -> None:
+    """English-only channels read Chinese through the glossary, so a document with Chinese text
+    depends on it: the glossary's hash in its metadata makes a glossary edit re-embed it."""
+    for d in docs:
+        if has_cjk(d.text):
+            d.metadata["glossary"] = glossary_hash[:16]
+
+
+# ---------------------------------------------------------------- index directory
+
+def current_version(index_dir: Path) -> Path | None:
+    link = Path(index_dir) / CURRENT
+    if not link.exists():
+        return None
+    target = link.resolve()
+    return target if target.is_dir() else None
+
+
+@contextmanager
+def _locked(index_dir: Path) -> Iterator[None]:
+    index_dir.mkdir(parents=True, exist_ok=True)
+    with open(index_dir / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _publish(index_dir: Path, built: Path) -> Path:
+    """Move a finished build into place and point `current` at it in one rename."""
+    final = index_dir / f"v-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+    os.rename(built, final)
+    tmp_link = index_dir / f".current-{uuid.uuid4().hex[:8]}"
+    os.symlink(final.name, tmp_link)
+    os.replace(tmp_link, index_dir / CURRENT)
+    _cleanup(index_dir, keep={final.name})
+    return final
+
+
+def _cleanup(index_dir: Path, keep: set[str]) -> None:
+    """Drop failed builds and old versions; the newest older version stays for readers mid-load."""
+    versions = sorted((p for p in index_dir.glob("v-*") if p.is_dir() and p.name not in keep),
+                      key=lambda p: p.stat().st_mtime, reverse=True)
+    for p in versions[1:]:
+        shutil.rmtree(p, ignore_errors=True)
+    for p in index_dir.glob(".tmp-*"):
+        shutil.rmtree(p, ignore_errors=True)
+    for p in index_dir.glob(".current-*"):
+        p.unlink(missing_ok=True)
+
+
+def _kb_version(settings: Settings, docs: Sequence[Document]) -> str:
+    import yaml
+
+    from ingest.manifest import content_hash
+
+    kb_hash = content_hash({d.id_: d.hash for d in docs if d.metadata.get("path", "").startswith("kb/")})[:12]
+    catalog = Path(settings.kb_dir) / "catalog.yaml"
+    version = None
+    if catalog.is_file() and catalog.stat().st_size < 1024 * 1024:
+        data = yaml.safe_load(catalog.read_text(encoding="utf-8")) or {}
+        version = data.get("version") if isinstance(data, dict) else None
+    return f"{version}+{kb_hash}" if version else kb_hash
+
+
+# ---------------------------------------------------------------- status
+
+def planned_sources(settings: Settings, manifest: Manifest | None = None) -> list[Source]:
+    """What the index should hold: the sources of the last ingest (so `ingest --source CHECKOUT` or
+    `--only` survive a restart) with the kb taken from the settings; the defaults when there is no
+    index yet. Recorded sources that no longer exist are dropped."""
+    if manifest is None or not manifest.sources:
+        return default_sources(settings)
+    out = []
+    for s in manifest.sources:
+        if s["kind"] == "kb":
+            out.append(Source("kb", Path(settings.kb_dir).resolve()))
+        elif Path(s["path"]).exists():
+            out.append(Source(s["kind"], Path(s["path"])))
+    return _dedupe(out)
+
+
+def index_status(settings: Settings, sources: Sequence[Source] | None = None) -> IndexStatus:
+    version = current_version(Path(settings.index_dir))
+    if version is None:
+        return IndexStatus("missing", (f"no index under {settings.index_dir}",))
+    manifest = Manifest.load(version)
+    if manifest is None:
+        return IndexStatus("incompatible", ("manifest missing or unreadable",), version)
+    problems = incompatibilities(manifest, tuple(settings.embed_models), CHUNKER_VERSION, TOKENIZER_VERSION)
+    if problems:
+        return IndexStatus("incompatible", tuple(problems), version)
+    srcs = list(sources) if sources is not None else planned_sources(settings, manifest)
+    docs, _, _ = _load_all(srcs, progress=False)
+    glossary_hash = file_hash(Path(settings.kb_dir) / "glossary.yaml")
+    _stamp_glossary(docs, glossary_hash)
+    now = {d.id_: d.hash for d in docs}
+    reasons = []
+    added = sorted(set(now) - set(manifest.documents))
+    removed = sorted(set(manifest.documents) - set(now))
+    changed = sorted(k for k in set(now) & set(manifest.documents) if now[k] != manifest.documents[k])
+    for label, ids in (("new", added), ("removed", removed), ("changed", changed)):
+        if ids:
+            reasons.append(f"{len(ids)} {label} document(s): {', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}")
+    if glossary_hash != manifest.glossary_hash:
+        reasons.append("glossary changed")
+    return IndexStatus("stale" if reasons else "fresh", tuple(reasons), version)
+
+
+# ---------------------------------------------------------------- build
+
+def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, rebuild: bool = False,
+                progress: bool = False, encoders: list[Encoder] | None = None) -> IngestReport:
+    """Ingest `sources` (default: `planned_sources`) into `settings.index_dir`, incrementally when the
+    current index is compatible, and publish the result atomically."""
+    t0 = time.perf_counter()
+    index_dir = Path(settings.index_dir)
+    with _locked(index_dir):
+        previous = current_version(index_dir)
+        old_manifest = Manifest.load(previous) if previous else None
+        srcs = _dedupe(list(sources) if sources is not None else planned_sources(settings, old_manifest))
+        report = IngestReport(index_path=index_dir)
+        docs, report.per_source, report.warnings = _load_all(srcs, progress)
+        report.documents = len(docs)
+        glossary_path = Path(settings.kb_dir) / "glossary.yaml"
+        glossary = load_glossary(glossary_path)
+        _stamp_glossary(docs, file_hash(glossary_path))
+
+        loaded: list[Encoder] = list(encoders) if encoders is not None else []
+
+        def get_encoders() -> list[Encoder]:
+            if not loaded:
+                loaded.extend(load_encoders(tuple(settings.embed_models)))
+            return loaded
+
+        store, docstore = None, None
+        if old_manifest is not None and not rebuild:
+            report.rebuild_reasons = incompatibilities(old_manifest, tuple(settings.embed_models),
+                                                       CHUNKER_VERSION, TOKENIZER_VERSION)
+            if not report.rebuild_reasons:
+                store = ChannelStore.load(previous)
+                docstore = SimpleDocumentStore.from_persist_path(str(previous / DOCSTORE_NAME))
+        elif rebuild:
+            report.rebuild_reasons = ["--rebuild"]
+        elif previous is None:
+            report.rebuild_reasons = ["no index yet"]
+        if store is None:
+            report.full_rebuild = True
+            encs = get_encoders()
+            store = ChannelStore([Channel(e.name, e.dim) for e in encs])
+            docstore = SimpleDocumentStore()
+
+        before = docstore.get_all_document_hashes()  # hash -> doc id
+        old_ids = set(before.values())
+        old_hash = {v: k for k, v in before.items()}
+        for d in docs:
+            if d.id_ not in old_ids:
+                report.added += 1
+            elif old_hash[d.id_] != d.hash:
+                report.updated += 1
+            else:
+                report.unchanged += 1
+
+        bar = tqdm(desc="embed", unit="chunk", total=0, disable=not progress, leave=False)
+        embedder = EmbedChannels(get_encoders, glossary, bar=bar)
+        pipeline = IngestionPipeline(
+            transformations=[ChunkDocuments(), embedder],
+            vector_store=store,
+            docstore=docstore,
+            docstore_strategy=DocstoreStrategy.UPSERTS,
+            disable_cache=True,
+        )
+        try:
+            for i in range(0, len(docs), _DOC_BATCH):
+                pipeline.run(documents=docs[i:i + _DOC_BATCH], store_doc_text=False)
+        finally:
+            bar.close()
+        # Documents gone from the sources leave the docstore and every channel.
+        current_ids = {d.id_ for d in docs}
+        for doc_id in sorted(old_ids - current_ids):
+            docstore.delete_document(doc_id, raise_error=False)
+            store.delete(doc_id)
+            report.removed += 1
+        report.chunks_embedded = embedder.embedded
+        report.chunks = len(store)
+
+        tokenizer = LexicalTokenizer(glossary.zh_terms)
+        row_ids = sorted(store.records, key=lambda nid: store.records[nid]["fid"])
+        lexical = LexicalIndex.build([embed_text(store.records[r]) for r in row_ids], row_ids, tokenizer)
+
+        _count_chunks(report, store, docs)
+
+        channels = [{"name": c.name, "dim": c.dim,
+                     "model_id": next((e.model_id for e in loaded if e.name == c.name), None)
+                     or _old_model_id(old_manifest, c.name)} for c in store.channels]
+        tmp = index_dir / f".tmp-{uuid.uuid4().hex[:8]}"
+        try:
+            tmp.mkdir(parents=True)
+            store.save(tmp)
+            docstore.persist(str(tmp / DOCSTORE_NAME))
+            lexical.save(tmp / BM25_DIR)
+            report.seconds = time.perf_counter() - t0
+            Manifest(
+                chunker_version=CHUNKER_VERSION, tokenizer_version=TOKENIZER_VERSION, channels=channels,
+                libraries=library_versions(), sources=[s.to_json() for s in srcs],
+                documents={d.id_: d.hash for d in docs}, glossary_hash=file_hash(glossary_path),
+                kb_version=_kb_version(settings, docs), chunks=len(store),
+                created_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), build_seconds=round(report.seconds, 3),
+                per_source=report.per_source,
+            ).save(tmp)
+            report.index_path = _publish(index_dir, tmp)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        report.seconds = time.perf_counter() - t0
+        return report
+
+
+def _old_model_id(manifest: Manifest | None, name: str) -> str | None:
+    if manifest is None:
+        return None
+    return next((c.get("model_id") for c in manifest.channels if c["name"] == name), None)
+
+
+def _count_chunks(report: IngestReport, store: ChannelStore, docs: Sequence[Document]) -> None:
+    doc_source: dict[str, str] = {}
+    i = 0
+    keys = list(report.per_source)
+    # Documents were loaded source by source, in order: walk them with the per-source counts.
+    for key in keys:
+        n = report.per_source[key]["documents"]
+        for d in docs[i:i + n]:
+            doc_source[d.id_] = key
+        i += n
+    for rec in store.records.values():
+        key = doc_source.get(rec["doc_id"])
+        if key is not None:
+            report.per_source[key]["chunks"] += 1
+
+
+def ensure_index(settings: Settings, *, progress: bool = False, encoders: list[Encoder] | None = None) -> Path:
+    """The current index version directory, built or updated first when missing, incompatible or
+    stale. Used by `make run`, the engine and the tests on first start."""
+    status = index_status(settings)
+    if status.fresh and status.path is not None:
+        return status.path
+    return build_index(settings, progress=progress, encoders=encoders).index_path

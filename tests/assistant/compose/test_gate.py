@@ -1,0 +1,118 @@
+"""The YAML gate: what an answer shows is validated; streamed and batch gating agree."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from assistant.compose.gate import GatePolicy, StreamGate, gate_text, looks_like_config, yaml_blocks
+from assistant.validator import validate
+
+GOOD = "distributed:\n  strategy: fsdp2\n  tp_size: 8\n  pp_size: 4\n  pipeline:\n    pp_schedule: interleaved1f1b\n    pp_microbatch_size: 1\n"
+BAD_MEGATRON_PP = "distributed:\n  strategy: megatron_fsdp\n  pp_size: 4\n"
+BAD_EP = "distributed:\n  strategy: fsdp2\n  tp_size: 8\n  ep_size: 128\n"
+PLAN_YAML = "distributed:\n  strategy: fsdp2\n  tp_size: 8\n  pp_size: 4\n  pipeline:\n    pp_schedule: 1f1b\n    pp_microbatch_size: 1\n"
+
+
+def policy(world=64, fallback=PLAN_YAML, exempt=None, lang="en"):
+    check = lambda body: validate(body, world_size=world, gpus_per_node=8)
+    fb_report = validate(fallback, world_size=world, gpus_per_node=8) if fallback else None
+    return GatePolicy(
+        check=check, world_size=world, fallback_yaml=fallback, fallback_report=fb_report, lang=lang,
+        replaced_note=lambda w, r: f"REPLACED at {w}: {r}", removed_note=lambda w, r: f"REMOVED at {w}: {r}",
+        exempt_yaml=exempt,
+    )
+
+
+def fenced(body, tag="yaml"):
+    return f"```{tag}\n{body}```\n"
+
+
+def shown_configs(text):
+    return [b for tag, b in yaml_blocks(text) if looks_like_config(tag, b)]
+
+
+def test_valid_yaml_passes_unchanged():
+    text = "Use fsdp2.\n\n" + fenced(GOOD) + "\nThat is all.\n"
+    out, res = gate_text(text, policy())
+    assert out == text
+    assert len(res.shown) == 1 and res.shown[0][1].ok and not res.replaced
+
+
+@pytest.mark.parametrize("bad,code", [(BAD_MEGATRON_PP, "MW-E-MEGATRON-PP"), (BAD_EP, "MW-E-EP-DIVIDES")])
+def test_invalid_yaml_is_replaced_by_the_plan_with_reasons(bad, code):
+    out, res = gate_text("Here:\n" + fenced(bad) + "done\n", policy())
+    assert bad not in out
+    assert f"REPLACED at 64: " in out and code in out
+    assert PLAN_YAML.strip() in out
+    assert [b for b, _ in res.replaced] == [bad]
+    for body in shown_configs(out):
+        assert validate(body, world_size=64, gpus_per_node=8).ok
+
+
+def test_invalid_yaml_removed_when_no_valid_plan():
+    out, res = gate_text(fenced(BAD_EP), policy(fallback=None))
+    assert "REMOVED at 64" in out and "MW-E-EP-DIVIDES" in out
+    assert shown_configs(out) == []
+
+
+def test_unparseable_yaml_block_is_not_shown():
+    junk = "distributed: [unclosed\n  tp_size: : 8\n"
+    out, res = gate_text(fenced(junk), policy())
+    assert junk not in out and res.replaced
+
+
+def test_untagged_config_block_is_checked_but_other_code_is_not():
+    text = fenced(BAD_MEGATRON_PP, tag="") + fenced("print('tp_size: 3')\n", tag="python") + fenced("key: value\n", tag="")
+    out, res = gate_text(text, policy())
+    assert BAD_MEGATRON_PP not in out
+    assert "print('tp_size: 3')" in out and "key: value" in out
+    assert len(res.replaced) == 1
+
+
+def test_diagnosed_yaml_may_be_quoted_back():
+    out, res = gate_text("Your config:\n" + fenced(BAD_EP), policy(exempt=BAD_EP))
+    assert BAD_EP in out and res.exempt == [BAD_EP] and not res.replaced
+
+
+def test_unterminated_block_is_still_judged():
+    out, res = gate_text("text\n```yaml\n" + BAD_MEGATRON_PP, policy())
+    assert "megatron_fsdp" not in out and res.replaced
+
+
+def test_tilde_fences_and_long_fences():
+    text = "~~~yaml\n" + BAD_MEGATRON_PP + "~~~\n" + "````yaml\n" + BAD_EP + "````\n"
+    out, res = gate_text(text, policy())
+    assert len(res.replaced) == 2 and "megatron_fsdp" not in out
+
+
+def test_inline_backticks_are_not_fences():
+    text = "Set `tp_size: 8` and ```not a fence``` here.\n"
+    out, _ = gate_text(text, policy())
+    assert out == text
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_streamed_equals_batch_for_any_chunking(seed):
+    rng = random.Random(seed)
+    text = ("Intro with `code` and text.\n" + fenced(GOOD) + "Middle ``` line? no.\n" + fenced(BAD_EP, tag="yml")
+            + "  ```\n" + BAD_MEGATRON_PP + "  ```\n" + "中文结尾。\n" + fenced("x = 1\n", tag="python"))
+    batch, batch_res = gate_text(text, policy())
+    g = StreamGate(policy())
+    pieces, i = [], 0
+    while i < len(text):
+        n = rng.randint(1, 12)
+        pieces.append(g.feed(text[i:i + n]))
+        i += n
+    pieces.append(g.close())
+    assert "".join(pieces) == batch == g.text
+    assert [b for b, _ in g.result.replaced] == [b for b, _ in batch_res.replaced]
+
+
+def test_stream_emits_prose_before_the_block_closes():
+    g = StreamGate(policy())
+    assert g.feed("Use fsdp2 with TP") == "Use fsdp2 with TP"
+    assert g.feed(".\n```yaml\ndistributed:\n") == ".\n"  # the block is held
+    assert g.feed("  strategy: megatron_fsdp\n  pp_size: 4\n") == ""
+    out = g.feed("```\n")
+    assert "REPLACED" in out and "megatron_fsdp" not in out

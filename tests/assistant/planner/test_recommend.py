@@ -1,0 +1,305 @@
+"""Planner scenarios. Every feasible plan must pass the validator at the user's numbers."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from assistant.answer import Turn
+from assistant.planner.plan import Plan
+from assistant.planner.recommend import plan
+from assistant.understand.query import Params
+from assistant.understand.understand import understand
+from assistant.validator import validate
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _revalidate(p: Plan, *, model=None, gpu=None):
+    return validate(p.yaml, world_size=p.world_size, gpus_per_node=p.gpus_per_node, model=model, gpu=gpu)
+
+
+def _check(p: Plan, *, model=None, gpu=None) -> dict:
+    """The invariants every plan keeps; returns the distributed mapping."""
+    data = yaml.safe_load(p.yaml)
+    assert data["distributed"] == p.distributed
+    dist = p.distributed
+    assert "dp_size" not in dist
+    assert all(dist.get(k, 2) != 1 for k in ("tp_size", "pp_size", "cp_size", "ep_size"))  # defaults left out
+    assert ("pipeline" in dist) == (dist.get("pp_size", 1) > 1)
+    assert ("moe" in dist) == (dist.get("ep_size", 1) > 1)
+    if p.feasible:
+        assert p.report.ok, p.report.codes
+        again = _revalidate(p, model=model, gpu=gpu)
+        assert again.ok, again.codes
+    for step in p.arithmetic:
+        assert step.en.strip() and step.zh.strip()  # formulas may read the same in both languages
+    for step in (*p.rationale, *p.assumptions, *p.rejected):
+        assert step.en.strip() and _CJK.search(step.zh), step
+    return dist
+
+
+def test_single_gpu():
+    p = plan(Params(world_size=1, model_size_b=1.0))
+    assert _check(p) == {"strategy": "fsdp2"}
+    assert p.feasible and p.world_size == 1
+
+
+def test_8_gpus_8b():
+    p = plan(understand("Llama 3.1 8B on 8 GPUs"))
+    d = _check(p, model="llama-3.1-8b")
+    assert d["strategy"] == "fsdp2" and d.get("tp_size") == 2
+    assert any("8 / (2*1*1) = 4" in s.en for s in p.arithmetic)
+
+
+def test_70b_on_8_nodes_with_tp_and_pp():
+    q = understand("I am training a 70B LLM on 8 nodes x 8 GPUs and want tensor plus pipeline parallelism. "
+                   "Which distributed strategy should I use?")
+    p = plan(q)
+    d = _check(p)
+    assert (d["strategy"], d["tp_size"], d["pp_size"]) == ("fsdp2", 8, 4)
+    assert d["pipeline"]["pp_schedule"] in ("1f1b", "interleaved1f1b")
+    assert p.report.derived.dp_size == 2
+    assert any(s.en == "dp_size = world_size / (tp_size * pp_size * cp_size) = 64 / (8*4*1) = 2" for s in p.arithmetic)
+    assert any("dp_size = world_size / (tp_size * pp_size * cp_size) = 64 / (8*4*1) = 2" in s.zh for s in p.arithmetic)
+    # enough microbatches for the pipeline, stated with numbers
+    sched = yaml.safe_load(p.yaml)["step_scheduler"]
+    assert sched["local_batch_size"] // d["pipeline"]["pp_microbatch_size"] >= 4
+
+
+def test_70b_eval_question_in_chinese_gives_the_same_plan():
+    en = plan(understand("I am training a 70B LLM on 8 nodes and want tensor plus pipeline parallelism."))
+    zh = plan(understand("我在 8 个节点上训练 70B 模型，想用张量并行加流水线并行。"))
+    assert en.distributed == zh.distributed and en.feasible and zh.feasible
+    assert any("assumed 8" in s.en for s in en.assumptions)
+
+
+def test_405b_fits_memory():
+    p = plan(understand("Llama 3.1 405B on 16 nodes x 8 H100"))
+    d = _check(p, model="llama-3.1-405b", gpu="h100-80gb")
+    assert d["tp_size"] == 8 and d["pp_size"] >= 2
+    m = p.report.memory
+    assert m is not None and m.total_gib <= m.capacity_gib
+
+
+def test_qwen3_moe_on_8_gpus_uses_ep_8():
+    p = plan(understand("Qwen3-30B-A3B on 8 GPUs"))
+    d = _check(p, model="qwen3-30b-a3b")
+    assert d["ep_size"] == 8 and d.get("tp_size", 1) == 1 and "moe" in d
+    assert p.report.derived.ep_shard_size == 1
+    assert any("ep_shard_size = 8 / 8 = 1" in s.en for s in p.arithmetic)
+    assert any("128 / 8 = 16" in s.en for s in p.arithmetic)
+
+
+def test_deepseek_v3_on_256_gpus():
+    p = plan(understand("DeepSeek-V3 on 256 GPUs"))
+    d = _check(p, model="deepseek-v3")
+    ep, pp, tp = d["ep_size"], d.get("pp_size", 1), d.get("tp_size", 1)
+    assert ep >= 8 and 256 % ep == 0
+    dp = 256 // (tp * pp)
+    assert (dp * tp) % ep == 0 and pp >= 2
+
+
+def test_long_sequence_gets_context_parallelism():
+    p = plan(understand("Llama 3.1 8B with 128K context on 8 GPUs"))
+    d = _check(p, model="llama-3.1-8b")
+    assert d.get("cp_size", 1) >= 2
+    assert any("131072" in s.en for s in p.arithmetic)
+
+
+def test_megatron_with_pp_becomes_fsdp2_with_a_rejection():
+    q = understand("Recommend megatron_fsdp with pp_size 4 for a 70B model on 64 GPUs")
+    p = plan(q)
+    d = _check(p)
+    assert d["strategy"] == "fsdp2" and d["pp_size"] == 4
+    assert any("megatron_fsdp" in s.en and "MW-E-MEGATRON-PP" in s.en for s in p.rejected)
+    # the rejection matches what the validator says about the user's own config
+    theirs = validate({"strategy": "megatron_fsdp", "pp_size": 4, "pipeline": {}}, world_size=64)
+    assert "MW-E-MEGATRON-PP" in theirs.codes
+
+
+def test_megatron_eval_question_rejects_pp_ep_and_sp():
+    p = plan(understand("Can I use megatron_fsdp if I need pipeline parallelism, expert parallelism, or sequence_parallel?"))
+    _check(p)
+    assert p.strategy == "fsdp2"
+    text = " ".join(s.en for s in p.rejected)
+    assert "pipeline" in text and "expert" in text and "sequence_parallel" in text
+
+
+def test_megatron_is_kept_when_it_covers_the_need():
+    p = plan(understand("megatron_fsdp for Llama 3.1 8B on 8 GPUs"))
+    d = _check(p, model="llama-3.1-8b")
+    assert d["strategy"] == "megatron_fsdp" and "pp_size" not in d and not p.rejected
+
+
+def test_ddp_with_tp_becomes_fsdp2():
+    p = plan(understand("I want ddp with TP on 8 GPUs for an 8B model"))
+    d = _check(p)
+    assert d["strategy"] == "fsdp2" and d["tp_size"] >= 2
+    assert any("ddp" in s.en and "tensor parallelism" in s.en for s in p.rejected)
+
+
+def test_ddp_is_kept_for_a_small_model():
+    p = plan(understand("ddp for Llama 3.2 1B on 8 GPUs"))
+    d = _check(p, model="llama-3.2-1b")
+    assert d == {"strategy": "ddp"} and not p.rejected
+
+
+def test_ddp_rejected_when_a_replica_does_not_fit():
+    p = plan(understand("Use ddp for a 70B model on 64 GPUs"))
+    _check(p)
+    assert p.strategy == "fsdp2" and any("replica" in s.en for s in p.rejected)
+
+
+def test_world_7_with_tp_8_is_infeasible_with_closest_valid():
+    p = plan(understand("world size 7 with tp 8"))
+    d = _check(p)
+    assert not p.feasible and p.infeasible_reason is not None
+    assert "7" in p.infeasible_reason.en and "8" in p.infeasible_reason.en and _CJK.search(p.infeasible_reason.zh)
+    assert p.report.ok and "tp_size" not in d  # the closest valid config at world size 7
+    assert validate(p.yaml, world_size=7).ok
+
+
+def test_excluded_pp_is_respected():
+    p = plan(understand("Llama 3.1 70B on 8 nodes x 8 GPUs, no pipeline parallelism"))
+    d = _check(p, model="llama-3.1-70b")
+    assert "pp_size" not in d and d["tp_size"] == 8
+
+
+def test_sizes_fixed_by_the_user_are_kept():
+    p = plan(understand("70B on 16 GPUs with tp_size 4 and pp_size 2"))
+    d = _check(p)
+    assert (d["tp_size"], d["pp_size"]) == (4, 2)
+
+
+def test_hsdp_when_asked():
+    p = plan(understand("Llama 3.1 8B on 4 nodes x 8 GPUs with HSDP"))
+    d = _check(p, model="llama-3.1-8b")
+    assert d["strategy"] == "fsdp2" and d["dp_replicate_size"] > 1
+    dp = p.report.derived.dp_size
+    assert dp % d["dp_replicate_size"] == 0 and d["dp_replicate_size"] < dp
+
+
+def test_ep_divides_experts_and_the_non_pp_group():
+    p = plan(understand("an MoE with 64 experts on 48 GPUs, 6 nodes x 8"))
+    d = _check(p)
+    ep = d["ep_size"]
+    non_pp = 48 // d.get("pp_size", 1)
+    assert 64 % ep == 0 and non_pp % ep == 0
+
+
+def test_grad_accumulation_from_batch_sizes():
+    p = plan(understand("Llama 3.1 8B on 16 GPUs, global batch size 512, local batch size 4"))
+    _check(p, model="llama-3.1-8b")
+    dp = p.report.derived.dp_size
+    assert p.report.derived.grad_acc_steps == 512 // (4 * dp)
+    assert any(s.en.startswith("grad_acc_steps = global_batch_size / (local_batch_size * dp_size) = 512 / (4*") for s in p.arithmetic)
+
+
+def test_impossible_batch_sizes_are_infeasible():
+    p = plan(understand("8B on 8 GPUs, global batch size 6, local batch size 4"))
+    _check(p)
+    assert not p.feasible and p.report.ok and "global_batch_size" in p.infeasible_reason.en
+
+
+def test_mixtral_ep_request_is_rejected():
+    p = plan(understand("Mixtral 8x7B on 16 GPUs with expert parallelism"))
+    d = _check(p, model="mixtral-8x7b")
+    assert "ep_size" not in d and any("ep_size > 1" in s.en for s in p.rejected)
+
+
+def test_four_gpu_nodes_keep_tp_inside_a_node():
+    p = plan(Params(model_size_b=70.0, nodes=8, gpus_per_node=4))
+    d = _check(p)
+    assert d.get("tp_size", 1) <= 4 and p.world_size == 32
+    assert "MW-W-TP-CROSS-NODE" not in p.report.codes
+
+
+def test_defaults_are_stated_as_assumptions():
+    p = plan(Params())
+    _check(p)
+    assert p.world_size == 8 and p.gpus_per_node == 8
+    assert any("World size not given" in s.en for s in p.assumptions)
+
+
+def test_explicit_arguments_win_over_the_text():
+    p = plan(understand("70B on 64 GPUs"), world_size=16, gpus_per_node=8)
+    _check(p)
+    assert p.world_size == 16
+
+
+def test_follow_up_replans_with_the_new_node_count():
+    history = (Turn("user", "70B on 8 nodes x 8 GPUs with TP+PP"), Turn("assistant", "tp 8, pp 4"))
+    p = plan(understand("what if only 4 nodes?", history))
+    d = _check(p)
+    assert p.world_size == 32 and (d["tp_size"], d["pp_size"]) == (8, 4) and p.report.derived.dp_size == 1
+    pz = plan(understand("如果只有 4 个节点呢?", history))
+    assert pz.distributed == p.distributed
+
+
+def test_memory_infeasible_is_never_marked_feasible():
+    p = plan(understand("Llama 3.1 70B on 8 H100"))
+    _check(p, model="llama-3.1-70b", gpu="h100-80gb")
+    assert not p.feasible and not p.report.ok and "MW-E-MEMORY" in p.report.codes
+    assert "GiB" in p.infeasible_reason.en
+
+
+WORLDS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256)
+ASKS = (
+    "", "with TP+PP", "no PP", "128K context", "with HSDP", "with expert parallelism", "megatron_fsdp",
+    "ddp", "tp 8", "global batch size 96",
+)
+MODELS = ("", "Llama 3.2 1B", "Llama 3.1 8B", "Llama 3.1 70B", "Qwen3-30B-A3B", "DeepSeek-V3", "Mixtral 8x7B", "a 13B model")
+
+
+@pytest.mark.parametrize("world", WORLDS)
+def test_every_feasible_plan_is_valid(world):
+    for i, model in enumerate(MODELS):
+        for ask in ASKS[i % 3:: 3]:
+            q = understand(f"{model} on {world} GPUs {ask}".strip())
+            p = plan(q)
+            assert p.world_size == world
+            _check(p, model=q.params.model)
+            if not p.feasible:
+                assert p.infeasible_reason is not None
+
+
+def test_bad_world_sizes_are_refused():
+    with pytest.raises(ValueError):
+        plan(Params(), world_size=0)
+    with pytest.raises(ValueError):
+        plan(Params(world_size=1 << 30))
+
+
+# --- property: whatever the request, a feasible plan is valid, an infeasible one says why -------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_FEATURES = st.frozensets(st.sampled_from(["tp", "pp", "cp", "ep", "hsdp", "sp", "ac", "packing"]), max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    world=st.integers(1, 96),
+    gpn=st.sampled_from([None, 1, 2, 4, 8]),
+    model=st.sampled_from([None, "llama-3.2-1b", "llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b", "mixtral-8x7b"]),
+    size=st.sampled_from([None, 0.5, 7.0, 34.0, 120.0]),
+    moe=st.sampled_from([None, True, False]),
+    wanted=_FEATURES,
+    unwanted=_FEATURES,
+    strategy=st.sampled_from([None, "fsdp2", "megatron_fsdp", "ddp"]),
+    tp=st.sampled_from([None, 1, 2, 3, 8]),
+    seq=st.sampled_from([None, 2048, 32768, 131072]),
+    gbs=st.sampled_from([None, 7, 64, 96]),
+)
+def test_any_request_gives_an_honest_plan(world, gpn, model, size, moe, wanted, unwanted, strategy, tp, seq, gbs):
+    p = Params(model=model, model_size_b=size, is_moe=moe, world_size=world, gpus_per_node=gpn,
+               wanted=wanted - unwanted, unwanted=unwanted, strategy=strategy, tp_size=tp, seq_len=seq,
+               global_batch_size=gbs)
+    result = plan(p)
+    _check(result, model=model)
+    if not result.feasible:
+        assert result.infeasible_reason is not None and result.infeasible_reason.en
+    if strategy and result.strategy != strategy:
+        assert result.rejected

@@ -1,0 +1,228 @@
+"""Parameters from free text: many phrasings per parameter, in English and in Chinese."""
+from __future__ import annotations
+
+import pytest
+
+from assistant.understand.params import extract_params, extract_yaml
+
+# (question, expected subset of Params fields)
+EN = [
+    # model size and name
+    ("I am training a 70B LLM on 8 nodes", {"model_size_b": 70.0, "nodes": 8}),
+    ("fine-tune Llama 3.1 70B", {"model": "llama-3.1-70b", "model_size_b": 70.6}),
+    ("llama3.1-8b-instruct on one node", {"model": "llama-3.1-8b", "nodes": 1}),
+    ("Meta-Llama-3.1-405B with 128 GPUs", {"model": "llama-3.1-405b", "world_size": 128}),
+    ("What about a 1.5B model?", {"model_size_b": 1.5}),
+    ("a 7 billion parameter model", {"model_size_b": 7.0}),
+    ("Qwen3-30B-A3B on 8 GPUs", {"model": "qwen3-30b-a3b", "is_moe": True, "num_experts": 128, "world_size": 8}),
+    ("qwen3 235b on 4 nodes", {"model": "qwen3-235b-a22b", "is_moe": True, "nodes": 4}),
+    ("a 30B-A3B MoE", {"model_size_b": 30.0, "active_size_b": 3.0, "is_moe": True}),
+    ("DeepSeek-V3 on 256 GPUs", {"model": "deepseek-v3", "is_moe": True, "num_experts": 256, "world_size": 256}),
+    ("Mixtral 8x7B", {"model": "mixtral-8x7b", "is_moe": True, "num_experts": 8, "model_size_b": 46.7}),
+    ("an MoE with 64 experts", {"is_moe": True, "num_experts": 64}),
+    ("a dense 13B model", {"is_moe": False, "model_size_b": 13.0}),
+    ("gpt-oss-120b training", {"model": "gpt-oss-120b", "is_moe": True}),
+    # nodes and GPUs
+    ("8 nodes x 8 GPUs", {"nodes": 8, "gpus_per_node": 8, "world_size": 64}),
+    ("4 nodes with 8 H100s each", {"nodes": 4, "gpus_per_node": 8, "world_size": 32, "gpu": "h100-80gb"}),
+    ("2 machines of 4 GPUs", {"nodes": 2, "gpus_per_node": 4, "world_size": 8}),
+    ("16 GPUs across 2 nodes", {"world_size": 16, "nodes": 2, "gpus_per_node": 8}),
+    ("64 GPUs", {"world_size": 64}),
+    ("on 32 A100s", {"world_size": 32, "gpu": "a100-80gb"}),
+    ("a single GPU", {"world_size": 1}),
+    ("one node", {"nodes": 1}),
+    ("two nodes", {"nodes": 2}),
+    ("sixteen nodes", {"nodes": 16}),
+    ("8 GPUs per node", {"gpus_per_node": 8}),
+    ("each node has 4 GPUs and we have 3 nodes", {"gpus_per_node": 4, "nodes": 3, "world_size": 12}),
+    ("4 8-GPU nodes", {"nodes": 4, "gpus_per_node": 8, "world_size": 32}),
+    ("8x8 H100", {"nodes": 8, "gpus_per_node": 8, "world_size": 64}),
+    ("world size 7", {"world_size": 7}),
+    ("--world-size 16", {"world_size": 16}),
+    # GPU type and memory
+    ("H100 80G", {"gpu": "h100-80gb", "gpu_memory_gb": 80}),
+    ("A100 40GB cards", {"gpu": "a100-40gb", "gpu_memory_gb": 40}),
+    ("on H200s", {"gpu": "h200-141gb"}),
+    # sequence length
+    ("seq len 8192", {"seq_len": 8192}),
+    ("32k context", {"seq_len": 32768}),
+    ("sequence length of 4096", {"seq_len": 4096}),
+    ("128K tokens per sample", {"seq_len": 131072}),
+    ("long 64k sequences", {"seq_len": 65536}),
+    # features wanted and excluded
+    ("want tensor plus pipeline parallelism", {"wanted": {"tp", "pp"}}),
+    ("TP+PP please", {"wanted": {"tp", "pp"}}),
+    ("no PP", {"unwanted": {"pp"}}),
+    ("without pipeline parallelism but with TP", {"unwanted": {"pp"}, "wanted": {"tp"}}),
+    ("I don't want to use TP", {"unwanted": {"tp"}}),
+    ("enable sequence parallel and activation checkpointing", {"wanted": {"sp", "ac"}}),
+    ("with HSDP across nodes", {"wanted": {"hsdp"}}),
+    ("context parallelism and sequence packing", {"wanted": {"cp", "packing"}}),
+    ("expert parallelism", {"wanted": {"ep"}}),
+    # sizes fixed by the user
+    ("tp_size=8 and pp_size: 4", {"tp_size": 8, "pp_size": 4, "wanted": {"tp", "pp"}}),
+    ("8-way tensor parallelism", {"tp_size": 8}),
+    ("tp 4, cp 2", {"tp_size": 4, "cp_size": 2}),
+    ("ep 16", {"ep_size": 16}),
+    ("pp 1", {"pp_size": 1, "unwanted": {"pp"}}),
+    # batch sizes
+    ("global batch size 512 and local batch size 4", {"global_batch_size": 512, "local_batch_size": 4}),
+    ("gbs=256, micro batch 2", {"global_batch_size": 256, "local_batch_size": 2}),
+    # strategies
+    ("Can I use megatron_fsdp?", {"strategy": "megatron_fsdp"}),
+    ("Megatron FSDP with TP", {"strategy": "megatron_fsdp"}),
+    ("use DDP", {"strategy": "ddp"}),
+    ("FSDP2 please", {"strategy": "fsdp2"}),
+    ("fsdp2 or ddp?", {"strategy": None}),
+    ("use fsdp2 instead of ddp", {"strategy": "fsdp2"}),
+]
+
+ZH = [
+    ("64 张 H100 训练 Llama 3.1 70B", {"world_size": 64, "gpu": "h100-80gb", "model": "llama-3.1-70b"}),
+    ("8 节点 每节点 8 卡", {"nodes": 8, "gpus_per_node": 8, "world_size": 64}),
+    ("8 个节点，每个节点 8 张卡", {"nodes": 8, "gpus_per_node": 8, "world_size": 64}),
+    ("两台机器", {"nodes": 2}),
+    ("三台服务器，每台 4 张 A100", {"nodes": 3, "gpus_per_node": 4, "world_size": 12, "gpu": "a100-80gb"}),
+    ("单机8卡", {"nodes": 1, "gpus_per_node": 8, "world_size": 8}),
+    ("4机32卡", {"nodes": 4, "gpus_per_node": 8, "world_size": 32}),
+    ("2 机 16 卡", {"nodes": 2, "gpus_per_node": 8, "world_size": 16}),
+    ("单卡训练", {"world_size": 1}),
+    ("一张卡能跑吗", {"world_size": 1}),
+    ("十六张卡", {"world_size": 16}),
+    ("三十二 张 GPU", {"world_size": 32}),
+    ("每台机器 4 张卡，共 2 台", {"gpus_per_node": 4}),
+    ("双机", {"nodes": 2}),
+    ("H100 80G 的卡", {"gpu": "h100-80gb", "gpu_memory_gb": 80}),
+    ("80G 显存的 A100", {"gpu": "a100-80gb"}),
+    ("A100 40G，7B 模型", {"gpu": "a100-40gb", "model_size_b": 7.0}),
+    ("700亿参数的模型", {"model_size_b": 70.0}),
+    ("70B 模型", {"model_size_b": 70.0}),
+    ("qwen3 235b 在 4 个节点上", {"model": "qwen3-235b-a22b", "nodes": 4}),
+    ("Qwen3-30B-A3B 混合专家模型", {"model": "qwen3-30b-a3b", "is_moe": True}),
+    ("一个 MoE 模型，128 个专家", {"is_moe": True, "num_experts": 128}),
+    ("稠密模型 32B", {"is_moe": False, "model_size_b": 32.0}),
+    ("DeepSeek V3 训练", {"model": "deepseek-v3"}),
+    ("序列长度 32k", {"seq_len": 32768}),
+    ("128K 上下文", {"seq_len": 131072}),
+    ("上下文长度为 8192", {"seq_len": 8192}),
+    ("16k 的序列", {"seq_len": 16384}),
+    ("要 TP+PP", {"wanted": {"tp", "pp"}}),
+    ("不要流水线", {"unwanted": {"pp"}}),
+    ("不用张量并行", {"unwanted": {"tp"}}),
+    ("想用张量并行和流水线并行", {"wanted": {"tp", "pp"}}),
+    ("开启上下文并行", {"wanted": {"cp"}}),
+    ("需要专家并行", {"wanted": {"ep"}}),
+    ("用 HSDP 混合分片", {"wanted": {"hsdp"}}),
+    ("开启激活检查点", {"wanted": {"ac"}}),
+    ("序列并行和序列打包", {"wanted": {"sp", "packing"}}),
+    ("禁用重计算", {"unwanted": {"ac"}}),
+    ("tp 设为 8", {"tp_size": 8}),
+    ("张量并行度 4，流水线并行 2", {"tp_size": 4, "pp_size": 2}),
+    ("8 路张量并行", {"tp_size": 8}),
+    ("ep_size 为 32", {"ep_size": 32}),
+    ("全局 batch 512，每卡 batch 2", {"global_batch_size": 512, "local_batch_size": 2}),
+    ("megatron_fsdp 支持流水线并行吗", {"strategy": "megatron_fsdp", "wanted": {"pp"}}),
+    ("ddp 能开 TP 吗", {"strategy": "ddp", "wanted": {"tp"}}),
+    ("用 fsdp2", {"strategy": "fsdp2"}),
+    ("不用 ddp，用 fsdp2", {"strategy": "fsdp2"}),
+    ("如果只有 4 个节点呢?", {"nodes": 4}),
+    ("ＴＰ＝８，６４ 卡", {"tp_size": 8, "world_size": 64}),
+]
+
+
+def _check(q: str, expected: dict) -> None:
+    p = extract_params(q)
+    for key, want in expected.items():
+        got = getattr(p, key)
+        if isinstance(want, set):
+            assert want <= set(got), f"{q!r}: {key}={got!r}, expected to include {want!r}"
+        elif isinstance(want, float):
+            assert got is not None and abs(got - want) < 0.05, f"{q!r}: {key}={got!r}, expected {want!r}"
+        else:
+            assert got == want, f"{q!r}: {key}={got!r}, expected {want!r}"
+
+
+@pytest.mark.parametrize("q,expected", EN, ids=[q[:40] for q, _ in EN])
+def test_english(q, expected):
+    _check(q, expected)
+
+
+@pytest.mark.parametrize("q,expected", ZH, ids=[q[:20] for q, _ in ZH])
+def test_chinese(q, expected):
+    _check(q, expected)
+
+
+def test_enough_cases_in_each_language():
+    assert len(EN) >= 30 and len(ZH) >= 30
+
+
+@pytest.mark.parametrize("q", [
+    "How does FSDP2 shard parameters?",
+    "什么是 HSDP？",
+    "",
+])
+def test_nothing_invented(q):
+    p = extract_params(q)
+    assert p.world_size is None and p.nodes is None and p.model_size_b is None and p.seq_len is None
+
+
+def test_gpu_memory_not_a_model_size_or_count():
+    p = extract_params("8 H100 80GB GPUs")
+    assert p.world_size == 8 and p.model_size_b is None and p.gpu == "h100-80gb"
+
+
+def test_model_size_not_a_gpu_count():
+    p = extract_params("a 70B model on 16 GPUs")
+    assert p.world_size == 16 and p.model_size_b == 70.0
+
+
+def test_negation_stays_in_its_clause():
+    p = extract_params("we use TP, no PP")
+    assert p.wanted == {"tp"} and p.unwanted == {"pp"}
+    p = extract_params("不要 TP 和 PP，要 CP")
+    assert {"tp", "pp"} <= p.unwanted and "cp" in p.wanted
+
+
+def test_limitation_question_is_not_an_exclusion():
+    p = extract_params("Does megatron_fsdp not support PP?")
+    assert "pp" in p.wanted and "pp" not in p.unwanted
+    p = extract_params("megatron_fsdp 不支持 PP 吗")
+    assert "pp" in p.wanted
+
+
+class TestYaml:
+    def test_fenced(self):
+        text = "Is this valid?\n```yaml\ndistributed:\n  strategy: megatron_fsdp\n  pp_size: 2\n```\nthanks"
+        y, rest = extract_yaml(text)
+        assert y == "distributed:\n  strategy: megatron_fsdp\n  pp_size: 2\n"
+        assert "thanks" in rest and "pp_size" not in rest
+
+    def test_bare_block_then_prose(self):
+        text = "distributed:\n  strategy: fsdp2\n  tp_size: 3\nWhat is wrong with this on 8 GPUs?"
+        y, rest = extract_yaml(text)
+        assert y == "distributed:\n  strategy: fsdp2\n  tp_size: 3\n"
+        assert rest.startswith("What is wrong")
+        assert extract_params(text).world_size == 8
+
+    def test_inline_mapping(self):
+        y, _ = extract_yaml("check distributed: {strategy: ddp, tp_size: 2} please")
+        assert y is not None and "tp_size: 2" in y
+
+    def test_sizes_inside_yaml_are_not_user_wishes(self):
+        p = extract_params("```yaml\ndistributed:\n  tp_size: 8\n  pp_size: 4\n```\n为什么报错？")
+        assert p.yaml_text and p.tp_size is None and not p.wanted
+
+    def test_chinese_prose_around(self):
+        text = "帮我看看这个配置：\n```\ndistributed:\n  strategy: ddp\n  tp_size: 2\n```\n有什么问题？"
+        p = extract_params(text)
+        assert p.yaml_text == "distributed:\n  strategy: ddp\n  tp_size: 2\n"
+        assert p.strategy is None
+
+    def test_prose_with_colon_is_not_yaml(self):
+        y, _ = extract_yaml("model: I use a 70B one")
+        assert y is None
+
+
+def test_long_input_is_bounded():
+    p = extract_params("64 GPUs " + "x" * 100_000)
+    assert p.world_size == 64

@@ -1,0 +1,115 @@
+"""ingest/pipeline.py: incremental upserts, removals, staleness and atomic publishing."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from ingest import pipeline
+from ingest.manifest import Manifest
+from ingest.pipeline import build_index, current_version, ensure_index, index_status
+from ingest.sources import Source
+from ingest.store import ChannelStore
+
+
+def _kb_only(settings):
+    return [Source("kb", settings.kb_dir.resolve())]
+
+
+def _docs(path):
+    return {r["doc_id"] for r in ChannelStore.load(path).records.values()}
+
+
+def test_cold_build_then_incremental_updates_only_what_changed(kb_settings, encoders):
+    s = kb_settings
+    first = build_index(s, _kb_only(s), encoders=encoders)
+    assert first.full_rebuild and first.added == first.documents == 10
+    assert first.chunks == first.chunks_embedded > 0
+    v1 = current_version(s.index_dir)
+    assert (v1 / "manifest.json").is_file() and (v1 / "bm25" / "rows.json").is_file()
+
+    # Nothing changed: nothing embedded, and the models are not even needed.
+    again = build_index(s, _kb_only(s), encoders=None)
+    assert (again.unchanged, again.chunks_embedded, again.full_rebuild) == (10, 0, False)
+
+    # One document edited: only its chunks are re-embedded, the others keep their vectors.
+    doc = s.kb_dir / "en" / "hsdp.md"
+    doc.write_text(doc.read_text() + "\n## Extra\n\nA new paragraph about replica groups.\n")
+    store_before = ChannelStore.load(current_version(s.index_dir))
+    keep = {nid: r["fid"] for nid, r in store_before.records.items() if r["doc_id"] != "hsdp.en"}
+    upd = build_index(s, _kb_only(s), encoders=encoders)
+    assert (upd.updated, upd.added, upd.removed) == (1, 0, 0)
+    store_after = ChannelStore.load(current_version(s.index_dir))
+    hsdp_chunks = [r for r in store_after.records.values() if r["doc_id"] == "hsdp.en"]
+    assert upd.chunks_embedded == len(hsdp_chunks)
+    assert any("replica groups" in r["text"] for r in hsdp_chunks)
+    assert {nid: store_after.records[nid]["fid"] for nid in keep} == keep
+
+    # A removed document leaves every channel and the lexical rows.
+    (s.kb_dir / "zh" / "pipeline-parallel.md").unlink()
+    rem = build_index(s, _kb_only(s), encoders=encoders)
+    assert rem.removed == 1
+    path = current_version(s.index_dir)
+    assert "pipeline-parallel.zh" not in _docs(path)
+    assert not any(r.startswith("pipeline-parallel.zh") for r in (path / "bm25" / "rows.json").read_text().split('"'))
+    assert "pipeline-parallel.zh" not in Manifest.load(path).documents
+
+
+def test_status_reports_missing_fresh_stale_and_incompatible(kb_settings, encoders):
+    s = kb_settings
+    assert index_status(s).state == "missing"
+    build_index(s, _kb_only(s), encoders=encoders)
+    assert index_status(s).state == "fresh"  # the recorded sources, not the defaults, are checked
+    (s.kb_dir / "en" / "new-doc.md").write_text("---\nid: new-doc.en\ntitle: New\nlang: en\nkind: doc\n---\n# New\nx\n")
+    st = index_status(s)
+    assert st.state == "stale" and "new-doc.en" in st.reasons[0]
+    other = replace(s, embed_models=("use-multilingual",))
+    st = index_status(other)
+    assert st.state == "incompatible" and "embedding models" in st.reasons[0]
+
+
+def test_glossary_edit_makes_chinese_documents_stale_and_re_embeds_them(kb_settings, encoders):
+    s = kb_settings
+    build_index(s, _kb_only(s), encoders=encoders)
+    g = s.kb_dir / "glossary.yaml"
+    g.write_text(g.read_text() + "  - zh: [上下文并行]\n    en: [context parallelism, cp_size]\n")
+    st = index_status(s)
+    assert st.state == "stale" and "glossary changed" in st.reasons
+    rep = build_index(s, _kb_only(s), encoders=encoders)
+    # The Chinese documents (and the anchors, which quote a Chinese question) are re-embedded.
+    assert rep.updated >= 4 and rep.unchanged >= 4
+
+
+def test_failed_build_leaves_the_previous_index_serving(kb_settings, encoders, monkeypatch):
+    s = kb_settings
+    build_index(s, _kb_only(s), encoders=encoders)
+    before = current_version(s.index_dir)
+    (s.kb_dir / "en" / "hsdp.md").write_text("---\nid: hsdp.en\ntitle: H\nlang: en\nkind: doc\n---\n# H\nchanged\n")
+
+    def boom(*a, **k):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(pipeline.LexicalIndex, "build", boom)
+    with pytest.raises(RuntimeError):
+        build_index(s, _kb_only(s), encoders=encoders)
+    assert current_version(s.index_dir) == before
+    assert Manifest.load(before) is not None
+    assert not list(s.index_dir.glob(".tmp-*"))
+
+
+def test_rebuild_flag_and_incompatible_index_re_embed_everything(kb_settings, encoders):
+    s = kb_settings
+    build_index(s, _kb_only(s), encoders=encoders)
+    rep = build_index(s, _kb_only(s), rebuild=True, encoders=encoders)
+    assert rep.full_rebuild and rep.chunks_embedded == rep.chunks
+    # Old versions are cleaned up: at most the current and the previous one remain.
+    assert len(list(s.index_dir.glob("v-*"))) <= 2
+
+
+def test_ensure_index_builds_once_then_reuses(kb_settings, encoders, monkeypatch):
+    s = kb_settings
+    monkeypatch.setattr(pipeline, "default_sources", _kb_only)
+    p1 = ensure_index(s, encoders=encoders)
+    calls = []
+    monkeypatch.setattr(pipeline, "build_index", lambda *a, **k: calls.append(1))
+    assert ensure_index(s, encoders=encoders) == p1 and calls == []

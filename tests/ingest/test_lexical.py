@@ -1,0 +1,46 @@
+"""ingest/lexical.py: identifier-preserving, jieba-segmenting BM25."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ingest.lexical import LexicalIndex, LexicalTokenizer
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return LexicalTokenizer(extra_words=["张量并行", "流水线并行"])
+
+
+def test_identifiers_stay_whole_and_also_give_parts(tok):
+    out = tok("Set the TP_SIZE and _pp_plan; see MW-E-EP-DIVIDES.")
+    for t in ("tp_size", "_pp_plan", "mw-e-ep-divides", "tp", "size", "plan", "divides"):
+        assert t in out
+    assert "TP_SIZE" not in out  # lowercased
+    assert "and" not in out and "the" not in out  # stopwords
+
+
+def test_chinese_is_segmented_with_glossary_terms_kept(tok):
+    out = tok("如何设置张量并行的大小")
+    assert "张量并行" in out and "并行" in out and "设置" in out
+    assert "的" not in out and "如何" not in out
+
+
+def test_bm25_ranks_the_chunk_with_the_exact_identifier_first(tok, tmp_path):
+    texts = ["pipeline block and pp_microbatch_size", "tp_size must divide heads", "张量并行放在节点内"]
+    idx = LexicalIndex.build(texts, ["a", "b", "c"], tok)
+    assert idx.search(tok("what is tp_size"), 3)[0][0] == 1
+    assert idx.search(tok("张量并行怎么放"), 3)[0][0] == 2
+    idx.save(tmp_path / "bm25")
+    again = LexicalIndex.load(tmp_path / "bm25")
+    assert again.row_ids == ["a", "b", "c"]
+    assert again.search(tok("pp_microbatch_size"), 3)[0][0] == 0
+    # A mask removes rows; unknown words find nothing.
+    assert all(r != 1 for r, _ in again.search(tok("tp_size"), 3, mask=np.array([1, 0, 1], dtype=np.float32)))
+    assert again.search(tok("zzzunknownzzz"), 3) == []
+
+
+def test_empty_index_searches_to_nothing(tok, tmp_path):
+    idx = LexicalIndex.build([], [], tok)
+    idx.save(tmp_path / "b")
+    assert LexicalIndex.load(tmp_path / "b").search(tok("tp_size"), 5) == []

@@ -1,0 +1,136 @@
+"""LLM-path fixtures: a scripted OpenAI-compatible HTTP server (stdlib, 127.0.0.1, free port) that
+plays the answers a real model will not produce on demand, and engines wired to it."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from assistant.config import REPO_ROOT, Settings
+
+TEST_INDEX_DIR = REPO_ROOT / ".index" / "tests"
+
+
+def sse_chunk(content: str | None, finish: str | None = None) -> bytes:
+    delta = {"content": content} if content is not None else {}
+    obj = {"id": "cmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "scripted",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+class ScriptedOpenAI:
+    """Answers /v1/chat/completions according to `self.script`, one of:
+    ("answer", text)   stream `text` in small pieces, then [DONE]
+    ("stall", seconds) send headers and one piece, then go silent (a read timeout)
+    ("slow", seconds)  wait before any response at all
+    ("broken", text)   stream part of `text`, then cut the connection mid chunk
+    ("garbage", text)  stream a piece, then a line that is not JSON
+    ("status", code)   an HTTP error
+    Every request body is kept in `self.requests`.
+    """
+
+    def __init__(self):
+        self.script: tuple = ("answer", "ok")
+        self.requests: list[dict] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):  # keep test output clean
+                pass
+
+            def do_GET(self):
+                body = json.dumps({"object": "list", "data": [{"id": "scripted", "object": "model"}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _chunk(self, data: bytes):
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                outer.requests.append(json.loads(self.rfile.read(n) or b"{}"))
+                kind, arg = outer.script
+                if kind == "status":
+                    body = b'{"error": {"message": "scripted failure"}}'
+                    self.send_response(arg)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                if kind == "slow":
+                    time.sleep(arg)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                text = arg if isinstance(arg, str) else "partial answer "
+                pieces = [text[i:i + 7] for i in range(0, len(text), 7)] or [""]
+                try:
+                    if kind == "stall":
+                        self._chunk(sse_chunk(pieces[0]))
+                        time.sleep(arg)
+                        return
+                    if kind == "broken":
+                        for p in pieces[: max(1, len(pieces) // 2)]:
+                            self._chunk(sse_chunk(p))
+                        self.wfile.write(b"ff\r\ndata: {\"trunc")  # a chunk that never ends
+                        self.wfile.flush()
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                        return
+                    if kind == "garbage":
+                        self._chunk(sse_chunk(pieces[0]))
+                        self._chunk(b"data: {this is not json\n\n")
+                        self._chunk(b"")
+                        return
+                    for p in pieces:
+                        self._chunk(sse_chunk(p))
+                    self._chunk(sse_chunk(None, finish="stop"))
+                    self._chunk(b"data: [DONE]\n\n")
+                    self._chunk(b"")
+                except (BrokenPipeError, ConnectionResetError, OSError):
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def scripted():
+    server = ScriptedOpenAI()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def base_settings() -> Settings:
+    return Settings(index_dir=TEST_INDEX_DIR, data_dir=TEST_INDEX_DIR.parent)
+
+
+@pytest.fixture(scope="session")
+def openai_engine(scripted, base_settings):
+    from assistant.engine import Assistant
+
+    settings = replace(base_settings, llm_base_url=scripted.url, llm_model="scripted",
+                       llm_api_key="sk-testsecret-0123456789abcdef", llm_timeout_s=1.5)
+    a = Assistant.load(settings, llm="openai")
+    yield a
+    a.close()
