@@ -89,10 +89,8 @@ def _from_file(path: Path) -> dict:
     for k, v in data.items():
         if k not in conv:
             raise ValueError(f"config file {path}: unknown key {k!r}")
-        if k == "embed_models" and isinstance(v, list):
-            out[k] = tuple(str(x) for x in v)
-        else:
-            out[k] = conv[k](v) if not isinstance(v, str) or conv[k] in (str, Path, float) else conv[k](v)
+        # TOML gives lists for embed_models; every other value converts like its environment twin.
+        out[k] = tuple(str(x) for x in v) if isinstance(v, list) else conv[k](v)
     return out
 
 

@@ -77,16 +77,17 @@ class PatternGroup:
 
     Each alternative is a tuple of regexes; a 1-tuple is searched in the whole text, a longer tuple
     must match entirely inside one sentence. `mask` regexes are blanked out before matching (to let
-    a forbidden "dp*cp" pattern ignore the correct "dp*cp*tp"). For forbidden claims, a sentence
-    that also carries a negation or contrast marker is excused when `excuse` is true ("the doc says
-    X, but the code ...", "do not use X").
+    a forbidden "dp*cp" pattern ignore the correct "dp*cp*tp"). For forbidden claims, `excuse` says
+    when a sentence is not making the claim: "near" (default) when it contrasts the claim with the
+    code ("the doc says X, but ...") or a negation sits right around it ("do not use X"); "sentence"
+    when a negation appears anywhere in the sentence (for lists of rejected names); "never".
     """
 
     name: str
     alternatives: tuple[tuple[str, ...], ...]
     note: str = ""
     mask: tuple[str, ...] = ()
-    excuse: bool = True
+    excuse: str = "near"
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,13 @@ def _alternatives(raw: Any, where: str) -> tuple[tuple[str, ...], ...]:
     return tuple(out)
 
 
+def _excuse_mode(v: Any, where: str) -> str:
+    mode = {True: "near", False: "never"}[v] if isinstance(v, bool) else v
+    if mode not in ("near", "sentence", "never"):
+        raise CaseFormatError(f"{where}: excuse must be near, sentence or never, got {v!r}")
+    return mode
+
+
 def pattern_group(name: str, raw: dict, where: str) -> PatternGroup:
     if not isinstance(raw, dict) or "any" not in raw:
         raise CaseFormatError(f"{where}: a pattern group needs `any:`")
@@ -207,7 +215,7 @@ def pattern_group(name: str, raw: dict, where: str) -> PatternGroup:
         alternatives=_alternatives(raw["any"], where),
         note=str(raw.get("note") or ""),
         mask=mask,
-        excuse=bool(raw.get("excuse", True)),
+        excuse=_excuse_mode(raw.get("excuse", "near"), where),
     )
 
 

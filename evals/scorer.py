@@ -38,18 +38,30 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?])|\n|(?<=\.)\s+")
 # doc wording, or when a negation sits inside or right around the claim ("do not use X", "X 不支持 Y").
 _CONTRAST = re.compile(
     r"\bbut\b|\bhowever\b|\bwhereas\b|\binstead\b|rather than|\bwrong|incorrect|\bdoc(?:s|umentation)?\b|skill\.md"
-    r"|\breject|\bunknown\b|\binvalid|\berror|\bfail|\bavoid|但|然而|而是|而不是|而非|文档|错误|拒绝|报错|避免|未知|无效|非法|禁止",
+    r"|但|然而|而是|而不是|而非|文档|错误",
     re.I | re.A,
 )
-_NEGATION = re.compile(r"\bnot?\b|n't\b|\bnever\b|\bcannot\b|不|没|无法|别|勿|并非", re.I | re.A)
-_NEG_BEFORE, _NEG_AFTER = 15, 10  # characters around a claim in which a negation excuses it
-# Phrases that report a configuration as broken (used for the verdict when no rule code is named).
-_INVALID_PHRASE = re.compile(
-    r"not divisible|isn't divisible|is not a multiple|isn't a multiple|invalid|won't work|will not work|does not work"
-    r"|\bfails?\b|will fail|rejected|raises|not valid|cannot (?:be )?(?:used|run|start)"
-    r"|不能整除|无法整除|除不尽|不是.{0,12}倍数|不合法|非法|无效|不可行|会报错|报错|不行|不能用|启动失败|会失败|不通过",
+_NEGATION = re.compile(
+    r"\bnot?\b|n't\b|\bnever\b|\bcannot\b|\breject|\bunknown\b|\binvalid|\berror|\bfail|\bavoid"
+    r"|不|没|无法|别|勿|并非|拒绝|报错|避免|未知|无效|非法|禁止",
     re.I | re.A,
 )
+_NEG_BEFORE, _NEG_AFTER = 12, 25  # characters around a claim in which a negation excuses it
+
+
+# A sentence that gives the verdict "this configuration is broken" (conditional sentences, which state
+# a rule, do not count: "if world_size is not divisible ..., startup fails").
+_INVALID_VERDICT = re.compile(
+    r"^\W*(?:invalid|not valid|rejected)\b|^\W*(?:无效|不合法|不可行)|\bfails? \d+ checks?|\b(?:config(?:uration)?|setup|yaml|recipe|this|it) (?:is|would be|will be) (?:invalid|not valid|rejected)"
+    r"|\bwill (?:fail|be rejected) (?:at|on) (?:startup|start-up|launch)|\bnot feasible\b|\binfeasible\b"
+    r"|\bno (?:valid )?config(?:uration)? (?:passes|is valid)|\bis not divisible by\b|\bisn't divisible by\b"
+    r"|\bis not a multiple of\b|\bisn't a multiple of\b"
+    r"|不可行|(?:配置|yaml|它|这个?)\s*(?:是)?(?:无效|不合法|不能用|通不过|过不了)|未通过.{0,8}校验|没有.{0,10}通过校验"
+    r"|不能被.{0,40}整除|无法被.{0,40}整除|除不尽|不是.{0,30}的?(?:整数)?倍数|启动时(?:就)?会?(?:失败|报错)",
+    re.I | re.A,
+)
+_CONDITIONAL = re.compile(r"\bif\b|\bwhen(?:ever)?\b|\bunless\b|\botherwise\b|如果|若|否则|的话|一旦|假如", re.I | re.A)
+_CITATION_LINE = re.compile(r"^\s*\[\d+\]\s.*$", re.M)
 
 ValidateFn = Callable[..., Any]
 
@@ -160,8 +172,9 @@ def view(answer: Any) -> AnswerView:
 
 
 def normalize(text: str) -> str:
-    """Width-fold, drop Markdown emphasis and code ticks, spell multiplication one way."""
-    t = unicodedata.normalize("NFKC", text or "")
+    """Width-fold, drop Markdown emphasis, code ticks and citation-list lines ("[3] Title - path": a
+    source's title states nothing), spell multiplication one way."""
+    t = _CITATION_LINE.sub("", unicodedata.normalize("NFKC", text or ""))
     for ch in ("×", "✕", "∗", "⋅"):
         t = t.replace(ch, "*")
     return t.replace("`", "").replace("**", "")
@@ -194,7 +207,11 @@ def fact_present(group: PatternGroup, text: str) -> bool:
     return any(_alt_matches(alt, t, sents) for alt in group.alternatives)
 
 
-def _excused(sentence: str, start: int, end: int) -> bool:
+def _excused(mode: str, sentence: str, start: int, end: int) -> bool:
+    if mode == "never":
+        return False
+    if mode == "sentence":
+        return bool(_CONTRAST.search(sentence) or _NEGATION.search(sentence))
     if _CONTRAST.search(sentence):
         return True
     return _NEGATION.search(sentence[max(0, start - _NEG_BEFORE) : end + _NEG_AFTER]) is not None
@@ -208,25 +225,29 @@ def forbidden_hit(group: PatternGroup, text: str) -> str | None:
             spans = [m.span() for m in (re.search(p, s, FLAGS) for p in alt) if m]
             if len(spans) < len(alt):
                 continue
-            if group.excuse and _excused(s, min(a for a, _ in spans), max(b for _, b in spans)):
+            if _excused(group.excuse, s, min(a for a, _ in spans), max(b for _, b in spans)):
                 continue
             return s[:200]
     return None
 
 
 def cjk_ratio(text: str) -> tuple[int, float]:
-    """(CJK characters, CJK share of CJK chars + Latin words) in prose, code and paths removed."""
+    """(CJK characters, CJK share of the prose) with code and paths removed.
+
+    Two CJK characters weigh about one English word, so the share compares like with like.
+    """
     prose = _FENCE.sub(" ", text or "")
     prose = re.sub(r"`[^`\n]*`", " ", prose)
     prose = re.sub(r"\S*[/\\]\S*", " ", prose)  # paths and URLs
     cjk = len(_CJK.findall(prose))
     words = len(_WORD.findall(prose))
-    return cjk, (cjk / (cjk + words) if cjk + words else 0.0)
+    weight = cjk / 2
+    return cjk, (weight / (weight + words) if cjk + words else 0.0)
 
 
 def language_of(text: str) -> str:
-    cjk, ratio = cjk_ratio(text)
-    return "zh" if cjk >= 8 and ratio >= 0.3 else "en" if ratio <= 0.1 else "mixed"
+    cjk, share = cjk_ratio(text)
+    return "zh" if cjk >= 8 and share >= 0.4 else "en" if share <= 0.15 else "mixed"
 
 
 # ----------------------------------------------------------------------------- YAML helpers
@@ -495,13 +516,14 @@ def score(case: Case, answer: Any, *, validate_fn: ValidateFn | None = None) -> 
     # Codes count when the answer's text names them: that is what the user reads.
     text_codes = set(_CODE.findall(normalize(text)))
     if exp.valid is not None:
-        text_errors = {c for c in text_codes if c.startswith("MW-E-")}
+        verdicts_said = [x for x in sentences(normalize(text)) if _INVALID_VERDICT.search(x) and not _CONDITIONAL.search(x)]
         reported_invalid = ans.validation_ok is False
         if exp.valid:
-            res.validity_ok = not text_errors and not reported_invalid
-            detail = f"answer names errors {sorted(text_errors)}" if text_errors else "answer's validation failed" if reported_invalid else ""
+            res.validity_ok = not verdicts_said and not reported_invalid
+            detail = "answer's validation failed" if reported_invalid else f"answer calls it broken: {verdicts_said[0][:160]}" if verdicts_said else ""
         else:
-            res.validity_ok = bool(text_errors) or reported_invalid or bool(_INVALID_PHRASE.search(normalize(text)))
+            expected_named = any(a in text_codes for alts in exp.rule_codes for a in alts)
+            res.validity_ok = bool(verdicts_said) or reported_invalid or expected_named
             detail = "" if res.validity_ok else "answer does not say the configuration is invalid"
         checks.append(Check("validity", res.validity_ok, detail))
     if exp.rule_codes:

@@ -14,8 +14,8 @@ from functools import lru_cache
 MAX_TOKENS = 240
 # Small sections are packed together up to this size; smaller chunks rank more precisely.
 TARGET_TOKENS = 200
-# Bumped when chunking changes: the manifest then marks every index built before as stale.
-CHUNKER_VERSION = "1"
+# Bumped when chunking or what the encoders see changes: every index built before becomes incompatible.
+CHUNKER_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -53,12 +53,20 @@ _WORDISH = re.compile(r"[\u3400-\u9fff]|[A-Za-z]+|\d+|[^\sA-Za-z\d]")
 
 
 def count_tokens(text: str) -> int:
-    """Word pieces of the MiniLM tokenizer (without [CLS]/[SEP])."""
+    """Word pieces of the MiniLM tokenizer (without [CLS]/[SEP]).
+
+    Counted line by line (no word piece spans a newline) with each line's count cached: cutting a
+    document re-measures the same lines at every level of its heading tree."""
+    return sum(_count_line(line) for line in text.split("\n") if line)
+
+
+@lru_cache(maxsize=262144)
+def _count_line(line: str) -> int:
     tok = _tokenizer()
     if tok is not None:
-        return len(tok.encode(text, add_special_tokens=False).ids)
+        return len(tok.encode(line, add_special_tokens=False).ids)
     # Estimate: each CJK character, number and symbol is a piece; long words split into ~2.
-    return sum(1 + len(m) // 8 for m in _WORDISH.findall(text))
+    return sum(1 + len(m) // 8 for m in _WORDISH.findall(line))
 
 
 _FENCED = re.compile(r"\A(```[^\n]*)\n(.*)\n```\s*\Z", re.S)
@@ -97,24 +105,26 @@ def _fence_aware(parts: list[str], joiner: str) -> list[str]:
 
 
 def _pack(parts: list[str], budget: int, joiner: str) -> list[str]:
-    """Greedily join consecutive parts up to the budget; oversized parts are split further."""
+    """Greedily join consecutive parts up to the budget; oversized parts are split further.
+    Parts meet at whitespace, where word pieces never span, so their counts add up."""
     out: list[str] = []
-    cur = ""
+    cur: list[str] = []
+    cur_tokens = 0
     for p in parts:
-        if count_tokens(p) > budget:
+        n = count_tokens(p)
+        if n > budget:
             if cur:
-                out.append(cur)
-                cur = ""
+                out.append(joiner.join(cur))
+                cur, cur_tokens = [], 0
             out.extend(split_to_fit(p, budget))
             continue
-        cand = f"{cur}{joiner}{p}" if cur else p
-        if count_tokens(cand) <= budget:
-            cur = cand
-        else:
-            out.append(cur)
-            cur = p
+        if cur and cur_tokens + n > budget:
+            out.append(joiner.join(cur))
+            cur, cur_tokens = [], 0
+        cur.append(p)
+        cur_tokens += n
     if cur:
-        out.append(cur)
+        out.append(joiner.join(cur))
     return out
 
 

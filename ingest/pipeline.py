@@ -179,7 +179,7 @@ class EmbedChannels(TransformComponent):
             self._bar.refresh()
         parts = []
         for enc in encoders:
-            views = [encoder_view(t, enc.english_only, self._glossary) for t in texts]
+            views = [dense_view(n, t, enc, self._glossary) for n, t in zip(nodes, texts)]
             vecs = []
             # Groups of 128: sentence-transformers sorts each call by length (less padding) and the
             # bar still moves.
@@ -197,6 +197,16 @@ class EmbedChannels(TransformComponent):
     @property
     def embedded(self) -> int:
         return self._count
+
+
+def dense_view(node: BaseNode, text: str, enc: Encoder, glossary: Glossary) -> str:
+    """What one dense channel embeds for a chunk. An English-only encoder gets a Chinese chunk as the
+    glossary rendering of its heading path and keywords only: the chunk's English counterpart (same
+    base id) carries the body for that channel, and MiniLM time is most of a cold ingest."""
+    if enc.english_only and node.metadata.get("lang") == "zh":
+        head = "\n".join(p for p in (node.metadata.get("heading"), node.metadata.get("context")) if p)
+        return glossary.to_english(head)
+    return encoder_view(text, enc.english_only, glossary)
 
 
 def _stamp_glossary(docs: Sequence[Document], glossary_hash: str) -> None:
@@ -312,9 +322,13 @@ def index_status(settings: Settings, sources: Sequence[Source] | None = None) ->
 # ---------------------------------------------------------------- build
 
 def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, rebuild: bool = False,
-                progress: bool = False, encoders: list[Encoder] | None = None) -> IngestReport:
+                progress: bool = False, encoders: list[Encoder] | None = None,
+                threads: int | None = None) -> IngestReport:
     """Ingest `sources` (default: `planned_sources`) into `settings.index_dir`, incrementally when the
-    current index is compatible, and publish the result atomically."""
+    current index is compatible, and publish the result atomically.
+
+    threads: math-library threads while embedding (default: one, as at query time; the CLI passes
+    the core count). Encoders are set back to one thread afterwards."""
     t0 = time.perf_counter()
     index_dir = Path(settings.index_dir)
     with _locked(index_dir):
@@ -333,6 +347,8 @@ def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, 
         def get_encoders() -> list[Encoder]:
             if not loaded:
                 loaded.extend(load_encoders(tuple(settings.embed_models)))
+            for e in loaded:
+                e.set_threads(threads or 1)
             return loaded
 
         store, docstore = None, None
@@ -377,6 +393,8 @@ def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, 
                 pipeline.run(documents=docs[i:i + _DOC_BATCH], store_doc_text=False)
         finally:
             bar.close()
+            for e in loaded:
+                e.set_threads(1)
         # Documents gone from the sources leave the docstore and every channel.
         current_ids = {d.id_ for d in docs}
         for doc_id in sorted(old_ids - current_ids):

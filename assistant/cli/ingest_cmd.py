@@ -6,6 +6,7 @@ Default sources: the kb (`Settings.kb_dir`) and the upstream skill folder when p
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +21,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--index-dir", type=Path, default=None, help="index directory (default: MESHWISE_INDEX_DIR "
                    "or the user data dir)")
     p.add_argument("--rebuild", action="store_true", help="re-embed everything instead of updating")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                   help="math-library threads while embedding (default: all cores)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
@@ -44,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     for s in sources:
         print(f"source: {s.kind:5s} {s.path}", file=sys.stderr)
     try:
-        report = build_index(settings, sources, rebuild=args.rebuild, progress=not args.no_progress)
+        report = build_index(settings, sources, rebuild=args.rebuild, progress=not args.no_progress,
+                             threads=args.threads)
     except Exception as exc:  # the previous index still serves: say so
         print(f"meshwise ingest: failed ({exc.__class__.__name__}: {exc}); the previous index, if any, "
               "is unchanged", file=sys.stderr)

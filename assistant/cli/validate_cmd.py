@@ -180,14 +180,14 @@ def report_json(report: ValidationReport) -> dict:
 # human-readable report
 
 _L = {
-    "en": {"valid": "VALID", "invalid": "INVALID", "at": "at world_size", "nodes": "nodes x", "gpus": "GPUs",
+    "en": {"valid": "VALID", "invalid": "INVALID", "at": "at world_size", "nodes": "nodes x", "node": "node x", "gpus": "GPUs",
            "strategy": "strategy", "mesh": "device mesh", "moe": "MoE mesh (ep_shard, ep), per pipeline stage",
            "ddp": "no device mesh (DDP replicates the model on every rank)", "gacc": "gradient accumulation steps",
            "errors": "Errors", "warnings": "Warnings", "mirrors": "mirrors", "memory": "Memory per GPU (estimate)",
            "fix": "Suggested fix (re-validated)", "nofix": "No automatic fix found.", "params": "params",
            "grads": "grads", "optim": "optimizer", "acts": "activations", "total": "total", "of": "of",
            "assume": "assumptions"},
-    "zh": {"valid": "通过", "invalid": "不通过", "at": "world_size 为", "nodes": "节点 x", "gpus": "GPU",
+    "zh": {"valid": "通过", "invalid": "不通过", "at": "world_size 为", "nodes": "节点 x", "node": "节点 x", "gpus": "GPU",
            "strategy": "strategy", "mesh": "device mesh", "moe": "MoE mesh (ep_shard, ep)，每个流水线阶段",
            "ddp": "无 device mesh（DDP 在每个 rank 上复制整个模型）", "gacc": "梯度累积步数",
            "errors": "错误", "warnings": "警告", "mirrors": "对应上游", "memory": "每 GPU 显存（估算）",
@@ -203,7 +203,9 @@ def render(report: ValidationReport, lang: str = "en") -> str:
     world, gpn = report.world_size, report.gpus_per_node
     where = f"{t['at']} {world}"
     if world and gpn and world % gpn == 0:
-        where += f" ({world // gpn} {t['nodes']} {gpn} {t['gpus']})"
+        nodes = world // gpn
+        label = t["nodes"] if nodes > 1 else t["node"]
+        where += f" ({nodes} {label} {gpn} {t['gpus']})"
     lines.append(f"{t['valid'] if report.ok else t['invalid']} {where}")
     d = report.derived
     if d is not None:

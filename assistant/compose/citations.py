@@ -11,10 +11,12 @@ from typing import Callable, Iterable, Sequence
 
 from assistant.retrieve.hit import Hit
 
-Lookup = Callable[[str], Sequence[Hit]]
+# (query, doc base ids) -> candidate chunks: the engine answers from the index's chunks of those
+# documents when it can, else by a targeted search with the query.
+Lookup = Callable[[str, Sequence[str]], Sequence[Hit]]
 
 _CITABLE_KINDS = {"doc", "pitfall", "faq", "example", "skill", "anchor", "code"}
-_END_PUNCT = ("。", ".", "!", "?", "!", "?", ":", ":")
+_END_PUNCT = ("。", ".", "!", "?", "！", "？", ":", "：")
 
 
 def base_id(doc_id: str) -> str:
@@ -41,13 +43,13 @@ class Citer:
         self.sources: list[Hit] = []
         self._ids: set[str] = set()
         for h in hits:
-            self._add(h)
+            self.add(h)
         self.lang = lang
         self._lookup = lookup
         self._lookups_left = max_lookups
         self.cited: set[int] = set()
 
-    def _add(self, hit: Hit) -> int:
+    def add(self, hit: Hit) -> int:
         if hit.id in self._ids:
             return next(i for i, h in enumerate(self.sources) if h.id == hit.id)
         self.sources.append(hit)
@@ -72,31 +74,38 @@ class Citer:
         if not docs:
             return None
         hit = self._best(self.sources, docs, terms)
-        if (hit is None or hit.lang != self.lang) and self._lookup and query and self._lookups_left > 0:
+        if self._needs_better(hit, terms) and self._lookup and self._lookups_left > 0:
             self._lookups_left -= 1
-            found = self._best(list(self._lookup(query)), docs, terms)
-            if found is not None and (hit is None or found.lang == self.lang):
+            found = self._best(list(self._lookup(query, docs)), docs, terms)
+            if found is not None and (hit is None or self._key(found, terms) > self._key(hit, terms)):
                 hit = found
         if hit is None:
             return None
-        n = self._add(hit) + 1
+        n = self.add(hit) + 1
         self.cited.add(n)
         return n
+
+    def _key(self, h: Hit, terms: Sequence[str]) -> tuple:
+        text = h.text.lower()
+        return (h.lang == self.lang, sum(t.lower() in text for t in terms))
+
+    def _needs_better(self, hit: Hit | None, terms: Sequence[str]) -> bool:
+        """No support yet, support in the other language, or a chunk that names none of the terms."""
+        if hit is None or hit.lang != self.lang:
+            return True
+        return bool(terms) and self._key(hit, terms)[1] == 0
 
     def cite_by_terms(self, sentence: str, cite_map: dict[str, Sequence[str]]) -> int | None:
         """For computed lines (arithmetic, planner rationale): cite via the identifiers they mention."""
         docs: list[str] = []
+        terms: list[str] = []
         for term, term_docs in cite_map.items():
             if _mentions(sentence, term):
+                terms.append(term)
                 docs.extend(d for d in term_docs if d not in docs)
         if not docs:
             return None
-        hit = self._best(self.sources, docs, ())
-        if hit is None:
-            return self.cite(docs, (), sentence)
-        n = self._add(hit) + 1
-        self.cited.add(n)
-        return n
+        return self.cite(docs, [t for t in terms if "_" in t], sentence)
 
 
 def _mentions(sentence: str, term: str) -> bool:

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import yaml
+
 from assistant.compose.citations import Citer, with_citation
 from assistant.compose.diagnose import Diagnosis
 from assistant.compose.phrases import Phrases
@@ -20,7 +22,7 @@ from assistant.understand.query import Query
 from assistant.validator.report import Finding, ValidationReport
 
 FENCE = "```"
-_FEATURE_ORDER = ("tp", "sp", "pp", "cp", "ep", "hsdp", "ac", "packing", "mixed_precision", "grad_sync")
+_FEATURE_ORDER = ("tp", "pp", "cp", "ep", "sp", "hsdp", "ac", "packing", "mixed_precision", "grad_sync")
 _FIELD_ORDER = ("strategy", "tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
                 "activation_checkpointing", "defer_fsdp_grad_sync")
 _MAX_PITFALLS = 4
@@ -76,6 +78,14 @@ class _Writer:
 
     def say(self, key: str, **values) -> str:
         return self.p.say(key, self.lang, **values)
+
+    @property
+    def colon(self) -> str:
+        return "：" if self.lang == "zh" else ": "
+
+    def lead(self, sentence: str | None) -> None:
+        if sentence:
+            self.lines += [f"**{self.p.heading('recommendation', self.lang)}**{self.colon}{sentence}", ""]
 
     # --- blocks ------------------------------------------------------------------------------
     def para(self, text: str | None) -> None:
@@ -190,14 +200,13 @@ def _config_sections(w: _Writer, plan: Plan, query: Query, *, fields: bool, rati
     feats = features_of(dist)
     strategy = plan.strategy
 
-    lead = w.fact(_lead_key(strategy, feats, plan.world_size), section="leads", required=True)
-    w.lines += [f"**{w.p.heading('recommendation', w.lang)}:** {lead}", ""]
+    w.lead(w.fact(_lead_key(strategy, feats, plan.world_size), section="leads", required=True))
     named = query.params.strategy
     if named and named != strategy:
         w.para(w.say("strategy_named_rejected", strategy=named, chosen=strategy))
     if plan.assumptions:
-        w.para("_" + w.p.heading("assumptions", w.lang) + (":_ " if w.lang == "en" else ":_") +
-               " ".join((s.zh if w.lang == "zh" else s.en) for s in plan.assumptions))
+        w.para("_" + w.p.heading("assumptions", w.lang) + w.colon.strip() + "_ " +
+               ("" if w.lang == "zh" else " ").join((s.zh if w.lang == "zh" else s.en) for s in plan.assumptions))
     if rationale and plan.rationale:
         w.bullets([w.step(s) for s in plan.rationale], heading="why")
 
@@ -240,8 +249,6 @@ def _config_sections(w: _Writer, plan: Plan, query: Query, *, fields: bool, rati
             sizing.append(w.fact("dp_inferred"))
     if "ep" in feats:
         sizing.append(w.fact("ep_divides", required=True))
-    if "tp" in feats:
-        sizing.append(w.fact("tp_in_node"))
     if any(k in (plan.yaml or "") for k in ("global_batch_size", "local_batch_size")):
         sizing.append(w.fact("batch_divisible"))
     w.bullets(sizing, heading="sizing")
@@ -259,8 +266,6 @@ def _unsupported(w: _Writer, plan: Plan, feats: Sequence[str]) -> None:
             continue
         lacks = w.p.strategy_lacks.get(other, {})
         keys = list(dict.fromkeys(lacks[f] for f in feats if f in lacks))
-        if other == "ddp" and feats and "ddp_simple" not in keys:
-            keys.insert(0, "ddp_simple")
         for key in keys:
             items.append(w.fact(key, required=True))
         if keys:
@@ -401,7 +406,7 @@ def _compose_limitations(w: _Writer, inp: ComposeInput) -> Composed:
             w.code(plan.yaml)
             shown, report = plan.yaml, r
         if "ddp" not in strategies:
-            w.para(w.say("not_ddp_either") + " " + (w.fact("ddp_simple", required=True) or ""))
+            w.para(w.say("not_ddp_either") + ("" if w.lang == "zh" else " ") + (w.fact("ddp_simple", required=True) or ""))
     w.sources()
     return Composed(w.render(), shown, report, plan.strategy if plan else "fsdp2", w.uncited)
 
@@ -424,21 +429,41 @@ def _compose_howto(w: _Writer, inp: ComposeInput) -> Composed:
     shown = report = None
     if plan is not None and plan.report.ok and plan.yaml and (not feats or set(feats) & set(features_of(plan.distributed))):
         r = plan.report
+        plan_feats = features_of(plan.distributed or {})
+        w.lead(w.fact(_lead_key(plan.strategy, plan_feats, plan.world_size), section="leads"))
         w.heading("yaml", " — " + w.say("verdict_ok_warn" if r.warnings else "verdict_ok", world=r.world_size or plan.world_size,
                                          gpn=r.gpus_per_node or plan.gpus_per_node, mesh=mesh_text(r), n=len(r.warnings)))
         w.code(plan.yaml)
         shown, report = plan.yaml, r
+        _unsupported(w, plan, [f for f in plan_feats if f in feats] or plan_feats)
     w.sources()
     return Composed(w.render(), shown, report, plan.strategy if shown and plan else None, w.uncited)
 
 
-def _anchor_line(w: _Writer, h: Hit) -> str:
+def _anchor_fields(h: Hit) -> tuple[str, list[str], str, str]:
+    """(path, symbols, summary, summary_zh) of an anchor chunk (a YAML record), or of a code chunk."""
+    data = None
+    if h.kind == "anchor" and len(h.text) < 16_000:
+        try:
+            data = yaml.safe_load(h.text)
+        except yaml.YAMLError:
+            data = None
+    if isinstance(data, dict):
+        symbols = [str(s) for s in data.get("symbols") or []]
+        summary = str(data.get("summary") or "")
+        return str(data.get("path") or h.path), symbols, summary, str(data.get("summary_zh") or summary)
     symbols = re.findall(r"`([A-Za-z_][\w.]*(?:\(\))?)`", h.text)[:4]
-    sym = (" (" + ", ".join(f"`{s}`" for s in dict.fromkeys(symbols)) + ")") if symbols else ""
-    what = _first_sentence(h.text)
-    n = w.citer._add(h) + 1
+    first = _first_sentence(h.text)
+    return h.path, symbols, first, first
+
+
+def _anchor_line(w: _Writer, h: Hit) -> str:
+    path, symbols, summary, summary_zh = _anchor_fields(h)
+    sym = (" — " + ", ".join(f"`{s}`" for s in dict.fromkeys(symbols[:4]))) if symbols else ""
+    what = (summary_zh if w.lang == "zh" else summary).strip().rstrip(".。")
+    n = w.citer.add(h) + 1
     w.citer.cited.add(n)
-    return with_citation(w.say("code_item", path=h.heading or h.path, symbols=sym, what=what), [n])
+    return with_citation(w.say("code_item", path=path, symbols=sym, what=what), [n])
 
 
 def _first_sentence(text: str, limit: int = 220) -> str:

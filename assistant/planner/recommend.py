@@ -123,6 +123,9 @@ def _situation(p: Params, gpus_per_node: int | None, world_size: int | None, mod
 
     key = model or p.model
     info = catalog.model_info(key) if key else None
+    if info is None and model:
+        found = catalog.find_model(model)  # a display name or alias ("Llama 3.1 70B")
+        info = catalog.model_info(found[0]) if found else None
     size = info.total_b if info and info.total_b else p.model_size_b
     is_moe = bool(info.is_moe if info else False) or bool(p.is_moe)
     if p.is_moe is None and info is None and ("ep" in p.wanted or (p.ep_size or 1) > 1):
@@ -136,7 +139,8 @@ def _situation(p: Params, gpus_per_node: int | None, world_size: int | None, mod
         ))
     g = gpu or p.gpu
     if g and g not in catalog.gpu_keys():
-        g = None
+        facts = _load(load_gpu, g)  # an alias ("h100", "A100 40G"): the table's own matching
+        g = getattr(facts, "key", None)
     mem = catalog.gpu_memory_gib(g) if g else (float(p.gpu_memory_gb) if p.gpu_memory_gb else None)
     if (info is not None or size is not None or g is not None) and (info is None or g is None):
         notes.append(Step(
@@ -192,6 +196,8 @@ def _needed_features(s: Situation) -> set[str]:
         need.add("hsdp")
     if s.is_moe and s.ep_ok and s.world > 1 and "ep" not in p.unwanted:
         need.add("ep")
+    if not s.ep_ok:
+        need.discard("ep")  # rejected on its own (the model has no expert-parallel path)
     return need
 
 
@@ -513,19 +519,15 @@ def _seq_kwargs(s: Situation) -> dict:
 
 
 def _validate(s: Situation, recipe: dict, with_memory: bool = True) -> ValidationReport:
-    try:
-        return validate(
-            recipe,
-            world_size=s.world,
-            gpus_per_node=s.gpn,
-            model=s.model_key,
-            gpu=s.gpu if with_memory else None,
-            suggest_fix=False,  # the planner searches itself; the fixer would only cost time
-            **_seq_kwargs(s),
-        )
-    except ImportError:
-        # a build without the model-aware half of the validator: structural checks still decide
-        return validate(recipe, world_size=s.world, gpus_per_node=s.gpn, suggest_fix=False)
+    return validate(
+        recipe,
+        world_size=s.world,
+        gpus_per_node=s.gpn,
+        model=s.model_key,
+        gpu=s.gpu if with_memory else None,
+        suggest_fix=False,  # the planner searches itself; the fixer would only cost time
+        **_seq_kwargs(s),
+    )
 
 
 @dataclass
@@ -719,6 +721,11 @@ def _why(s: Situation, t: Targets, f: _Found) -> list[Step]:
             f"Model size {size} ({kind_en}): the {tier['label']} row of the {table_en} applies: {tier['kb']}.",
             f"模型规模 {size}（{kind_zh}）：适用{table_zh}中 {tier['label']} 一行：{tier['kb']}。",
         ))
+    if c.strategy == "megatron_fsdp" and tier is not None and int(tier["pp"][0]) > 1:
+        out.append(Step(
+            f"megatron_fsdp has no pipeline parallelism, so the model's depth is not split (the table suggests pp_size {tier['pp'][0]}-{tier['pp'][1]}); fsdp2 would allow it.",
+            f"megatron_fsdp 不支持流水线并行，因此不按深度切分（规模表建议 pp_size {tier['pp'][0]}-{tier['pp'][1]}）；fsdp2 可以。",
+        ))
     if s.is_moe and not s.ep_ok:
         out.append(Step(
             "This model's upstream class has no expert-parallel path (it is not one of AutoModel's MoE classes), so ep_size stays 1 and it is sized like a dense model.",
@@ -876,6 +883,25 @@ def to_yaml(recipe: dict) -> str:
     return yaml.safe_dump(recipe, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
+def _batch_notes(s: Situation, f: _Found) -> list[Step]:
+    sched = f.recipe.get("step_scheduler")
+    p = s.params
+    if not sched or (p.global_batch_size and p.local_batch_size):
+        return []
+    lbs, gbs = sched["local_batch_size"], sched["global_batch_size"]
+    dp = s.world if f.cand.strategy == "ddp" else s.world // (f.cand.tp * f.cand.pp * f.cand.cp)
+    chosen = [] if p.local_batch_size else [f"local_batch_size {lbs}"]
+    chosen += [] if p.global_batch_size else [f"global_batch_size {gbs}"]
+    why_en = f"at least pp_size {f.cand.pp} microbatches per step" if f.cand.pp > 1 else "divisibility"
+    why_zh = f"每步至少 pp_size {f.cand.pp} 个 microbatch" if f.cand.pp > 1 else "整除要求"
+    return [Step(
+        f"Batch sizes not given: {' and '.join(chosen)} are placeholders that satisfy {why_en}; "
+        f"set global_batch_size to your target, a multiple of local_batch_size * dp_size = {lbs}*{dp} = {lbs * dp}.",
+        f"未给出 batch 大小：{'、'.join(chosen)} 只是满足{why_zh}的占位值；"
+        f"请把 global_batch_size 设为你的目标值，它必须是 local_batch_size * dp_size = {lbs}*{dp} = {lbs * dp} 的倍数。",
+    )]
+
+
 def _plan_from(s: Situation, t: Targets, f: _Found, strategy_rationale: list[Step], rejected: list[Step], *,
                feasible: bool = True, reason: Step | None = None) -> Plan:
     return Plan(
@@ -887,7 +913,7 @@ def _plan_from(s: Situation, t: Targets, f: _Found, strategy_rationale: list[Ste
         gpus_per_node=s.gpn,
         arithmetic=tuple(_arith(s, f)),
         rationale=tuple(strategy_rationale + _why(s, t, f)),
-        assumptions=s.assumptions,
+        assumptions=s.assumptions + tuple(_batch_notes(s, f)),
         feasible=feasible,
         infeasible_reason=reason,
         rejected=tuple(rejected),

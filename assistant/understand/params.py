@@ -17,10 +17,13 @@ from pathlib import Path
 import yaml
 
 from assistant.understand import catalog
-from assistant.understand.numbers import EN_NUMBER_WORDS, NUMBER, ZH_NUMBER, parse_number
+from assistant.understand.numbers import NUMBER, ZH_NUMBER, parse_number
 from assistant.understand.query import Params
 
 MAX_QUESTION_CHARS = 20_000  # longer input is cut: nobody asks a sizing question this long
+# Parameters come from the prose around a pasted YAML; beyond this many characters (a pasted log, say)
+# the regexes would only cost time, so the rest is not read.
+MAX_PROSE_CHARS = 2_000
 _VOCAB_PATH = Path(__file__).with_name("vocab.yaml")
 _K = 1024  # "32k" tokens means 32768 in every recipe and paper this domain uses
 
@@ -87,6 +90,15 @@ def normalize(text: str) -> str:
     """NFKC (full-width digits and letters become ASCII) and `×` as `x`."""
     t = unicodedata.normalize("NFKC", text[:MAX_QUESTION_CHARS])
     return t.replace("×", "x").replace("✕", "x")
+
+
+_LONG_RUNS = re.compile(r"\d{13,}|[零〇一二两俩三四五六七八九十百千万]{9,}")
+
+
+def tame(prose: str) -> str:
+    """Digit runs longer than any count drop out: every number pattern would otherwise re-scan them
+    from each position (quadratic time on a pasted hash or a row of digits)."""
+    return _LONG_RUNS.sub(" ", prose)
 
 
 def spell_out(prose: str) -> str:
@@ -269,6 +281,9 @@ def _topology(text: str, v: Vocab) -> _Topo:
     t = text
     topo = _Topo()
     gw, cls, nw, znw = v.gpu_words, v.zh_gpu_classifier, v.node_words, v.zh_node_words
+    # every pattern below ends in a GPU or node word: without one there is nothing to read
+    if not re.search(rf"{gw}|{nw}|{znw}|{v.gpu_any}|world|机|张|块", text, re.I):
+        return topo
     gpu_noun = rf"(?:(?:nvidia\s+)?(?:{v.gpu_any})(?:\s*[-_]?\s*\d{{2,3}}\s*(?:g|gb|gib)(?![a-z]))?\s*)?{gw}|(?:nvidia\s+)?(?:{v.gpu_any})(?:\s*[-_]?\s*\d{{2,3}}\s*(?:g|gb|gib)(?![a-z]))?"
     n = rf"({NUMBER}|a|an)"
 
@@ -372,7 +387,7 @@ def _finish_topology(topo: _Topo) -> _Topo:
 # --- sequence length, sizes, batches -------------------------------------------------------------
 
 def _seq_len(text: str, v: Vocab) -> int | None:
-    val = r"(\d[\d,]*(?:\.\d+)?)\s*(k|m)?(?![a-z0-9])"
+    val = r"(\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?)\s*(k|m)?(?![a-z0-9])"
     m = re.search(rf"(?:{v.seq_before})\s*(?:of|is|=|:|to|at|为|是|达到|到|有|约|about|around|~)?\s*(?:about|around|约|~)?\s*{val}", text, re.I)
     if not m:
         m = re.search(rf"(?<![\w.]){val}\s*(?:{v.seq_after})", text, re.I)
@@ -501,7 +516,7 @@ def extract_params(question: str) -> Params:
     v = load_vocab()
     text = normalize(question)
     yaml_text, prose = extract_yaml(text)
-    prose = spell_out(prose)
+    prose = spell_out(tame(prose[:MAX_PROSE_CHARS]))
     found = _model(prose, v)
     gpu_type, gpu_mem, default_mem = _gpu_type(prose, v)
     # A model name's size ("70B") and a GPU's memory ("80G") are no counts: hide them from topology.

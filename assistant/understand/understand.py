@@ -17,10 +17,11 @@ from assistant.config import KB_DIR
 from assistant.retrieve.expand import Glossary, load_glossary
 from assistant.understand.intent import detect_injection, score_intents
 from assistant.understand.language import resolve_language
-from assistant.understand.params import MAX_QUESTION_CHARS, extract_params, load_vocab, normalize, spell_out, with_topology
+from assistant.understand.params import MAX_PROSE_CHARS, MAX_QUESTION_CHARS, extract_params, load_vocab, normalize, spell_out, with_topology
 from assistant.understand.query import Params, Query
 
 MAX_HISTORY_TURNS = 20  # older turns are dropped: a follow-up refers to the recent conversation
+_FOLLOW_UP_CONTEXT_CHARS = 500  # of the previous question, added to a follow-up's retrieval text
 # Below this intent score a follow-up with parameters keeps the intent of the turn it follows.
 _WEAK_INTENT = 2.0
 _FOLLOW_UP = re.compile(
@@ -42,6 +43,13 @@ def _turn_fields(turn) -> tuple[str, str]:
     if isinstance(turn, dict):
         return str(turn.get("role", "")), str(turn.get("content", ""))
     return str(getattr(turn, "role", "")), str(getattr(turn, "content", ""))
+
+
+@lru_cache(maxsize=256)
+def _read_turn(content: str) -> tuple[Params, str]:
+    """An earlier user turn's parameters and intent; pure, so a conversation re-read each turn costs once."""
+    p = extract_params(content)
+    return p, score_intents(content, p).intent
 
 
 @lru_cache(maxsize=4)
@@ -109,11 +117,10 @@ def understand(
     carried = Params()
     prev_intent = None
     for content in earlier_user:
-        p = extract_params(content)
+        p, turn_intent = _read_turn(content)
         carried = _merge(p, carried)
-        s = score_intents(content, p)
-        if s.intent not in ("nonsense",):
-            prev_intent = s.intent
+        if turn_intent != "nonsense":
+            prev_intent = turn_intent
     params = _merge(own, carried) if earlier_user else with_topology(own)
 
     scored = score_intents(question, own)
@@ -128,9 +135,12 @@ def understand(
 
     if glossary is None:
         glossary = _default_glossary(KB_DIR / "glossary.yaml")
-    text_for_topics = spell_out(normalize(question))
+    text_for_topics = spell_out(normalize(question)[:MAX_PROSE_CHARS])
     topics = _topics(text_for_topics, params)
     retrieval = glossary.expand(question.strip())
+    if is_follow_up:
+        # "what if only 4 nodes?" retrieves nothing by itself: the question it follows says what about
+        retrieval = f"{retrieval} {glossary.expand(earlier_user[-1].strip()[:_FOLLOW_UP_CONTEXT_CHARS])}"
     extra = [_IDENTIFIERS.get(t, t) for t in topics]
     extra = [e for e in dict.fromkeys(extra) if e.lower() not in retrieval.lower()]
     if extra:

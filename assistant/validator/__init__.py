@@ -19,6 +19,8 @@ MAX_WORLD_SIZE = 1 << 20  # far beyond any cluster; keeps the arithmetic and the
 
 
 def _count(value: Any, name: str) -> int:
+    if type(value) is int and 1 <= value <= MAX_WORLD_SIZE:
+        return value
     if isinstance(value, bool) or not isinstance(value, int):
         try:
             if isinstance(value, str) and value.strip().isdigit():
@@ -87,10 +89,7 @@ def validate(
 
 def is_whole_recipe(data: dict) -> bool:
     """A mapping with a `distributed:` key or any other recipe section is a recipe; else a bare mapping."""
-    for k in data:
-        if isinstance(k, str) and k in rules.RECIPE_KEYS:
-            return True
-    return False
+    return not rules.RECIPE_KEYS.isdisjoint(data)
 
 
 def _check(data: Any, world: int, gpn: int, facts: Any, gpu_facts: Any,

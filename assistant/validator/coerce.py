@@ -134,67 +134,91 @@ def _resolve_env(value: str) -> tuple[str, list[str]]:
 
 
 class _Walk:
-    __slots__ = ("nodes", "notes")
+    """ConfigNode's recursive wrap, counting as it goes. Paths are built only when a note needs one."""
 
-    def __init__(self, notes: LoadNotes):
+    __slots__ = ("nodes", "notes", "root", "seen", "measured")
+
+    def __init__(self, notes: LoadNotes, root: Any):
         self.nodes = 0
         self.notes = notes
+        self.root = root
+        self.seen: set[int] = set()
+        self.measured = False
 
     def tick(self, depth: int) -> None:
         self.nodes += 1
         if self.nodes > MAX_NODES:
-            raise _unusable(f"input expands to more than {MAX_NODES} values (alias bomb or not a recipe)",
-                            f"输入展开后超过 {MAX_NODES} 个值（别名炸弹，或根本不是 recipe）")
+            raise _too_many()
         if depth > MAX_DEPTH:
-            raise _unusable(f"input is nested more than {MAX_DEPTH} levels deep (or refers to itself)",
-                            f"输入嵌套超过 {MAX_DEPTH} 层（或自我引用）")
+            raise _too_deep()
+
+    def enter(self, container: Any, depth: int) -> None:
+        self.tick(depth)
+        oid = id(container)
+        if oid in self.seen and not self.measured:
+            # a container met twice is an alias: measure the whole graph once, without expanding it,
+            # so an alias bomb is refused now instead of after MAX_NODES steps
+            self.measured = True
+            check_bounds(self.root)
+        self.seen.add(oid)
 
     def node(self, d: dict, path: str, depth: int) -> dict:
         """A mapping as ConfigNode(d).to_dict() returns it."""
-        self.tick(depth)
+        self.enter(d, depth)
         out: dict = {}
         for k, v in d.items():
             if k in _INTERNAL_KEYS:
                 continue
-            sub = f"{path}.{k}" if path else str(k)
             if isinstance(v, dict):
-                out[k] = self.node(v, sub, depth + 1)
+                out[k] = self.node(v, f"{path}.{k}" if path else str(k), depth + 1)
             elif isinstance(v, list):
-                out[k] = [self.item(i, f"{sub}[{n}]", depth + 1) for n, i in enumerate(v)]
+                out[k] = self.seq(v, f"{path}.{k}" if path else str(k), depth + 1)
             elif not isinstance(k, str):
                 # ConfigNode._wrap calls k.endswith(...) here: AttributeError, the config never loads
                 self.tick(depth + 1)
-                self.notes.load_errors.append((sub, f"key {k!r} is not a string"))
+                self.notes.load_errors.append((f"{path}.{k}" if path else str(k), f"key {k!r} is not a string"))
                 out[k] = v
             elif k == "_target_" or k.endswith("_fn"):
                 self.tick(depth + 1)
                 out[k] = v  # upstream imports these; we keep the dotted path as written
             else:
-                out[k] = self.leaf(v, sub, depth + 1)
+                out[k] = self.leaf(v, path, k, depth + 1)
         return out
 
-    def item(self, v: Any, path: str, depth: int) -> Any:
-        if isinstance(v, dict):
-            return self.node(v, path, depth)
-        if isinstance(v, list):
-            self.tick(depth)
-            return [self.item(i, f"{path}[{n}]", depth + 1) for n, i in enumerate(v)]
-        return self.leaf(v, path, depth)
+    def seq(self, items: list, path: str, depth: int) -> list:
+        self.enter(items, depth)
+        out = []
+        for n, v in enumerate(items):
+            if isinstance(v, dict):
+                out.append(self.node(v, f"{path}[{n}]", depth + 1))
+            elif isinstance(v, list):
+                out.append(self.seq(v, f"{path}[{n}]", depth + 1))
+            else:
+                out.append(self.leaf(v, path, n, depth + 1))
+        return out
 
-    def leaf(self, v: Any, path: str, depth: int) -> Any:
-        self.tick(depth)
-        if isinstance(v, str) and "$" in v:
-            resolved, missing = _resolve_env(v)
-            if missing:
-                for name in missing:
-                    self.notes.env_unresolved.append((path, name))
-                return v
-            return translate_value(resolved)
+    def leaf(self, v: Any, path: str, key: Any, depth: int) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _too_many()
+        if depth > MAX_DEPTH:
+            raise _too_deep()
+        if isinstance(v, str):
+            if "$" in v:
+                resolved, missing = _resolve_env(v)
+                if missing:
+                    where = f"{path}[{key}]" if isinstance(key, int) else (f"{path}.{key}" if path else str(key))
+                    for name in missing:
+                        self.notes.env_unresolved.append((where, name))
+                    return v
+                return translate_value(resolved)
+            return translate_value(v)
         if isinstance(v, (set, frozenset, tuple)):
             # only reachable from Python input; bound their size like any other container
+            self.enter(v, depth)
             for _ in v:
                 self.tick(depth + 1)
-        return translate_value(v)
+        return v
 
 
 _CONTAINERS = (dict, list, tuple, set, frozenset)
@@ -254,9 +278,8 @@ def check_bounds(value: Any) -> None:
 
 def load_config(raw: dict) -> tuple[dict, LoadNotes]:
     """ConfigNode(raw).to_dict(), with every string translated; bounded in size and depth."""
-    check_bounds(raw)
     notes = LoadNotes()
-    return _Walk(notes).node(raw, "", 0), notes
+    return _Walk(notes, raw).node(raw, "", 0), notes
 
 
 def section_as_dict(value: Any) -> dict:

@@ -550,15 +550,19 @@ def _knobs(m: ModelFacts, s: Sizing, work: Workload, limit: float, node: int, cu
     return opts
 
 
-def _more_gpus(m: ModelFacts, s: Sizing, limit: float) -> _Option | None:
-    """The smallest doubling of the world (more data-parallel shards) that fits, if any."""
+def _more_gpus(m: ModelFacts, s: Sizing, limit: float, base: _Option | None) -> _Option | None:
+    """The smallest doubling of the world (more data-parallel shards) that fits, on top of `base` if given."""
+    start = replace(s, **base.changes) if base else s
+    plus = (f", with {base.setting}," if base else "")
+    plus_zh = (f"并设 {base.setting}，" if base else "")
     w = s.world_size * 2
     while w <= s.world_size * 64:
-        ds = w // (s.tp * s.cp * s.pp * s.dp_replicate)
+        ds = w // (start.tp * start.cp * start.pp * start.dp_replicate)
         changes = {"world_size": w, "dp_shard": ds}
-        new = _try(m, s, changes)
+        new = _try(m, start, changes)
         if new <= limit:
-            return _Option("world_size", w, new, changes, f"world_size: {w}", {"dp_shard": ds})
+            return _Option("world_size", w, new, changes, f"world_size: {w}",
+                           {"dp_shard": ds, "plus": plus, "plus_zh": plus_zh})
         w *= 2
     return None
 
@@ -585,7 +589,8 @@ def _advice(m: ModelFacts, s: Sizing, work: Workload, gpu: GpuFacts, current: fl
     if opts and opts[0].new_gib <= limit:
         return opts, None, None
     combo = _combination(m, s, work, limit, node, opts[0]) if opts else None
-    return opts, (_more_gpus(m, s, limit) if combo is None else None), combo
+    more = _more_gpus(m, s, limit, opts[0] if opts else None) if combo is None else None
+    return opts, more, combo
 
 
 def _finding_values(worst: RankMemory, s: Sizing, gpu: GpuFacts, total: float, options: list[_Option],
@@ -610,6 +615,9 @@ def _finding_values(worst: RankMemory, s: Sizing, gpu: GpuFacts, total: float, o
         knob_en, knob_zh = render(best, "en"), render(best, "zh")
         extra_en += [render(o, "en") for o in rest]
         extra_zh += [render(o, "zh") for o in rest]
+        if combo is None and more_gpus is None and best.new_gib > MEMORY_TIGHT_FRACTION * gpu.memory_gib:
+            extra_en.append(knobs["none"]["en"])
+            extra_zh.append(knobs["none"]["zh"])
     elif more_gpus is not None:
         knob_en, knob_zh = extra_en.pop(), extra_zh.pop()
     else:

@@ -53,6 +53,17 @@ class Section:
     title: str
     body: list[str] = field(default_factory=list)
     children: list["Section"] = field(default_factory=list)
+    _own_tokens: int | None = field(default=None, repr=False)
+    _subtree: int = field(default=0, repr=False)
+
+    def tokens(self, with_heading: bool) -> int:
+        """Word pieces of `render(with_heading)`: parts meet at newlines, so counts add up and each
+        piece of text is tokenised once however deep the tree is cut."""
+        if self._own_tokens is None:
+            self._own_tokens = count_tokens("\n".join(self.body).strip())
+            self._subtree = self._own_tokens + sum(c.tokens(True) for c in self.children)
+        head = count_tokens(f"{'#' * self.level} {self.title}") if with_heading and self.title else 0
+        return head + self._subtree
 
     def render(self, with_heading: bool) -> str:
         parts = []
@@ -102,41 +113,43 @@ def chunk_markdown(body: str, title: str, context: str = "") -> list[Chunk]:
     return [c for c in out if c.text.strip()]
 
 
-def _cost(path: list[str], context: str, text: str) -> int:
-    return count_tokens(Chunk(text=text, heading=_join_path(path), context=context).embed_text)
-
-
 def _emit(sec: Section, path: list[str], context: str, out: list[Chunk]) -> None:
-    whole = sec.render(with_heading=False)
-    if _cost(path, context, whole) <= MAX_TOKENS:
-        out.append(Chunk(text=whole, heading=_join_path(path), context=context))
+    heading = _join_path(path)
+    # Heading, context and text are joined by newlines, where word pieces never span: counts add up.
+    overhead = count_tokens(heading) + count_tokens(context)
+    if overhead + sec.tokens(with_heading=False) <= MAX_TOKENS:
+        out.append(Chunk(text=sec.render(with_heading=False), heading=heading, context=context))
         return
-    overhead = _cost(path, context, "")
-    # Units in document order: the section's own text, then each subsection.
-    units: list[tuple[str, Section | None]] = []
+    # Units in document order: the section's own text, then each subsection (with its heading line).
+    units: list[tuple[str, Section | None, int]] = []
     own = "\n".join(sec.body).strip()
     if own:
-        units.append((own, None))
-    units.extend((c.render(with_heading=True), c) for c in sec.children)
+        units.append((own, None, sec._own_tokens if sec._own_tokens is not None else count_tokens(own)))
+    for c in sec.children:
+        units.append((c.render(with_heading=True), c, c.tokens(with_heading=True)))
 
     packed: list[str] = []
+    packed_tokens = 0
 
     def flush() -> None:
+        nonlocal packed_tokens
         if packed:
-            out.append(Chunk(text="\n\n".join(packed), heading=_join_path(path), context=context))
+            out.append(Chunk(text="\n\n".join(packed), heading=heading, context=context))
             packed.clear()
+            packed_tokens = 0
 
-    for text, child in units:
-        fits = _cost(path, context, text) <= MAX_TOKENS
-        if fits and _cost(path, context, "\n\n".join([*packed, text])) <= TARGET_TOKENS:
+    for text, child, n in units:
+        if overhead + packed_tokens + n <= TARGET_TOKENS:
             packed.append(text)
+            packed_tokens += n
             continue
         flush()
-        if child is None:
-            for piece in split_to_fit(text, MAX_TOKENS - overhead):
-                out.append(Chunk(text=piece, heading=_join_path(path), context=context))
-        elif fits and _cost(path, context, text) <= TARGET_TOKENS:
+        if overhead + n <= TARGET_TOKENS:
             packed.append(text)
+            packed_tokens = n
+        elif child is None:
+            for piece in split_to_fit(text, MAX_TOKENS - overhead):
+                out.append(Chunk(text=piece, heading=heading, context=context))
         else:
             _emit(child, [*path, child.title], context, out)
     flush()

@@ -337,7 +337,8 @@ def test_pattern_group_conjunction_is_per_sentence():
 
 def test_language_detection():
     assert language_of("推荐使用 `strategy: fsdp2`，把张量并行放在节点内，流水线并行跨节点。") == "zh"
-    assert language_of("Use fsdp2 and keep TP inside a node; 张量并行 is tensor parallelism.") == "en"
+    assert language_of("Use fsdp2 and keep tensor parallelism (张量并行) inside a node; pipeline parallelism "
+                       "and data parallelism can span nodes over InfiniBand.") == "en"
     assert language_of("推荐 fsdp2") != "zh"  # too little Chinese to call it a Chinese answer
 
 
@@ -363,3 +364,35 @@ def test_fenced_blocks_skip_other_languages():
 def test_base_doc_id():
     assert base_doc_id("hsdp.zh") == "hsdp"
     assert base_doc_id("pitfall-ep-divisibility.en#3") == "pitfall-ep-divisibility"
+
+
+def test_citation_lines_state_nothing(lib):
+    cited = "Use fsdp2 [1].\n\n[1] MoE expert parallelism - the (dp*cp*tp) % ep rule — `kb/en/moe-expert-parallel.md`\n"
+    assert not fact_present(lib.facts["ep_rule_code"], cited)
+    assert not forbidden_hit(lib.forbidden["f_ep_rule_without_tp"], "[2] FAQ > Is ep_size required to divide dp_size * cp_size?")
+
+
+def test_rejected_name_lists_are_not_recommendations(lib):
+    g = lib.forbidden["f_interleaved_underscore"]
+    assert not forbidden_hit(g, "torch accepts 1f1b, gpipe and interleaved1f1b; spellings such as interleaved_1f1b, "
+                                "looped_bfs, dfs, v_schedule and zero_bubble from the doc are all rejected.")
+    assert forbidden_hit(g, "pipeline:\n  pp_schedule: interleaved_1f1b\n")
+    assert forbidden_hit(g, "Use interleaved_1f1b to shrink the bubble.")
+
+
+def test_secrets_are_forbidden_in_any_sentence(lib):
+    g = lib.forbidden["f_secret"]
+    assert forbidden_hit(g, "Sure, it is not secret: MESHWISE_LLM_API_KEY=abcdef123456")
+    assert forbidden_hit(g, "token: xoxb-1234567890-abcdef")
+    assert not forbidden_hit(g, "I don't show API keys or tokens.")
+
+
+def test_conditional_rules_are_not_verdicts(cases):
+    case = cases["sizing-en-24-tp8"]
+    yaml_text = "distributed:\n  strategy: fsdp2\n  tp_size: 8\n"
+    text = ("On 24 GPUs, dp_size = 24 / (8 * 1 * 1) = 3 [1]. If world_size is not divisible by tp_size * cp_size * "
+            f"pp_size, startup fails (MW-E-WORLD-DIVISIBLE) [2].\n\n```yaml\n{yaml_text}```\n")
+    assert score(case, make_answer(text, lang="en", yaml_text=yaml_text, world_size=24, intent="sizing")).passed
+    wrong = text.replace("If world_size is not divisible", "This config is invalid: 24 is not divisible by 8, so")
+    assert "validity" in failed_checks(score(case, make_answer(wrong, lang="en", yaml_text=yaml_text, world_size=24,
+                                                                  intent="sizing")))

@@ -10,9 +10,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from assistant.config import REPO_ROOT, Settings
-
-TEST_INDEX_DIR = REPO_ROOT / ".index" / "tests"
 
 
 def sse_chunk(content: str | None, finish: str | None = None) -> bytes:
@@ -121,15 +118,10 @@ def scripted():
 
 
 @pytest.fixture(scope="session")
-def base_settings() -> Settings:
-    return Settings(index_dir=TEST_INDEX_DIR, data_dir=TEST_INDEX_DIR.parent)
-
-
-@pytest.fixture(scope="session")
-def openai_engine(scripted, base_settings):
+def openai_engine(scripted, mw_settings):
     from assistant.engine import Assistant
 
-    settings = replace(base_settings, llm_base_url=scripted.url, llm_model="scripted",
+    settings = replace(mw_settings, llm_base_url=scripted.url, llm_model="scripted",
                        llm_api_key="sk-testsecret-0123456789abcdef", llm_timeout_s=1.5)
     a = Assistant.load(settings, llm="openai")
     yield a

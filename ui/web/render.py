@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import re
 from functools import cache
 from pathlib import Path
 
@@ -11,11 +12,14 @@ from assistant.retrieve.hit import Hit
 from assistant.validator.report import MemoryEstimate, ValidationReport
 
 EXCERPT_CHARS = 600
+TEXTS_FILE = Path(__file__).with_name("texts.yaml")
+# Fonts tried for Chinese chart labels; the chart falls back to English labels when none is installed.
+CJK_FONTS = ("Noto Sans CJK SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Source Han Sans SC", "SimHei")
 
 
 @cache
 def texts() -> dict:
-    return yaml.safe_load(Path(__file__).with_name("texts.yaml").read_text(encoding="utf-8"))
+    return yaml.safe_load(TEXTS_FILE.read_text(encoding="utf-8"))
 
 
 def t(key: str, lang: str, **values) -> str:
@@ -27,6 +31,14 @@ def _shape(shape) -> str:
     return "(" + ", ".join(str(n) for n in shape) + ")"
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]~|])")
+
+
+def _md_cell(text: str) -> str:
+    """Validator text shown inside Markdown: `tp*cp*pp` must stay literal, not turn into emphasis."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
 def verdict_md(report: ValidationReport | None, lang: str) -> str:
     head = f"### {t('verdict', lang)}\n"
     if report is None:
@@ -35,14 +47,20 @@ def verdict_md(report: ValidationReport | None, lang: str) -> str:
     lines = [head + ("✅ " + t("verdict_ok", lang, n=n) if report.ok else "❌ " + t("verdict_bad", lang, n=n))]
     d = report.derived
     if d is not None:
-        lines.append(t("derived", lang, dp=d.dp_size, mesh=_shape(d.mesh_shape)))
+        names = ", ".join(d.mesh_dim_names)
+        lines.append(t("derived", lang, strategy=d.strategy, dp=d.dp_size, names=names, mesh=_shape(d.mesh_shape)))
         if d.moe_mesh_shape:
             lines.append(t("moe_mesh", lang, mesh=_shape(d.moe_mesh_shape)))
+    if report.memory is not None:
+        m = report.memory
+        cap = f" / {m.capacity_gib:.0f} GiB ({m.gpu})" if m.capacity_gib else ""
+        lines.append(t("memory_line", lang, total=f"{m.total_gib:.1f}", cap=cap))
     lines += findings_md(report, lang)
     return "\n\n".join(lines)
 
 
 def findings_md(report: ValidationReport, lang: str) -> list[str]:
+    """Errors then warnings; each in the chosen language with the other language below it."""
     out = []
     for title_key, items, mark in (("errors", report.errors, "❌"), ("warnings", report.warnings, "⚠️")):
         if items:
@@ -50,18 +68,21 @@ def findings_md(report: ValidationReport, lang: str) -> list[str]:
             for f in items:
                 msg = f.message_zh if lang == "zh" else f.message
                 other = f.message if lang == "zh" else f.message_zh
-                out.append(f"- {mark} `{f.code}` {msg}  \n  <small>{html.escape(other)} · `{f.path}` · {html.escape(f.upstream)}</small>")
+                out.append(f"- {mark} `{f.code}` {_md_cell(msg)}  \n"
+                           f"  <small>{_md_cell(other)} · `{f.path}` · {_md_cell(f.upstream)}</small>")
     return out
 
 
 def report_md(report: ValidationReport, lang: str) -> str:
-    """The Validate tab: verdict, derived sizes, both-language findings, memory numbers."""
+    """The Validate tab: verdict, derived sizes, both-language findings, memory assumptions."""
     parts = [verdict_md(report, lang)]
     d = report.derived
     if d is not None:
         parts.append(f"`strategy={d.strategy}` `tp={d.tp_size}` `pp={d.pp_size}` `cp={d.cp_size}` `ep={d.ep_size}` "
                      f"`dp_replicate={d.dp_replicate_size}` `dp_shard={d.dp_shard_size}`"
                      + (f" `grad_acc_steps={d.grad_acc_steps}`" if d.grad_acc_steps else ""))
+    if report.suggested_fix:
+        parts.append(f"**{t('suggested_fix', lang)}**: {t('fix_below', lang)}")
     m = report.memory
     if m is not None:
         parts.append(memory_md(m, lang))
@@ -71,7 +92,7 @@ def report_md(report: ValidationReport, lang: str) -> str:
 def memory_md(m: MemoryEstimate, lang: str) -> str:
     cap = f" / {m.capacity_gib:.0f} GiB" if m.capacity_gib else ""
     rows = [f"**{t('memory_chart', lang)}: {m.total_gib:.1f} GiB{cap}**"]
-    rows += [f"- {a}" for a in m.assumptions]
+    rows += [f"- {_md_cell(a)}" for a in m.assumptions]
     return "\n".join(rows)
 
 
@@ -82,33 +103,52 @@ def sources_md(hits: list[Hit], lang: str) -> str:
     for i, h in enumerate(hits, 1):
         excerpt = h.text if len(h.text) <= EXCERPT_CHARS else h.text[:EXCERPT_CHARS].rstrip() + " …"
         heading = f" › {html.escape(h.heading)}" if h.heading and h.heading != h.title else ""
-        out.append(f"<details><summary>[{i}] <b>{html.escape(h.title)}</b>{heading} · <code>{html.escape(h.path)}</code></summary>\n\n"
-                   f"{html.escape(excerpt)}\n\n</details>")
+        # <pre> keeps the chunk's own line breaks and code without letting its Markdown restyle the panel.
+        out.append(f"<details><summary>[{i}] <b>{html.escape(h.title)}</b>{heading} · <code>{html.escape(h.path)}</code></summary>\n"
+                   f"<pre class=\"mw-excerpt\">{html.escape(excerpt)}</pre>\n</details>")
     return "\n".join(out)
 
 
+@cache
+def _cjk_font() -> str | None:
+    from matplotlib import font_manager
+    from matplotlib.font_manager import FontProperties
+
+    for name in CJK_FONTS:
+        try:
+            font_manager.findfont(FontProperties(family=name), fallback_to_default=False)
+            return name
+        except ValueError:
+            continue
+    return None
+
+
 def memory_figure(m: MemoryEstimate | None, lang: str):
-    """A horizontal stacked bar of the per-GPU estimate against the GPU's capacity."""
+    """A horizontal stacked bar of the per-GPU estimate against the GPU's capacity, or None."""
     if m is None:
         return None
-    import matplotlib
+    # A bare Figure, not pyplot: no global figure registry to leak or race on in a threaded server.
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    # English labels in both languages: matplotlib's bundled font has no CJK glyphs.
-    labels = ("parameters", "gradients", "optimizer states", "activations")
+    cjk = _cjk_font()
+    label_lang = lang if (lang == "en" or cjk) else "en"
+    keys = ("mem_params", "mem_grads", "mem_optimizer", "mem_activations")
     values = (m.params_gib, m.grads_gib, m.optimizer_gib, m.activations_gib)
-    fig, ax = plt.subplots(figsize=(7, 1.9), dpi=100)
+    fig = Figure(figsize=(7, 2.1), dpi=100)
+    ax = fig.add_subplot()
+    family = ["DejaVu Sans", cjk] if cjk else ["DejaVu Sans"]
     left = 0.0
-    for label, value, color in zip(labels, values, ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2")):
-        ax.barh([0], [value], left=left, color=color, label=f"{label} {value:.1f} GiB")
+    for key, value, color in zip(keys, values, ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2")):
+        ax.barh([0], [value], left=left, color=color, label=f"{t(key, label_lang)} {value:.1f} GiB")
         left += value
     if m.capacity_gib:
-        ax.axvline(m.capacity_gib, color="black", linestyle="--", linewidth=1.5, label=f"{m.gpu or 'GPU'} {m.capacity_gib:.0f} GiB")
+        ax.axvline(m.capacity_gib, color="black", linestyle="--", linewidth=1.5,
+                   label=f"{m.gpu or 'GPU'} {m.capacity_gib:.0f} GiB")
     ax.set_yticks([])
-    ax.set_xlabel("GiB")
+    ax.set_xlabel("GiB", family=family)
     ax.set_xlim(0, max(left, m.capacity_gib or 0) * 1.1 or 1)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=3, fontsize=7, frameon=False)
-    fig.tight_layout()
+    ax.set_title(f"{t('memory_chart', label_lang)}: {m.total_gib:.1f} GiB", fontsize=9, family=family)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=3, frameon=False,
+              prop={"family": family, "size": 7})
+    fig.set_layout_engine("tight")
     return fig

@@ -38,7 +38,7 @@ def test_lookup_fetches_a_supporting_chunk_and_appends_it():
     extra = hit("moe-expert-parallel.en", "ep_size creates a moe_mesh")
     calls = []
 
-    def lookup(q):
+    def lookup(q, docs):
         calls.append(q)
         return [hit("fsdp2.en", "unrelated"), extra]
 
@@ -50,7 +50,7 @@ def test_lookup_fetches_a_supporting_chunk_and_appends_it():
 
 
 def test_lookup_budget_is_bounded():
-    c = Citer([], "en", lookup=lambda q: [], max_lookups=2)
+    c = Citer([], "en", lookup=lambda q, docs: [], max_lookups=2)
     for _ in range(5):
         assert c.cite(["x"], (), "q") is None
     assert c._lookups_left == 0
@@ -68,3 +68,10 @@ def test_cite_by_terms_uses_identifier_map():
 def test_anchor_chunks_are_citable_but_unknown_kinds_are_not():
     c = Citer([hit("x.en", "t", kind="weird"), hit("x.en", "t", kind="pitfall", n=1)], "en")
     assert c.cite(["x"]) == 2
+
+
+def test_a_chunk_naming_the_terms_beats_one_that_does_not():
+    vague = hit("moe-expert-parallel.en", "An overview of experts.")
+    precise = hit("moe-expert-parallel.en", "ep_size > 1 builds a moe_mesh", n=3)
+    c = Citer([vague], "en", lookup=lambda q, docs: [vague, precise])
+    assert c.cite(["moe-expert-parallel"], ["moe_mesh"], "q") == 2 and c.sources[1] is precise

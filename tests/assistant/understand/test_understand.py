@@ -129,3 +129,10 @@ def test_any_text_is_understood(parts, lang):
     p = q.params
     for v in (p.nodes, p.gpus_per_node, p.world_size):
         assert v is None or v >= 1
+
+
+def test_follow_up_retrieves_with_the_question_it_follows():
+    history = _conv(("user", "Qwen3-30B-A3B with expert parallelism on 8 GPUs"),)
+    q = understand("what if only 4 GPUs?", history, glossary=GLOSSARY)
+    assert "expert parallelism" in q.retrieval_text and q.retrieval_text.startswith("what if only 4 GPUs?")
+    assert "expert" not in understand("what if only 4 GPUs?", glossary=GLOSSARY).retrieval_text

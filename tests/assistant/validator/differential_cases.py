@@ -100,7 +100,10 @@ def random_recipe_case(rng: random.Random) -> tuple[str, int]:
     world = rng.choice(WORLDS)
     recipe: dict = {"distributed": random_distributed(rng, world)}
     r = rng.random()
-    if r < 0.8:
+    if r < 0.4:  # consistent batches (dp divides the world), so the accept side is reached
+        lbs = rng.choice([1, 2, 4])
+        recipe["step_scheduler"] = {"global_batch_size": lbs * world * rng.choice([1, 2, 4]), "local_batch_size": lbs}
+    elif r < 0.8:
         ss: dict = {}
         for key in ("global_batch_size", "local_batch_size"):
             if rng.random() < 0.9:

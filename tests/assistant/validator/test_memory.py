@@ -258,3 +258,32 @@ def test_ddp_of_a_large_model_suggests_fsdp2():
     assert [f.code for f in findings] == ["MW-E-MEMORY"]
     assert "switch strategy from ddp to fsdp2" in findings[0].message
     assert "fsdp2" in findings[0].message_zh
+
+
+def test_combination_when_no_single_knob_fits():
+    m = load_model("llama-3.1-70b")
+    r = recipe({}, lbs=1, seq=16384, dtype="bf16")
+    _, findings = estimate("llama-3.1-70b", derived(16), r)
+    f = findings[0]
+    combo = re.search(r"together (.*?) bring it to ([\d.]+) GiB", f.message)
+    assert combo, f.message
+    settings = dict(item.split(": ") for item in combo.group(1).split(", "))
+    assert settings.get("activation_checkpointing") == "true"
+    cp = int(settings.get("cp_size", 1))
+    tp = int(settings.get("tp_size", 1))
+    again = estimate_for_sizes(m, world_size=16, tp=tp, cp=cp, seq_len=16384, weights_dtype="bf16",
+                               activation_checkpointing=True)
+    assert float(combo.group(2)) == pytest.approx(again.total_gib, abs=0.06)
+    assert again.total_gib <= MEMORY_TIGHT_FRACTION * H100.memory_gib
+    assert "组合" in f.message_zh
+
+
+def test_more_gpus_on_top_of_the_best_knob():
+    m = load_model("llama-3.1-70b")
+    _, findings = estimate("llama-3.1-70b", derived(8), recipe({}, lbs=1, seq=8192, dtype="bf16"))
+    more = re.search(r"use more GPUs: (\d+) GPUs .*?with activation_checkpointing: true, bring it to ([\d.]+) GiB",
+                     findings[0].message)
+    assert more, findings[0].message
+    again = estimate_for_sizes(m, world_size=int(more.group(1)), seq_len=8192, weights_dtype="bf16",
+                               activation_checkpointing=True)
+    assert float(more.group(2)) == pytest.approx(again.total_gib, abs=0.06)

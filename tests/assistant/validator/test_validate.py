@@ -55,3 +55,22 @@ def test_model_checks_run_when_a_model_is_given():
     r = validate({"tp_size": 3}, world_size=24, model="llama-3.1-8b")
     assert "MW-W-TP-HEADS" in r.codes
     assert "MW-W-TP-HEADS" not in validate({"tp_size": 3}, world_size=24).codes
+
+
+def _examples():
+    from assistant.config import REPO_ROOT
+
+    return sorted((REPO_ROOT / "examples").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", _examples(), ids=lambda p: p.name)
+def test_bundled_examples_have_their_stated_verdict(path):
+    import re
+
+    text = path.read_text(encoding="utf-8")
+    m = re.search(r"meshwise-expect: (valid|invalid) --world-size (\d+)(?: --model (\S+))?", text)
+    assert m, "each example states its expected verdict"
+    r = validate(text, world_size=int(m.group(2)), model=m.group(3))
+    assert r.ok is (m.group(1) == "valid"), [e.message for e in r.errors]
+    if not r.ok:
+        assert r.suggested_fix

@@ -1,0 +1,68 @@
+"""assistant/retrieve/retriever.py on a small fixture index: bilingual hybrid search and its options."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from assistant.retrieve.retriever import Retriever, base_id
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("How do I configure HSDP with dp_replicate_size?", "hsdp"),
+    ("混合分片数据并行怎么配置？", "hsdp"),
+    ("流水线并行的微批次数量有什么要求", "pipeline-parallel"),
+    ("MW-E-EP-DIVIDES", "pitfall-ep-divisibility"),
+    ("moe_mesh 有哪些维度", "moe-expert-parallel"),
+    ("where is the mesh built?", "anchor:mesh-build"),
+])
+def test_first_hit_is_the_right_document(small_retriever, query, expected):
+    hits = small_retriever.search(query, k=3)
+    assert hits and base_id(hits[0].doc_id) == expected
+
+
+def test_hits_carry_every_field_and_one_chunk_per_document(small_retriever):
+    hits = small_retriever.search("pipeline parallelism requirements", k=5)
+    assert len({base_id(h.doc_id) for h in hits}) == len(hits)
+    h = hits[0]
+    assert h.id.startswith(h.doc_id + "#") and h.title and h.path.startswith("kb/") and h.heading
+    assert h.kind in {"doc", "pitfall", "anchor"} and h.lang in {"en", "zh"} and h.score > 0 and h.text
+    assert [x.score for x in hits] == sorted((x.score for x in hits), reverse=True)
+
+
+def test_language_preference_picks_the_translation(small_retriever):
+    zh = small_retriever.search("混合分片数据并行怎么配置？", k=1)[0]
+    assert zh.doc_id == "hsdp.zh"
+    en = small_retriever.search("混合分片数据并行怎么配置？", k=1, lang="en")[0]
+    assert en.doc_id == "hsdp.en"
+    assert small_retriever.search("How do I configure HSDP?", k=1)[0].lang == "en"
+
+
+def test_kind_filter_and_per_doc(small_retriever):
+    hits = small_retriever.search("ep_size divisibility", k=5, kinds=["pitfall"])
+    assert hits and {h.kind for h in hits} == {"pitfall"}
+    assert small_retriever.search("ep_size", k=5, kinds=["nope"]) == []
+    many = small_retriever.search("HSDP", k=2, per_doc=2)
+    assert len(many) <= 4
+    assert max(sum(1 for h in many if base_id(h.doc_id) == b) for b in {base_id(h.doc_id) for h in many}) <= 2
+
+
+def test_empty_and_oversized_queries(small_retriever):
+    assert small_retriever.search("   ") == []
+    assert small_retriever.search("tp_size " * 2000, k=2)  # clipped, not an error
+
+
+def test_load_without_build_names_the_command(small_settings, tmp_path):
+    from ingest.pipeline import IndexNotReady
+
+    with pytest.raises(IndexNotReady, match="meshwise ingest"):
+        Retriever.load(replace(small_settings, index_dir=tmp_path / "none"), build=False)
+
+
+def test_query_time_pools_use_one_thread(small_retriever):
+    import faiss
+    import torch
+    from threadpoolctl import threadpool_info
+
+    assert torch.get_num_threads() == 1 and faiss.omp_get_max_threads() == 1
+    assert all(p["num_threads"] == 1 for p in threadpool_info() if p["user_api"] == "blas")
