@@ -30,9 +30,12 @@ $(LOCAL_STAMP): $(STAMP)
 
 install-local: $(LOCAL_STAMP)
 
-# Debian's chromium for the browser tests; playwright drives it through executablePath.
+# Debian's chromium for the browser tests; playwright drives it through executablePath (never
+# `playwright install`). A CJK font too: without one Chinese renders as boxes in the browser and the charts.
+BROWSER_PKGS := chromium fonts-wqy-microhei
 $(BROWSER_STAMP): $(STAMP)
-	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+	if ! command -v chromium >/dev/null 2>&1 || ! fc-list :lang=zh 2>/dev/null | grep -q .; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BROWSER_PKGS); fi
 	touch $@
 
 install-browser: $(BROWSER_STAMP)

@@ -32,6 +32,14 @@ MAIN_K = 5
 _LOOKUP_CACHE_MAX = 2048
 _STREAM_CHUNK = 160
 LLM_MODES = ("offline", "openai", "local")
+# One question per code path (model table, MoE, Chinese, pasted YAML, anchors) so the first real
+# question does not pay for lazy loads.
+_WARM_UP = (
+    "Which strategy for Llama 3.1 70B on 2 nodes of 8 H100 with TP and PP?",
+    "我在 16 张卡上训练 Qwen3-30B-A3B，想用专家并行，怎么配？",
+    "What is wrong with this on 8 GPUs?\n```yaml\ndistributed:\n  strategy: ddp\n  tp_size: 2\n```",
+    "Where is the device mesh built?",
+)
 
 # Shapes of well-known secrets, scrubbed from every answer even if they were never configured here.
 _SECRET_SHAPES = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|hf_[A-Za-z0-9]{20,})\b")
@@ -124,7 +132,9 @@ class Assistant:
 
     # --- lifecycle ---------------------------------------------------------------------------
     @classmethod
-    def load(cls, settings: Settings | None = None, *, llm: str = "offline") -> "Assistant":
+    def load(cls, settings: Settings | None = None, *, llm: str = "offline", warm_up: bool = True) -> "Assistant":
+        """Settings, index (built when missing), retriever and models, once. `warm_up` answers a few
+        questions so the first real one pays no lazy-load costs; a one-shot CLI call skips it."""
         if llm not in LLM_MODES:
             raise ValueError(f"llm must be one of {', '.join(LLM_MODES)}, got {llm!r}")
         timings: dict[str, float] = {}
@@ -160,17 +170,19 @@ class Assistant:
 
         a = cls(settings, retriever, phrases, llm, client, server)
         t = time.perf_counter()
-        a._warm_up()
+        if warm_up:
+            a._warm_up()
         timings["warm_up"] = (time.perf_counter() - t) * 1000
         a.load_ms = timings
         return a
 
     def _warm_up(self) -> None:
         """First-call costs (model graphs, tokenizer tables, regex compiles) paid at load, not per answer."""
-        try:
-            self.ask(AskRequest(question="Which strategy for a 8B model on 8 GPUs?", llm="offline"))
-        except Exception:  # noqa: BLE001 - warm-up is an optimisation; a real ask reports real errors
-            pass
+        for q in _WARM_UP:
+            try:
+                self.ask(AskRequest(question=q, llm="offline"))
+            except Exception:  # noqa: BLE001 - warm-up is an optimisation; a real ask reports real errors
+                pass
 
     def close(self) -> None:
         if self._closed:

@@ -122,7 +122,7 @@ def _load_all(sources: Sequence[Source], progress: bool) -> tuple[list[Document]
             seen.add(d.id_)
             docs.append(d)
             kept += 1
-        per_source[f"{src.kind}:{src.path}"] = {"files": res.files_seen or kept, "documents": kept, "chunks": 0}
+        per_source[f"{src.kind}:{src.path}"] = {"files": res.files_seen, "documents": kept, "chunks": 0}
     return docs, per_source, warnings
 
 
@@ -270,7 +270,10 @@ def _kb_version(settings: Settings, docs: Sequence[Document]) -> str:
     catalog = Path(settings.kb_dir) / "catalog.yaml"
     version = None
     if catalog.is_file() and catalog.stat().st_size < 1024 * 1024:
-        data = yaml.safe_load(catalog.read_text(encoding="utf-8")) or {}
+        try:
+            data = yaml.safe_load(catalog.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError:
+            data = {}  # the catalog is for people and evals; a typo there must not stop an ingest
         version = data.get("version") if isinstance(data, dict) else None
     return f"{version}+{kb_hash}" if version else kb_hash
 

@@ -79,7 +79,8 @@ def request_from_json(obj, *, defaults: argparse.Namespace, line_no: int) -> Ask
 def _load(args):
     from assistant.engine import Assistant
 
-    return Assistant.load(llm=args.llm)
+    # a single question needs no warm-up pass; a batch amortises it
+    return Assistant.load(llm=args.llm, warm_up=bool(args.stdin))
 
 
 def run_batch(assistant, args, stdin=None, stdout=None) -> int:
@@ -97,6 +98,8 @@ def run_batch(assistant, args, stdin=None, stdout=None) -> int:
             rid = obj.get("id") if isinstance(obj, dict) else None
             req = request_from_json(obj, defaults=args, line_no=line_no)
             out = assistant.ask(req).to_json()
+            if rid is not None:
+                out["id"] = rid  # echo the caller's id as given (a number stays a number)
         except (ValueError, json.JSONDecodeError) as exc:
             failed += 1
             out = {"id": rid if rid is not None else f"line-{line_no}", "error": str(exc)}

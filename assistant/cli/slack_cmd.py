@@ -30,11 +30,14 @@ def run(args) -> int:
     from ui.slack.server import serve_http, serve_socket
 
     assistant = Assistant.load(settings, llm=args.llm)
-    app = build_app(assistant, settings, mode=mode)
-    if mode == "socket":
-        print("meshwise slack: Socket Mode", file=sys.stderr)
-        serve_socket(app, settings.slack_app_token)
-    else:
-        print(f"meshwise slack: listening on http://{args.host}:{args.port}/slack/events", file=sys.stderr)
-        serve_http(app, args.host, args.port)
+    try:
+        app = build_app(assistant, settings, mode=mode)
+        if mode == "socket":
+            print("meshwise slack: Socket Mode", file=sys.stderr)
+            serve_socket(app, settings.slack_app_token)
+        else:
+            print(f"meshwise slack: listening on http://{args.host}:{args.port}/slack/events", file=sys.stderr)
+            serve_http(app, args.host, args.port)
+    finally:
+        assistant.close()  # stops a local LLM server, if one was started
     return 0

@@ -57,6 +57,9 @@ class _Writer:
 
     # --- sentences -------------------------------------------------------------------------
     def fact(self, key: str, *, required: bool = False, section: str = "facts", **values) -> str | None:
+        """The fact as a cited sentence; None when already said, or when unsupported and optional."""
+        if f"{section}.{key}" in self.stated:
+            return None
         f = getattr(self.p, section)[key]
         text = f.text(self.lang, **values)
         n = self.citer.cite(f.docs, f.terms, f.text(self.lang) if not values else text)
@@ -65,7 +68,7 @@ class _Writer:
                 return None
             self.uncited.append(f"{section}.{key}")
             return text
-        self.stated.add(key)
+        self.stated.add(f"{section}.{key}")
         return with_citation(text, [n])
 
     def computed(self, sentence: str) -> str:
@@ -156,14 +159,20 @@ def mesh_text(report: ValidationReport) -> str:
     return mesh
 
 
-def _lead_key(strategy: str, feats: Sequence[str], world: int | None) -> str:
+_LEADS = (("pp", "fsdp2_pp"), ("ep", "fsdp2_ep"), ("hsdp", "fsdp2_hsdp"), ("cp", "fsdp2_cp"), ("tp", "fsdp2_tp"))
+
+
+def _lead_key(strategy: str, feats: Sequence[str], world: int | None, wanted: Sequence[str] = ()) -> str:
+    """The lead sentence: about the feature the user asked for when the config has it, else the
+    feature that most constrains the strategy."""
     if strategy == "ddp":
         return "ddp"
     if strategy in ("megatron_fsdp", "megatron-fsdp", "mfsdp"):
         return "megatron_fsdp"
-    for feat, key in (("pp", "fsdp2_pp"), ("ep", "fsdp2_ep"), ("cp", "fsdp2_cp"), ("tp", "fsdp2_tp"), ("hsdp", "fsdp2_hsdp")):
-        if feat in feats:
-            return key
+    for want in (True, False):
+        for feat, key in _LEADS:
+            if feat in feats and (not want or feat in wanted):
+                return key
     return "fsdp2_single" if world == 1 else "fsdp2_dp"
 
 
@@ -200,7 +209,7 @@ def _config_sections(w: _Writer, plan: Plan, query: Query, *, fields: bool, rati
     feats = features_of(dist)
     strategy = plan.strategy
 
-    w.lead(w.fact(_lead_key(strategy, feats, plan.world_size), section="leads", required=True))
+    w.lead(w.fact(_lead_key(strategy, feats, plan.world_size, _wanted(query)), section="leads", required=True))
     named = query.params.strategy
     if named and named != strategy:
         w.para(w.say("strategy_named_rejected", strategy=named, chosen=strategy))
@@ -245,7 +254,7 @@ def _config_sections(w: _Writer, plan: Plan, query: Query, *, fields: bool, rati
     if d is not None and d.world_size > 1 and not any("dp_size" in s.en for s in plan.arithmetic):
         if d.strategy == "fsdp2":
             sizing.append(w.computed(f"dp_size = {d.world_size} / ({d.tp_size} × {d.pp_size} × {d.cp_size}) = {d.dp_size}"))
-        if "dp_size" not in w.stated:
+        if "fields.dp_size" not in w.stated:
             sizing.append(w.fact("dp_inferred"))
     if "ep" in feats:
         sizing.append(w.fact("ep_divides", required=True))
@@ -287,8 +296,6 @@ def _pitfalls(w: _Writer, feats: Sequence[str], report: ValidationReport | None)
             keys += w.p.rule_facts.get(finding.code, ())
     items = []
     for key in dict.fromkeys(keys):
-        if key in w.stated:
-            continue
         s = w.fact(key)
         if s:
             items.append(s)
@@ -396,7 +403,17 @@ def _compose_limitations(w: _Writer, inp: ComposeInput) -> Composed:
                   heading="limits" if strategy != "fsdp2" else None)
 
     shown = report = None
-    if strategies != ["fsdp2"]:
+    named_ok = (len(strategies) == 1 and plan is not None and plan.strategy == strategies[0] and plan.report.ok
+                and bool(plan.yaml) and not any(f in w.p.strategy_lacks.get(strategies[0], {}) for f in wanted))
+    if named_ok:
+        r = plan.report
+        w.heading("yaml", " — " + w.say("verdict_ok_warn" if r.warnings else "verdict_ok", world=r.world_size or plan.world_size,
+                                         gpn=r.gpus_per_node or plan.gpus_per_node, mesh=mesh_text(r), n=len(r.warnings)))
+        w.code(plan.yaml)
+        shown, report = plan.yaml, r
+        if r.warnings:
+            w.bullets([_finding(w, f) for f in r.warnings], heading="warnings")
+    elif strategies != ["fsdp2"]:
         w.heading("instead")
         w.para(w.fact("fsdp2_for_all", required=True))
         if plan is not None and plan.report.ok and plan.yaml and plan.strategy == "fsdp2":
@@ -411,31 +428,28 @@ def _compose_limitations(w: _Writer, inp: ComposeInput) -> Composed:
     return Composed(w.render(), shown, report, plan.strategy if plan else "fsdp2", w.uncited)
 
 
+def _plan_is_relevant(plan: Plan | None, query: Query, feats: Sequence[str]) -> bool:
+    if plan is None:
+        return False
+    p = query.params
+    if p.world_size or p.nodes or p.model or p.model_size_b:
+        return True  # the user gave numbers: they want them used
+    return not feats or bool(set(feats) & set(features_of(plan.distributed or {})))
+
+
 def _compose_howto(w: _Writer, inp: ComposeInput) -> Composed:
     query, plan = inp.query, inp.plan
     feats = _wanted(query)
     topic_keys = [t for t in query.topics if t in w.p.topic_facts and t not in feats]
     groups = feats + topic_keys
     if not groups:
-        return _compose_retrieved(w, inp)
+        return _compose_retrieved(w, inp) if plan is None else _compose_plan_answer(w, inp, fields=False, rationale=False)
     names = ("、" if w.lang == "zh" else ", ").join(w.p.feature(f, w.lang) for f in groups)
     w.para(w.say("howto_intro", features=names))
-    items = []
-    for g in groups:
-        for key in w.p.topic_facts.get(g, ()):
-            if key not in w.stated:
-                items.append(w.fact(key))
-    w.bullets(items)
+    w.bullets([w.fact(key) for g in groups for key in w.p.topic_facts.get(g, ())])
     shown = report = None
-    if plan is not None and plan.report.ok and plan.yaml and (not feats or set(feats) & set(features_of(plan.distributed))):
-        r = plan.report
-        plan_feats = features_of(plan.distributed or {})
-        w.lead(w.fact(_lead_key(plan.strategy, plan_feats, plan.world_size), section="leads"))
-        w.heading("yaml", " — " + w.say("verdict_ok_warn" if r.warnings else "verdict_ok", world=r.world_size or plan.world_size,
-                                         gpn=r.gpus_per_node or plan.gpus_per_node, mesh=mesh_text(r), n=len(r.warnings)))
-        w.code(plan.yaml)
-        shown, report = plan.yaml, r
-        _unsupported(w, plan, [f for f in plan_feats if f in feats] or plan_feats)
+    if _plan_is_relevant(plan, query, feats):
+        shown, report = _config_sections(w, plan, query, fields=False, rationale=False)
     w.sources()
     return Composed(w.render(), shown, report, plan.strategy if shown and plan else None, w.uncited)
 

@@ -92,6 +92,7 @@ class Situation:
     assumptions: tuple[Step, ...]
     model_facts: object | None = None  # the validator's ModelFacts, for the memory pre-check
     gpu_facts: object | None = None  # the validator's GpuFacts
+    world_from_sizes: str | None = None  # "8*4*2*2" when the world size was derived from the user's sizes
 
 
 def _situation(p: Params, gpus_per_node: int | None, world_size: int | None, model: str | None, gpu: str | None) -> Situation:
@@ -105,6 +106,20 @@ def _situation(p: Params, gpus_per_node: int | None, world_size: int | None, mod
     nodes = p.nodes
     if world is None and p.nodes:
         world = p.nodes * gpn
+    fixed = _fixed_mesh(p)
+    world_from_sizes = None
+    if world is None and fixed is not None and (p.dp_size or fixed[1] > (gpn if gpn_given else int(rules.defaults["world_size"]))):
+        # "how many GPUs for tp 8, pp 4, cp 2 and 2 replicas": the sizes the user fixed say the world
+        factors, needed = fixed
+        world = needed if needed <= gpn or needed % gpn == 0 else math.lcm(needed, gpn)
+        nodes = max(1, world // gpn) if world >= gpn else 1
+        world_from_sizes = factors
+        notes.append(Step(
+            f"World size not given: the smallest that holds your sizes, tp_size*pp_size*cp_size*dp_size = {factors} = {needed}"
+            + (f", rounded up to whole {gpn}-GPU nodes: {world}" if world != needed else "") + f" GPUs ({nodes} node{'s' if nodes > 1 else ''} x {min(gpn, world)}).",
+            f"未给出 world size：按能容纳你指定规模的最小值计算，tp_size*pp_size*cp_size*dp_size = {factors} = {needed}"
+            + (f"，向上取整到完整的 {gpn} 卡节点：{world}" if world != needed else "") + f" 张 GPU（{nodes} 个节点 x {min(gpn, world)}）。",
+        ))
     if world is None:
         world = gpn if gpn_given else int(rules.defaults["world_size"])
         nodes = max(1, world // gpn) if world >= gpn else 1
@@ -155,7 +170,17 @@ def _situation(p: Params, gpus_per_node: int | None, world_size: int | None, mod
         gpu=g if info else None, gpu_mem_gib=mem, seq_len=p.seq_len, params=p, assumptions=tuple(notes),
         model_facts=_load(load_model, info.key) if info and g else None,
         gpu_facts=_load(load_gpu, g) if info and g else None,
+        world_from_sizes=world_from_sizes,
     )
+
+
+def _fixed_mesh(p: Params) -> tuple[str, int] | None:
+    """("8*4*2*2", 128): the product tp*pp*cp*dp of the sizes the user fixed, or None when none is fixed."""
+    sizes = [p.tp_size, p.pp_size, p.cp_size, p.dp_size]
+    if not any(v and v > 1 for v in sizes):
+        return None
+    vals = [v if v and v > 0 else 1 for v in sizes]
+    return "*".join(str(v) for v in vals), math.prod(vals)
 
 
 def _load(loader, key: str):
@@ -630,7 +655,15 @@ def _arith(s: Situation, f: _Found) -> list[Step]:
     c, r = f.cand, f.report
     steps: list[Step] = []
     p = s.params
-    if p.world_size is None and p.nodes and s.world == p.nodes * (p.gpus_per_node or s.gpn):
+    if s.world_from_sizes:
+        needed = math.prod(int(x) for x in s.world_from_sizes.split("*"))
+        rounded = f", rounded up to whole nodes: {s.world}" if needed != s.world else ""
+        rounded_zh = f"，取整到完整节点：{s.world}" if needed != s.world else ""
+        steps.append(Step(
+            f"minimum world_size = tp_size * pp_size * cp_size * dp_size = {s.world_from_sizes.replace('*', ' * ')} = {needed}{rounded}",
+            f"最少 GPU 数 world_size = tp_size * pp_size * cp_size * dp_size = {s.world_from_sizes.replace('*', ' * ')} = {needed}{rounded_zh}",
+        ))
+    elif p.world_size is None and p.nodes and s.world == p.nodes * (p.gpus_per_node or s.gpn):
         steps.append(Step(
             f"world_size = nodes * gpus_per_node = {p.nodes} * {s.world // p.nodes} = {s.world}",
             f"world_size = 节点数 * 每节点 GPU 数 = {p.nodes} * {s.world // p.nodes} = {s.world}",

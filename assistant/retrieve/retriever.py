@@ -88,8 +88,11 @@ class Retriever:
         glossary = load_glossary(Path(settings.kb_dir) / "glossary.yaml")
         tokenizer = LexicalTokenizer(glossary.zh_terms)
         lexical = LexicalIndex.load(path / "bm25")
-        return cls(store=store, lexical=lexical, tokenizer=tokenizer, glossary=glossary, encoders=encoders,
-                   manifest=manifest, path=path)
+        retriever = cls(store=store, lexical=lexical, tokenizer=tokenizer, glossary=glossary, encoders=encoders,
+                        manifest=manifest, path=path)
+        # The first search pays for lazy initialisation (kernels, caches): pay it here, not in a user's.
+        retriever.search("warm up 预热 tp_size", k=1)
+        return retriever
 
     @property
     def kinds(self) -> list[str]:

@@ -13,19 +13,30 @@ from pathlib import Path
 
 import yaml
 
-from assistant.understand.params import MAX_PROSE_CHARS, normalize, tame
+from assistant.understand.params import MAX_PROSE_CHARS, load_vocab, normalize, tame
 from assistant.understand.query import Intent, Params
 
 _TABLE_PATH = Path(__file__).with_name("intents.yaml")
 
 
 @dataclass(frozen=True)
+class Rule:
+    pattern: re.Pattern
+    weight: float
+    # Where the weight goes when no strategy is named: {"scenario": intent, "other": intent}; None keeps it.
+    without_strategy: dict[str, str] | None = None
+    only_limited_strategy: bool = False  # counts only when megatron_fsdp or ddp is named
+
+
+@dataclass(frozen=True)
 class IntentTable:
     priority: tuple[str, ...]
     neutralise: re.Pattern
-    rules: dict[str, tuple[tuple[re.Pattern, float], ...]]
+    rules: dict[str, tuple[Rule, ...]]
     domain: tuple[re.Pattern, ...]
     injection: tuple[re.Pattern, ...]
+    off_topic: tuple[re.Pattern, ...]
+    strategy_lacks: dict[str, frozenset[str]]
 
 
 @dataclass(frozen=True)
@@ -39,7 +50,10 @@ class IntentScore:
 def load_table(path: Path = _TABLE_PATH) -> IntentTable:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     rules = {
-        name: tuple((re.compile(r["p"], re.I), float(r["w"])) for r in entries)
+        name: tuple(
+            Rule(re.compile(r["p"], re.I), float(r["w"]), r.get("without_strategy"), bool(r.get("only_limited_strategy")))
+            for r in entries
+        )
         for name, entries in data["intents"].items()
     }
     return IntentTable(
@@ -48,6 +62,8 @@ def load_table(path: Path = _TABLE_PATH) -> IntentTable:
         rules=rules,
         domain=tuple(re.compile(p, re.I) for p in data["domain"]),
         injection=tuple(re.compile(p, re.I) for p in data["injection"]),
+        off_topic=tuple(re.compile(p, re.I) for p in data.get("off_topic") or ()),
+        strategy_lacks={k: frozenset(v) for k, v in (data.get("strategy_lacks") or {}).items()},
     )
 
 
@@ -61,8 +77,12 @@ def _has_params(p: Params) -> bool:
     return any(
         v is not None
         for v in (p.model, p.model_size_b, p.nodes, p.gpus_per_node, p.world_size, p.gpu, p.seq_len, p.strategy,
-                  p.tp_size, p.pp_size, p.cp_size, p.ep_size, p.global_batch_size, p.yaml_text)
+                  p.tp_size, p.pp_size, p.cp_size, p.ep_size, p.dp_size, p.global_batch_size, p.yaml_text)
     ) or bool(p.wanted or p.unwanted)
+
+
+def _names_strategy(prose: str, params: Params) -> bool:
+    return params.strategy is not None or any(p.search(prose) for p in load_vocab().strategies.values())
 
 
 def score_intents(question: str, params: Params) -> IntentScore:
@@ -76,19 +96,34 @@ def score_intents(question: str, params: Params) -> IntentScore:
     for pat in table.injection:
         prose = pat.sub(" ", prose)
     scores = {name: 0.0 for name in table.rules}
+    if not params.yaml_text and any(p.search(prose) for p in table.off_topic):
+        # "write me a haiku about GPUs" borrows a domain word and asks for nothing this assistant does
+        return IntentScore("nonsense", 0.0, scores)
+    scenario = any(v is not None for v in (params.model_size_b, params.model, params.world_size, params.nodes))
+    sized = scenario or any(v is not None for v in (params.tp_size, params.pp_size, params.cp_size, params.ep_size,
+                                                     params.dp_replicate_size, params.global_batch_size))
+    named = _names_strategy(prose, params)
+    limited = params.strategy in table.strategy_lacks
     for name, rules in table.rules.items():
-        for pat, weight in rules:
-            if pat.search(prose):
-                scores[name] += weight
+        for rule in rules:
+            if rule.only_limited_strategy and not limited:
+                continue
+            if rule.pattern.search(prose):
+                target = name
+                if rule.without_strategy and not named:
+                    target = rule.without_strategy["scenario" if sized else "other"]
+                scores[target] += rule.weight
 
     # Context the tables cannot see.
     if params.yaml_text:
         scores["diagnose"] += 4.0
-    if params.strategy in ("megatron_fsdp", "ddp") and (params.wanted - {"ac", "mixed_precision", "grad_sync"}):
-        # "megatron_fsdp with PP?" / "ddp 能开 TP 吗": a named limited strategy plus a feature is a limits question
-        if scores["limitations"] > 0 or re.search(r"\?|？|吗|呢", text):
+    if limited and (params.wanted - {"ac", "mixed_precision", "grad_sync"}):
+        # "megatron_fsdp with PP?" / "ddp 能开 TP 吗": a named limited strategy plus a feature it lacks is a
+        # limits question; plus a feature it has, only when asked in terms of support ("megatron_fsdp 支持
+        # cp 吗" is, "megatron_fsdp with tp 2 and cp 2: what's dp_size?" is not)
+        lacking = params.wanted & table.strategy_lacks[params.strategy]
+        if scores["limitations"] > 0 or (lacking and re.search(r"\?|？|吗|呢", text)):
             scores["limitations"] += 2.0
-    scenario = any(v is not None for v in (params.model_size_b, params.model, params.world_size, params.nodes))
     if scenario:
         scores["strategy"] += 1.0
         # "what is the best layout for 70B on 64 GPUs" is a recommendation, not a definition

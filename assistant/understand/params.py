@@ -46,6 +46,11 @@ class Vocab:
     zh_node_words: str
     seq_before: str
     seq_after: str
+    inquiry_before_en: re.Pattern
+    inquiry_after_en: re.Pattern
+    inquiry_before_zh: re.Pattern
+    inquiry_before_zh_question: re.Pattern
+    inquiry_after_zh_question: re.Pattern
 
 
 def _alt(patterns: list[str]) -> re.Pattern:
@@ -77,6 +82,11 @@ def load_vocab(path: Path = _VOCAB_PATH) -> Vocab:
         zh_node_words=data["zh_node_words"],
         seq_before=data["seq_before"],
         seq_after=data["seq_after"],
+        inquiry_before_en=re.compile(data["inquiry"]["before_en"], re.I),
+        inquiry_after_en=re.compile(data["inquiry"]["after_en"], re.I),
+        inquiry_before_zh=re.compile(data["inquiry"]["before_zh"]),
+        inquiry_before_zh_question=re.compile(data["inquiry"]["before_zh_question"]),
+        inquiry_after_zh_question=re.compile(data["inquiry"]["after_zh_question"]),
     )
 
 
@@ -176,11 +186,11 @@ def _size_b(num: str, unit: str) -> float:
 
 # --- model -------------------------------------------------------------------------------------------
 
-_MOE_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*b\s*[-_ ]?\s*a\s*(\d+(?:\.\d+)?)\s*b(?![a-z0-9])", re.I)
-_MIXTRAL = re.compile(r"(?<![\w.])(\d+)\s*x\s*(\d+(?:\.\d+)?)\s*b(?![a-z0-9])", re.I)
+_MOE_SIZE = re.compile(r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*b\s*[-_ ]?\s*a\s*(\d+(?:\.\d+)?)\s*b(?![a-z0-9])", re.I)
+_MIXTRAL = re.compile(r"(?<![A-Za-z0-9_.])(\d+)\s*x\s*(\d+(?:\.\d+)?)\s*b(?![a-z0-9])", re.I)
 _SIZE = re.compile(
-    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(b|bn|billion|t|trillion)(?![a-z0-9])(?!\s*(?:tokens?|samples?))"
-    r"|(?<![\w.])(\d+(?:\.\d+)?)\s*(m|million)\s*(?=-?\s*(?:param|model|参数|模型))"
+    r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*(b|bn|billion|t|trillion)(?![a-z0-9])(?!\s*(?:tokens?|samples?))"
+    r"|(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)\s*(m|million)\s*(?=-?\s*(?:param|model|参数|模型))"
     r"|(\d+(?:\.\d+)?)\s*(万亿|亿)\s*(?:参数|params?|模型|的模型)?",
     re.I,
 )
@@ -349,16 +359,20 @@ def _topology(text: str, v: Vocab) -> _Topo:
             topo.gpn = _num(next(g for g in m.groups() if g))
     # nodes on their own: "8 nodes", "两台机器", "4 个节点", "single node", "单机", "双机"
     if topo.nodes is None:
-        m = take(rf"(?<![\w.]){n}[\s-]*(?:{nw})\b|({NUMBER})\s*(?:{znw})|(单机|双机|单节点|单台)")
+        m = take(
+            rf"(?<![A-Za-z0-9_.]){n}[\s-]*(?:{nw})(?![A-Za-z0-9_])|({NUMBER})\s*(?:{znw})|(单机|双机|单节点|单台)"
+            # "8 机训练": a bare 机 after a count is a machine (not 机制, 机型, 机房 ...)
+            rf"|({NUMBER})\s*机(?![器制型房械构会率理密])"
+        )
         if m:
             if m.group(3):
                 topo.nodes = 1 if m.group(3).startswith("单") else 2
             else:
-                topo.nodes = _num(m.group(1) or m.group(2))
+                topo.nodes = _num(m.group(1) or m.group(2) or m.group(4))
     # total GPUs: "64 GPUs", "64 张 H100", "64 H100s", "8xH100", "单卡", "a single GPU"
     if topo.total is None:
         m = take(
-            rf"(?<![\w.])(?:{n}|(\d+)\s*x)\s*{cls}?\s*(?:{gpu_noun})|(单卡|一张卡|单\s*gpu|单个\s*gpu)"
+            rf"(?<![A-Za-z0-9_.])(?:{n}|(\d+)\s*x)\s*{cls}?\s*(?:{gpu_noun})|(单卡|一张卡|单\s*gpu|单个\s*gpu)"
             # "换成 128 张呢": in this domain a bare count of 张/块 is GPUs
             rf"|({NUMBER})\s*(?:张|块)(?=\s*(?:呢|吧|的话|了|行吗|可以吗|[,.?!;]|$))"
         )
@@ -390,10 +404,10 @@ def _seq_len(text: str, v: Vocab) -> int | None:
     val = r"(\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?)\s*(k|m)?(?![a-z0-9])"
     m = re.search(rf"(?:{v.seq_before})\s*(?:of|is|=|:|to|at|为|是|达到|到|有|约|about|around|~)?\s*(?:about|around|约|~)?\s*{val}", text, re.I)
     if not m:
-        m = re.search(rf"(?<![\w.]){val}\s*(?:{v.seq_after})", text, re.I)
+        m = re.search(rf"(?<![A-Za-z0-9_.]){val}\s*(?:{v.seq_after})", text, re.I)
     if not m:
         # a bare "128k"/"32K" in a question about training is a sequence length
-        m = re.search(r"(?<![\w.])(\d+)\s*(k)(?![a-z0-9])(?!\s*(?:steps?|samples?|iter|examples?|步|条|个样本|次))", text, re.I)
+        m = re.search(r"(?<![A-Za-z0-9_.])(\d+)\s*(k)(?![a-z0-9])(?!\s*(?:steps?|samples?|iter|examples?|步|条|个样本|次))", text, re.I)
     if not m:
         return None
     num, unit = m.group(1).replace(",", ""), (m.group(2) or "").lower()
@@ -403,6 +417,11 @@ def _seq_len(text: str, v: Vocab) -> int | None:
     return int(value)
 
 
+# Between a size's name and its value: "tp_size=8", "ep_size 能设 16", "ep_size 还能用 8", "can ep_size be 16"
+_SIZE_VERB = (
+    r"(?:(?:还|也|就)?(?:能不能|可不可以|能否|可否|能|可以|要|想)?\s*(?:设置为|设置成|设为|设成|设到|设|用|开到|开|取|改成|改为|调到|调成|为|是)"
+    r"|(?:can|could|should|must)?\s*(?:be\s+set\s+to|be|equal\s+to|equals)|=|:|is|of|to)"
+)
 _SIZE_NAMES = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "dp_replicate": "dp_replicate"}
 _ZH_SIZE_NAMES = {"tp": "张量并行", "pp": "(?:流水线|管线|管道)(?:并行)?", "cp": "上下文并行", "ep": "专家并行"}
 _EN_SIZE_NAMES = {
@@ -417,7 +436,7 @@ def _sizes(text: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for key in ("tp", "pp", "cp", "ep", "dp_replicate"):
         pats = [
-            rf"(?<![a-z]){key}(?:_size)?\s*(?:=|:|is|of|to|为|是|设为|设置为|设成|取)?\s*(\d+)(?!\.\d|\d|x)",
+            rf"(?<![a-z]){key}(?:_size)?\s*{_SIZE_VERB}?\s*(\d+)(?!\.\d|\d|x)",
             rf"(\d+)\s*[-‐]?\s*(?:way|路|卡)\s*{key}\b",
         ]
         if key in _EN_SIZE_NAMES:
@@ -437,6 +456,25 @@ def _sizes(text: str) -> dict[str, int]:
                     out[key] = val
                 break
     return out
+
+
+_DP_SIZE = re.compile(
+    r"(?<![a-z_])dp(?:_size)?\s*(?:=|:|to|为|是|设为|设成)?\s*(\d+)(?!\.\d|\d|x)"
+    r"|(\d+)\s*(?:x\s*)?(?:data[\s_-]*parallel(?:ism)?|dp)[\s_-]*(?:replicas?|ranks|groups?|copies|degree|size|ways?)"
+    r"|(\d+)[\s-]*(?:way|fold)\s+data[\s_-]*parallel"
+    r"|data[\s_-]*parallel(?:ism)?\s*(?:size|degree)\s*(?:of|=|is|:)?\s*(\d+)(?!\.\d|\d|x)"
+    r"|数据并行\s*(?:度|大小|规模|副本数?)?\s*(?:=|:|为|是|设为|取)?\s*(\d+)(?!\.\d|\d|x)"
+    r"|(\d+)\s*(?:个|路|份)\s*(?:数据并行|dp)|(\d+)\s*数据并行",
+    re.I,
+)
+
+
+def _dp_size(text: str) -> int | None:
+    m = _DP_SIZE.search(text)
+    if not m:
+        return None
+    val = int(next(g for g in m.groups() if g))
+    return val if 1 <= val <= 65536 else None
 
 
 def _batches(text: str) -> tuple[int | None, int | None]:
@@ -472,11 +510,52 @@ def _negated(prefix: str, en: re.Pattern, zh: re.Pattern) -> bool:
     return bool(en.search(clause) or zh.search(clause))
 
 
+# A feature name chained to the one being read ("TP or PP", "张量并行和流水线并行") shares its framing.
+_CHAINED = (
+    r"(?:\b(?:tp|pp|cp|ep|sp|hsdp)\b|(?:tensor|pipeline|context|expert|sequence)[\s_-]*parallel(?:ism)?"
+    r"|张量并行|流水线(?:并行)?|上下文并行|专家并行|序列并行)"
+)
+_CHAIN_SEP = r"(?:,|/|\+|&|\bor\b|\bnor\b|\band\b|、|或|和|以及|及)"
+_CHAIN_TAIL = re.compile(rf"{_CHAINED}\s*{_CHAIN_SEP}?\s*$", re.I)
+_CHAIN_HEAD = re.compile(rf"^\s*{_CHAIN_SEP}\s*{_CHAINED}", re.I)
+
+
+def _inquired(prefix: str, suffix: str, v: Vocab) -> bool:
+    """True when the mention is asked about rather than asked for: "do I need TP at all?", "要不要开 TP"."""
+    before = re.split(r"[.;!?。；！？\n]", prefix)[-1][-80:]
+    while (stripped := _CHAIN_TAIL.sub("", before.rstrip())) != before.rstrip():
+        before = stripped
+    after = suffix[:60]
+    while (m := _CHAIN_HEAD.match(after)):
+        after = after[m.end():]
+    if v.inquiry_before_en.search(before) or v.inquiry_after_en.match(after) or v.inquiry_before_zh.search(before):
+        return True
+    return bool(v.inquiry_before_zh_question.search(before) and v.inquiry_after_zh_question.match(after))
+
+
+# Size names inside arithmetic ("ep_size must divide dp_size * cp_size", "(dp*cp*tp) % ep") are the
+# formula, not a wish for that parallelism.
+_FORMULA_NAME = r"(?:dp_shard|dp_replicate|world|dp|tp|pp|cp|ep)(?:_size)?"
+_FORMULA = re.compile(
+    rf"(?<![A-Za-z0-9_])\(?\s*{_FORMULA_NAME}(?:\s*\)?\s*[*×%]\s*\(?\s*{_FORMULA_NAME})+\s*\)?(?:\s*[*×%]\s*\d+)?(?![A-Za-z0-9_])"
+    rf"|(?<![A-Za-z0-9_])(?:world_size|{_FORMULA_NAME}_size)\s*/\s*\(?\s*{_FORMULA_NAME}(?:\s*[*×]\s*{_FORMULA_NAME})*\s*\)?"
+    rf"|[%]\s*\(?\s*{_FORMULA_NAME}\b",
+    re.I,
+)
+
+
+def _mask_formulas(text: str) -> str:
+    return _FORMULA.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def _features(text: str, v: Vocab, sizes: dict[str, int]) -> tuple[frozenset[str], frozenset[str]]:
     wanted: set[str] = set()
     unwanted: set[str] = set()
+    text = _mask_formulas(text)
     for feat, pat in v.features.items():
         for m in pat.finditer(text):
+            if _inquired(text[: m.start()], text[m.end():], v):
+                continue
             if _negated(text[: m.start()], v.negation_en, v.negation_zh):
                 unwanted.add(feat)
             else:
@@ -551,6 +630,7 @@ def extract_params(question: str) -> Params:
         cp_size=sizes.get("cp"),
         ep_size=sizes.get("ep"),
         dp_replicate_size=sizes.get("dp_replicate"),
+        dp_size=_dp_size(prose),
         global_batch_size=gbs,
         local_batch_size=lbs,
         gpu_memory_gb=gpu_mem if gpu_mem is not None else (default_mem if gpu_type else None),

@@ -42,6 +42,7 @@ class Params:
     cp_size: int | None = None
     ep_size: int | None = None
     dp_replicate_size: int | None = None
+    dp_size: int | None = None  # data-parallel size the user states ("at least 2 data-parallel replicas")
     global_batch_size: int | None = None
     local_batch_size: int | None = None
     gpu_memory_gb: int | None = None  # stated ("80G") or the type's usual memory, even when `gpu` is not in the table

@@ -23,6 +23,7 @@ from assistant.validator.model_checks import virtual_stages
 from assistant.validator.models import GpuFacts, ModelFacts, ParamCounts, load_gpu, param_counts
 from assistant.validator.report import Derived, Finding, MemoryEstimate
 from assistant.validator.rules import make_finding
+from assistant.validator.schedules import is_accepted
 from assistant.validator.workload import (
     ALL_FORWARD_FIRST_SCHEDULES,
     DEFAULT_SEQ_LEN,
@@ -413,7 +414,8 @@ def sizing_from(derived: Derived, work: Workload) -> Sizing:
         micro_batch_source=work.micro_batch_source,
         n_microbatches=work.n_microbatches,
         ac=work.ac if work.ac_decoder else "none",
-        pp_schedule=work.pp_schedule,
+        # A name torch rejects (MW-E-PP-SCHEDULE) is estimated as the default 1F1B.
+        pp_schedule=work.pp_schedule if is_accepted(work.pp_schedule) else "1f1b",
         layers_per_stage=work.layers_per_stage,
         round_virtual_stages=work.round_virtual_stages,
         weights_dtype=work.weights_dtype or "fp32",
@@ -522,8 +524,7 @@ def _knobs(m: ModelFacts, s: Sizing, work: Workload, limit: float, node: int, cu
             # Keep the micro-batch as large as the pipeline allows (local_batch_size // mbs >= pp), so
             # the saving shown is the pipeline's, not a smaller micro-batch's.
             lbs = work.local_batch_size or s.micro_batch * s.n_microbatches * p
-            mbs = max((b for b in range(1, min(s.micro_batch, lbs) + 1) if lbs % b == 0 and lbs // b >= p),
-                      default=None)
+            mbs = _pipeline_micro_batch(lbs, s.micro_batch, p)
             if ds and mbs:
                 pps.append((p, {"pp": p, "dp_shard": ds, "micro_batch": mbs, "n_microbatches": lbs // mbs}))
             p *= 2
@@ -536,7 +537,8 @@ def _knobs(m: ModelFacts, s: Sizing, work: Workload, limit: float, node: int, cu
             add("cp_size", pick[0], pick[1], f"cp_size: {pick[0]}")
     if m.is_moe and m.upstream_moe and s.strategy == "fsdp2":
         non_pp = world // max(1, s.pp)
-        eps = [(e, {"ep": e}) for e in range(s.ep + 1, m.num_routed_experts + 1)
+        top = min(m.num_routed_experts, non_pp, 4096)
+        eps = [(e, {"ep": e}) for e in range(s.ep + 1, top + 1)
                if m.num_routed_experts % e == 0 and non_pp % e == 0]
         if (pick := smallest_fitting(eps)) is not None:
             add("ep_size", pick[0], pick[1], f"ep_size: {pick[0]}")
@@ -548,6 +550,15 @@ def _knobs(m: ModelFacts, s: Sizing, work: Workload, limit: float, node: int, cu
     opts = [o for o in opts if current - o.new_gib >= max(0.5, 0.01 * current)]
     opts.sort(key=lambda o: o.new_gib)
     return opts
+
+
+def _pipeline_micro_batch(lbs: int, current: int, pp: int) -> int | None:
+    """The largest pp_microbatch_size <= current that divides lbs and leaves >= pp micro-batches."""
+    top = min(current, lbs // pp)
+    for b in range(top, max(0, top - 64), -1):  # bounded: huge batch sizes must stay cheap
+        if lbs % b == 0:
+            return b
+    return 1 if lbs >= pp else None
 
 
 def _more_gpus(m: ModelFacts, s: Sizing, limit: float, base: _Option | None) -> _Option | None:

@@ -15,6 +15,7 @@ import yaml
 from assistant.validator.models import ModelFacts
 from assistant.validator.report import Derived, Finding
 from assistant.validator.rules import make_finding
+from assistant.validator.schedules import is_accepted
 from assistant.validator.workload import SINGLE_STAGE_SCHEDULES, Workload, read_workload
 
 _TABLE = Path(__file__).resolve().parent / "model_rules_table.yaml"
@@ -139,6 +140,8 @@ def _check_pp(d: Derived, work: Workload, m: ModelFacts) -> list[Finding]:
     if pp <= 1:
         return []
     layers, schedule, lps = m.num_layers, work.pp_schedule, work.layers_per_stage
+    if not is_accepted(schedule):
+        return []  # the validator reports MW-E-PP-SCHEDULE; the stage count would be a guess
     single = schedule in SINGLE_STAGE_SCHEDULES
     path = "distributed.pipeline.layers_per_stage"
     if lps is not None:

@@ -64,6 +64,7 @@ def load_kb(kb_dir: Path) -> LoadResult:
         if not base.is_dir():
             continue
         for path in sorted(base.rglob("*.md")):
+            result.files_seen += 1
             doc = load_kb_doc(path, kb_dir, lang_dir, result)
             if doc is None:
                 continue

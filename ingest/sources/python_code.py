@@ -161,21 +161,31 @@ def _function_chunks(path: str, fn, qual: str) -> list[Chunk]:
     return _chunk(path, qual, lines, fn.lineno)
 
 
+def is_test_file(path: str) -> bool:
+    parts = path.split("/")
+    return "tests" in parts[:-1] or "test" in parts[:-1] or parts[-1].startswith("test_")
+
+
 def chunk_python(source: str, path: str) -> list[Chunk]:
-    """Code-anchor chunks of one file; a file that does not parse gives none."""
+    """Code-anchor chunks of one file; a file that does not parse gives none. Test files give only
+    their module chunk (the test names): two thirds of a checkout's functions are tests, and one
+    chunk each would bury the library code they test."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
+    symbols = not is_test_file(path)
     out: list[Chunk] = []
     top_names = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             top_names.append(f"{node.name}()")
-            out.extend(_function_chunks(path, node, node.name))
+            if symbols:
+                out.extend(_function_chunks(path, node, node.name))
         elif isinstance(node, ast.ClassDef):
             top_names.append(node.name)
-            out.extend(_class_chunks(path, node, node.name))
+            if symbols:
+                out.extend(_class_chunks(path, node, node.name))
     module = path[:-3].replace("/", ".") if path.endswith(".py") else path
     doc = _first_paragraph(ast.get_docstring(tree))
     head = [f"{path}:1", f"module {module}"]

@@ -56,6 +56,11 @@ def test_symbols_signatures_docstrings_and_checks_become_chunks():
     assert all(c.kind == "code" for c in chunks)
 
 
+def test_test_files_give_only_their_module_chunk():
+    chunks = chunk_python(SOURCE, "tests/unit/test_mesh.py")
+    assert len(chunks) == 1 and "build_mesh()" in chunks[0].text and chunks[0].extra["symbol"] == ""
+
+
 def test_unparseable_file_gives_no_chunks():
     assert chunk_python("def broken(:\n", "x.py") == []
 

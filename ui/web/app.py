@@ -22,6 +22,13 @@ CONCURRENCY = 4  # answers at once; the engine serialises retrieval anyway and t
 QUEUE_MAX = 64  # waiting requests beyond this get "queue full" instead of a page that hangs
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a whole chat history is sent back with each question
 DEFAULT_VALIDATE_GPU = "h100-80gb"
+# Answers are long and end with their citations: once one is complete, show its beginning, not its end.
+SCROLL_TO_ANSWER_JS = """() => { setTimeout(() => {
+  const bots = document.querySelectorAll('#mw-chat .message.bot');
+  const last = bots[bots.length - 1];
+  const wrap = last && last.closest('.bubble-wrap');
+  if (wrap) wrap.scrollTop += last.getBoundingClientRect().top - wrap.getBoundingClientRect().top - 8;
+}, 50); }"""
 
 
 def _examples() -> list[str]:
@@ -65,7 +72,7 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
         with gr.Row(elem_id="mw-top", equal_height=True):
             with gr.Column(scale=4):
                 header = gr.Markdown(f"# Meshwise\n{t('subtitle', 'en')}", elem_id="mw-header")
-            with gr.Column(scale=1, min_width=260):
+            with gr.Column(scale=1, min_width=340):
                 lang = gr.Radio(_lang_choices(), value="auto", label=t("language", "en"), elem_id="mw-lang")
         with gr.Tabs():
             with gr.Tab(t("tab_chat", "en"), id="chat", elem_id="mw-tab-chat") as chat_tab:
@@ -73,7 +80,8 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
                     with gr.Column(scale=3, min_width=420):
                         chatbot = gr.Chatbot(height=600, elem_id="mw-chat", buttons=["copy"], show_label=False,
                                              feedback_options=("Like", "Dislike"), render_markdown=True,
-                                             latex_delimiters=[], sanitize_html=True)
+                                             latex_delimiters=[], sanitize_html=True,
+                                             placeholder=t("chat_placeholder", "en"))
                         thanks = gr.Markdown("", elem_id="mw-thanks")
                         question = gr.Textbox(label=t("question_label", "en"), placeholder=t("question_placeholder", "en"),
                                               lines=2, max_lines=10, elem_id="mw-question")
@@ -86,7 +94,8 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
                     with gr.Column(scale=2, min_width=320):
                         with gr.Accordion(t("settings", "en"), open=False, elem_id="mw-settings") as settings_box:
                             with gr.Row():
-                                nodes = gr.Number(label=t("nodes", "en"), value=None, minimum=1, maximum=h.MAX_NODES,
+                                # 0, not empty: the browser turns an empty number field into 0 once it is shown.
+                                nodes = gr.Number(label=t("nodes", "en"), value=0, minimum=0, maximum=h.MAX_NODES,
                                                   precision=0, elem_id="mw-nodes")
                                 gpn = gr.Number(label=t("gpus_per_node", "en"), value=h.DEFAULT_GPUS_PER_NODE, minimum=1,
                                                 maximum=h.MAX_GPUS_PER_NODE, precision=0, elem_id="mw-gpn")
@@ -116,6 +125,7 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
                         v_report = gr.Markdown("", elem_id="mw-report")
                         v_fix = gr.Code(language="yaml", label=t("suggested_fix", "en"), interactive=False, elem_id="mw-fix")
                         v_plot = gr.Plot(label=t("memory_chart", "en"), elem_id="mw-memory")
+                        v_details = gr.Markdown("", elem_id="mw-memory-details")
 
         # --- chat --------------------------------------------------------------------------
         def respond(message, messages, meta_v, panel_v, nodes_v, gpn_v, gpu_v, model_v, lang_v, llm_v,
@@ -140,19 +150,21 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
         chat_inputs = [question, chatbot, meta, panel, nodes, gpn, gpu, model, lang, llm]
         chat_outputs = [question, chatbot, meta, panel, verdict, sources, thanks]
         ask_btn.click(respond, chat_inputs, chat_outputs, api_name="ask", concurrency_limit=CONCURRENCY,
-                      concurrency_id="answer")
+                      concurrency_id="answer").then(None, js=SCROLL_TO_ANSWER_JS)
         question.submit(respond, chat_inputs, chat_outputs, api_visibility="private", concurrency_limit=CONCURRENCY,
-                        concurrency_id="answer")
+                        concurrency_id="answer").then(None, js=SCROLL_TO_ANSWER_JS)
         example_set.click(lambda sample: sample[0], [example_set], [question], queue=False,
                           api_visibility="private").then(
             respond, chat_inputs, chat_outputs, api_visibility="private", concurrency_limit=CONCURRENCY,
-            concurrency_id="answer")
+            concurrency_id="answer").then(None, js=SCROLL_TO_ANSWER_JS)
 
         def new_conversation(lang_v, request: gr.Request = None):
             ui = h.interface_lang(lang_v, _accept_language(request))
             return "", [], {}, h.Panel(lang=ui), h.Panel().verdict(ui), h.Panel().sources_md(ui), ""
 
         clear_btn.click(new_conversation, [lang], chat_outputs, queue=False, api_visibility="private")
+        # The chat's own trash button empties the messages in the browser; the per-answer rows go with them.
+        chatbot.clear(new_conversation, [lang], chat_outputs, queue=False, api_visibility="private")
 
         def on_like(data: gr.LikeData, meta_v, lang_v, request: gr.Request = None):
             return h.record_feedback(feedback, meta_v, data.index, data.liked,
@@ -170,9 +182,9 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
         def run_validate(text, world, gpn_v, model_v, gpu_v, lang_v, request: gr.Request = None):
             ui = h.interface_lang(lang_v, _accept_language(request))
             view = h.validate_yaml(assistant, text, world, gpn_v, model_v, gpu_v, ui)
-            return view.report, view.fix, view.figure
+            return view.report, view.fix, view.figure, view.details
 
-        v_btn.click(run_validate, [yaml_in, v_world, v_gpn, v_model, v_gpu, lang], [v_report, v_fix, v_plot],
+        v_btn.click(run_validate, [yaml_in, v_world, v_gpn, v_model, v_gpu, lang], [v_report, v_fix, v_plot, v_details],
                     api_name="validate", concurrency_limit=CONCURRENCY, concurrency_id="validate")
 
         # --- interface language -----------------------------------------------------------
@@ -183,6 +195,7 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
                 f"# Meshwise\n{t('subtitle', ui)}",
                 gr.update(label=t("language", ui)),
                 gr.update(label=t("tab_chat", ui)), gr.update(label=t("tab_validate", ui)),
+                gr.update(placeholder=t("chat_placeholder", ui)),
                 gr.update(label=t("question_label", ui), placeholder=t("question_placeholder", ui)),
                 gr.update(value=t("send", ui)), gr.update(value=t("clear", ui)),
                 gr.update(label=t("examples", ui)),
@@ -198,7 +211,7 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
                 gr.update(label=t("memory_chart", ui)),
             )
 
-        relabel_outputs = [header, lang, chat_tab, val_tab, question, ask_btn, clear_btn, example_set, settings_box,
+        relabel_outputs = [header, lang, chat_tab, val_tab, chatbot, question, ask_btn, clear_btn, example_set, settings_box,
                            nodes, gpn, world_md, gpu, model, llm, verdict, sources, yaml_in, v_world, v_gpn, v_model,
                            v_gpu, v_btn, v_fix, v_plot]
         # `input`, not `change`: relabelling updates the radio itself and must not trigger itself again.

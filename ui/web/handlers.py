@@ -14,7 +14,7 @@ from assistant.answer import Answer, AskRequest, Turn
 from assistant.understand.language import detect_language
 from assistant.validator import UnusableInput
 from ui.web.feedback import Feedback, FeedbackStore
-from ui.web.render import memory_figure, report_md, sources_md, t, verdict_md
+from ui.web.render import BAD_MARK, INFO_MARK, chat_markdown, md_text, memory_details_md, memory_figure, report_md, sources_md, t, verdict_md
 
 log = logging.getLogger("meshwise.web")
 
@@ -38,7 +38,7 @@ def interface_lang(choice: str | None, accept_language: str | None = None) -> st
 
 @dataclass(frozen=True)
 class ChatOptions:
-    """The settings panel, checked. `nodes` None: the cluster is read from the question."""
+    """The settings panel, checked. `nodes` None (the field empty or 0): the cluster is read from the question."""
     nodes: int | None = None
     gpus_per_node: int = DEFAULT_GPUS_PER_NODE
     gpu: str | None = None
@@ -57,8 +57,8 @@ class BadSetting(ValueError):
         self.key, self.limit = key, limit
 
 
-def _count(value: Any, key: str, limit: int, *, default: int | None) -> int | None:
-    if value is None or value == "":
+def _count(value: Any, key: str, limit: int, *, default: int | None, zero_is_default: bool = False) -> int | None:
+    if value is None or value == "" or (zero_is_default and value == 0):
         return default
     try:
         n = float(value)
@@ -73,7 +73,7 @@ def chat_options(nodes=None, gpus_per_node=None, gpu=None, model=None, lang="aut
                  *, llm_modes: tuple[str, ...] = ("offline",)) -> ChatOptions:
     """Raw widget values -> ChatOptions; `BadSetting` names the field that is out of range."""
     return ChatOptions(
-        nodes=_count(nodes, "nodes", MAX_NODES, default=None),
+        nodes=_count(nodes, "nodes", MAX_NODES, default=None, zero_is_default=True),
         gpus_per_node=_count(gpus_per_node, "gpus_per_node", MAX_GPUS_PER_NODE, default=DEFAULT_GPUS_PER_NODE),
         gpu=str(gpu) if gpu else None,
         model=str(model) if model else None,
@@ -186,7 +186,7 @@ def answer_turn(assistant, message: str, messages: list[dict] | None, meta: dict
         from assistant.engine import BadRequest
 
         if isinstance(exc, BadRequest):
-            text = t("bad_request", answer_lang, reason=str(exc))
+            text = t("bad_request", answer_lang, reason=md_text(str(exc)))
         else:
             log.exception("answer failed for request %s", req.id)
             text = t("error", answer_lang, kind=type(exc).__name__)
@@ -198,7 +198,7 @@ def answer_turn(assistant, message: str, messages: list[dict] | None, meta: dict
     extra = [n for n in answer.notices if n not in text]
     if extra:
         text += "\n\n" + "\n".join(f"_{n}_" for n in extra)
-    messages[pos] = {"role": "assistant", "content": text}
+    messages[pos] = {"role": "assistant", "content": chat_markdown(text)}
     meta[str(pos)] = {
         "answer_id": answer.id, "question": message, "answer": answer.text, "language": answer.language,
         "intent": answer.intent, "history": [tr.content for tr in history if tr.role == "user"],
@@ -233,6 +233,7 @@ class ValidateView:
     report: str
     fix: str = ""
     figure: Any = None  # a matplotlib Figure or None
+    details: str = ""  # how the memory estimate was computed
     ok: bool | None = None  # None: no report (bad input)
 
 
@@ -240,24 +241,25 @@ def validate_yaml(assistant, text: str | None, world_size, gpus_per_node, model,
     """The Validate tab: report with codes and both-language messages, the suggested fix, the memory chart."""
     text = text or ""
     if not text.strip():
-        return ValidateView(f"ℹ️ {t('yaml_empty', lang)}")
+        return ValidateView(f"{INFO_MARK} {t('yaml_empty', lang)}")
     if len(text) > MAX_YAML_CHARS:
-        return ValidateView(f"❌ {t('yaml_too_long', lang, size=len(text), limit=MAX_YAML_CHARS)}")
+        return ValidateView(f"{BAD_MARK} {t('yaml_too_long', lang, size=len(text), limit=MAX_YAML_CHARS)}")
     try:
         world = _count(world_size, "world_size", MAX_WORLD, default=None)
         gpn = _count(gpus_per_node, "gpus_per_node", MAX_GPUS_PER_NODE, default=DEFAULT_GPUS_PER_NODE)
     except BadSetting as exc:
-        return ValidateView(f"❌ {t('bad_setting', lang, name=t(exc.key, lang), limit=exc.limit)}")
+        return ValidateView(f"{BAD_MARK} {t('bad_setting', lang, name=t(exc.key, lang), limit=exc.limit)}")
     if world is None:
-        return ValidateView(f"❌ {t('bad_setting', lang, name=t('world_size', lang), limit=MAX_WORLD)}")
+        return ValidateView(f"{BAD_MARK} {t('bad_setting', lang, name=t('world_size', lang), limit=MAX_WORLD)}")
     try:
         report = assistant.validate(text, world_size=world, gpus_per_node=gpn, model=model or None, gpu=gpu or None)
     except UnusableInput as exc:
-        return ValidateView(f"❌ **{t('input_error', lang)}**: {exc.message_zh if lang == 'zh' else exc.message}")
+        return ValidateView(f"{BAD_MARK} **{t('input_error', lang)}**: {md_text(exc.message_zh if lang == 'zh' else exc.message)}")
     except Exception as exc:  # noqa: BLE001 - a validator bug shows an error; the server keeps serving
         log.exception("validation failed")
-        return ValidateView(f"❌ {t('error', lang, kind=type(exc).__name__)}")
+        return ValidateView(f"{BAD_MARK} {t('error', lang, kind=type(exc).__name__)}")
     body = report_md(report, lang)
     if report.memory is None and not (model and gpu):
         body += f"\n\n<small>{t('memory_none', lang)}</small>"
-    return ValidateView(body, report.suggested_fix or "", memory_figure(report.memory, lang), report.ok)
+    return ValidateView(body, report.suggested_fix or "", memory_figure(report.memory, lang),
+                        memory_details_md(report.memory, lang), report.ok)

@@ -12,9 +12,16 @@ from assistant.retrieve.hit import Hit
 from assistant.validator.report import MemoryEstimate, ValidationReport
 
 EXCERPT_CHARS = 600
+# Plain symbols that common text fonts carry (an emoji like ✅ shows as a box where no emoji font is
+# installed), coloured by style.css.
+OK_MARK = '<span class="mw-ok">✔</span>'
+BAD_MARK = '<span class="mw-bad">✘</span>'
+WARN_MARK = '<span class="mw-warn">⚠</span>'
+INFO_MARK = '<span class="mw-info">ℹ</span>'
 TEXTS_FILE = Path(__file__).with_name("texts.yaml")
 # Fonts tried for Chinese chart labels; the chart falls back to English labels when none is installed.
 CJK_FONTS = ("Noto Sans CJK SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Source Han Sans SC", "SimHei")
+CJK_FONT_FILES = ("wqy-", "notosanscjk", "sourcehansans", "simhei")
 
 
 @cache
@@ -34,9 +41,25 @@ def _shape(shape) -> str:
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]~|])")
 
 
-def _md_cell(text: str) -> str:
+def md_text(text: str) -> str:
     """Validator text shown inside Markdown: `tp*cp*pp` must stay literal, not turn into emphasis."""
     return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+# The citation list an answer ends with ("**Sources**" then "[n] title — `path`" lines): the side panel
+# shows it with excerpts, so in the chat it folds away instead of burying the answer.
+_CITATION_LIST = re.compile(r"\n\*\*(?P<head>[^*\n]{1,60})\*\*\n\n(?P<items>(?:\[\d+\] [^\n]*(?:\n|$))+)\s*$")
+
+
+def chat_markdown(text: str) -> str:
+    """An answer as the chat shows it: the same text, its trailing citation list collapsed."""
+    m = _CITATION_LIST.search(text)
+    if not m:
+        return text
+    items = m.group("items").rstrip("\n")
+    n = items.count("\n") + 1
+    return (text[:m.start()].rstrip("\n") + f"\n\n<details class=\"mw-cites\"><summary><b>{html.escape(m.group('head'))}</b>"
+            f" ({n})</summary>\n\n{items}\n\n</details>\n")
 
 
 def verdict_md(report: ValidationReport | None, lang: str) -> str:
@@ -44,7 +67,7 @@ def verdict_md(report: ValidationReport | None, lang: str) -> str:
     if report is None:
         return head + t("verdict_none", lang)
     n = report.world_size if report.world_size is not None else "?"
-    lines = [head + ("✅ " + t("verdict_ok", lang, n=n) if report.ok else "❌ " + t("verdict_bad", lang, n=n))]
+    lines = [head + (f"{OK_MARK} " + t("verdict_ok", lang, n=n) if report.ok else f"{BAD_MARK} " + t("verdict_bad", lang, n=n))]
     d = report.derived
     if d is not None:
         names = ", ".join(d.mesh_dim_names)
@@ -62,14 +85,14 @@ def verdict_md(report: ValidationReport | None, lang: str) -> str:
 def findings_md(report: ValidationReport, lang: str) -> list[str]:
     """Errors then warnings; each in the chosen language with the other language below it."""
     out = []
-    for title_key, items, mark in (("errors", report.errors, "❌"), ("warnings", report.warnings, "⚠️")):
+    for title_key, items, mark in (("errors", report.errors, BAD_MARK), ("warnings", report.warnings, WARN_MARK)):
         if items:
             out.append(f"**{t(title_key, lang)}**")
             for f in items:
                 msg = f.message_zh if lang == "zh" else f.message
                 other = f.message if lang == "zh" else f.message_zh
-                out.append(f"- {mark} `{f.code}` {_md_cell(msg)}  \n"
-                           f"  <small>{_md_cell(other)} · `{f.path}` · {_md_cell(f.upstream)}</small>")
+                out.append(f"- {mark} `{f.code}` {md_text(msg)}  \n"
+                           f"  <small>{md_text(other)} · `{f.path}` · {md_text(f.upstream)}</small>")
     return out
 
 
@@ -83,17 +106,15 @@ def report_md(report: ValidationReport, lang: str) -> str:
                      + (f" `grad_acc_steps={d.grad_acc_steps}`" if d.grad_acc_steps else ""))
     if report.suggested_fix:
         parts.append(f"**{t('suggested_fix', lang)}**: {t('fix_below', lang)}")
-    m = report.memory
-    if m is not None:
-        parts.append(memory_md(m, lang))
     return "\n\n".join(parts)
 
 
-def memory_md(m: MemoryEstimate, lang: str) -> str:
-    cap = f" / {m.capacity_gib:.0f} GiB" if m.capacity_gib else ""
-    rows = [f"**{t('memory_chart', lang)}: {m.total_gib:.1f} GiB{cap}**"]
-    rows += [f"- {_md_cell(a)}" for a in m.assumptions]
-    return "\n".join(rows)
+def memory_details_md(m: MemoryEstimate | None, lang: str) -> str:
+    """The estimate's assumptions, folded: the chart says how much, this says why."""
+    if m is None:
+        return ""
+    items = "\n".join(f"- {md_text(a)}" for a in m.assumptions)
+    return f"<details><summary>{t('memory_details', lang)}</summary>\n\n{items}\n\n</details>"
 
 
 def sources_md(hits: list[Hit], lang: str) -> str:
@@ -114,13 +135,26 @@ def _cjk_font() -> str | None:
     from matplotlib import font_manager
     from matplotlib.font_manager import FontProperties
 
-    for name in CJK_FONTS:
-        try:
-            font_manager.findfont(FontProperties(family=name), fallback_to_default=False)
-            return name
-        except ValueError:
-            continue
-    return None
+    def known() -> str | None:
+        for name in CJK_FONTS:
+            try:
+                font_manager.findfont(FontProperties(family=name), fallback_to_default=False)
+                return name
+            except ValueError:
+                continue
+        return None
+
+    found = known()
+    if found is None:
+        # matplotlib's font cache predates fonts installed later (make install-browser): register them.
+        for path in font_manager.findSystemFonts():
+            if any(k in Path(path).name.lower() for k in CJK_FONT_FILES):
+                try:
+                    font_manager.fontManager.addfont(path)
+                except (OSError, RuntimeError, ValueError):
+                    continue
+        found = known()
+    return found
 
 
 def memory_figure(m: MemoryEstimate | None, lang: str):
@@ -134,7 +168,7 @@ def memory_figure(m: MemoryEstimate | None, lang: str):
     label_lang = lang if (lang == "en" or cjk) else "en"
     keys = ("mem_params", "mem_grads", "mem_optimizer", "mem_activations")
     values = (m.params_gib, m.grads_gib, m.optimizer_gib, m.activations_gib)
-    fig = Figure(figsize=(7, 2.1), dpi=100)
+    fig = Figure(figsize=(7, 2.4), dpi=100)
     ax = fig.add_subplot()
     family = ["DejaVu Sans", cjk] if cjk else ["DejaVu Sans"]
     left = 0.0
@@ -145,10 +179,12 @@ def memory_figure(m: MemoryEstimate | None, lang: str):
         ax.axvline(m.capacity_gib, color="black", linestyle="--", linewidth=1.5,
                    label=f"{m.gpu or 'GPU'} {m.capacity_gib:.0f} GiB")
     ax.set_yticks([])
-    ax.set_xlabel("GiB", family=family)
     ax.set_xlim(0, max(left, m.capacity_gib or 0) * 1.1 or 1)
-    ax.set_title(f"{t('memory_chart', label_lang)}: {m.total_gib:.1f} GiB", fontsize=9, family=family)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=3, frameon=False,
-              prop={"family": family, "size": 7})
+    ax.xaxis.set_major_formatter("{x:g} GiB")
+    ax.tick_params(axis="x", labelsize=8)
+    cap = f" / {m.capacity_gib:.0f} GiB" if m.capacity_gib else ""
+    ax.set_title(f"{t('memory_chart', label_lang)}: {m.total_gib:.1f} GiB{cap}", fontsize=10, family=family)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False,
+              prop={"family": family, "size": 8})
     fig.set_layout_engine("tight")
     return fig

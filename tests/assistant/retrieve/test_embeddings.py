@@ -12,8 +12,8 @@ def test_minilm_ships_in_the_wheel():
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    return load_encoder("minilm")
+def minilm(small_retriever):
+    return next(e for e in small_retriever.encoders if e.name == "minilm")
 
 
 def test_minilm_is_normalised_and_semantic(minilm):
@@ -23,8 +23,8 @@ def test_minilm_is_normalised_and_semantic(minilm):
     assert v[0] @ v[1] > v[0] @ v[2]
 
 
-def test_use_multilingual_crosses_languages():
-    use = load_encoder("use-multilingual")
+def test_use_multilingual_crosses_languages(small_retriever):
+    use = next(e for e in small_retriever.encoders if e.name == "use-multilingual")
     v = use.encode(["pipeline parallelism", "流水线并行", "the weather is nice"])
     assert v.shape == (3, 512) and not use.english_only
     assert v[0] @ v[1] > v[0] @ v[2]

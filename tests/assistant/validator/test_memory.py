@@ -287,3 +287,11 @@ def test_more_gpus_on_top_of_the_best_knob():
     again = estimate_for_sizes(m, world_size=int(more.group(1)), seq_len=8192, weights_dtype="bf16",
                                activation_checkpointing=True)
     assert float(more.group(2)) == pytest.approx(again.total_gib, abs=0.06)
+
+
+@pytest.mark.timeout(30)
+def test_huge_batch_sizes_stay_cheap():
+    # local_batch_size from a hostile recipe: the knob search must not enumerate it.
+    r = recipe({"pp_size": 2, "pipeline": {"pp_microbatch_size": 10**15}}, lbs=10**18, seq=8192)
+    est, findings = estimate("llama-3.1-70b", derived(16, pp=2), r)
+    assert [f.code for f in findings] == ["MW-E-MEMORY"] and est.total_gib > 1e6

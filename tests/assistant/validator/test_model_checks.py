@@ -301,3 +301,56 @@ def test_hostile_values_never_crash(model, d, dist, pipeline, extra, gpu):
 
     est, findings = estimate_memory(d, dist, r, facts, load_gpu(gpu) if gpu else None)
     assert est.total_gib >= 0 and all(f.code in ("MW-E-MEMORY", "MW-W-MEMORY-TIGHT") for f in findings)
+
+
+def test_pp_checks_skip_a_schedule_torch_rejects():
+    # interleaved_1f1b is MW-E-PP-SCHEDULE (the validator's); the stage count would be a guess.
+    out = run("llama-3.2-1b", derived(16, pp=16), {"pipeline": {"pp_schedule": "interleaved_1f1b"}})
+    assert out == []
+
+
+# ------------------------------------------------------------------------------------------ upstream facts
+# These read the upstream checkout named by MESHWISE_UPSTREAM_SRC and skip without it.
+
+import os  # noqa: E402
+
+_UPSTREAM = os.environ.get("MESHWISE_UPSTREAM_SRC")
+needs_upstream = pytest.mark.skipif(not _UPSTREAM or not Path(_UPSTREAM).is_dir(),
+                                    reason="MESHWISE_UPSTREAM_SRC not set")
+
+
+def _read(rel: str) -> str:
+    return (Path(_UPSTREAM) / rel).read_text(encoding="utf-8")
+
+
+@needs_upstream
+def test_cited_upstream_code_says_what_the_rules_say():
+    par = _read("nemo_automodel/components/distributed/parallelizer.py")
+    assert "num_key_value_heads % tp_mesh.size() == 0" in par and "num_attention_heads % tp_mesh.size() == 0" in par
+    moe = _read("nemo_automodel/components/moe/parallelizer.py")
+    assert "n_routed_experts % moe_mesh[ep_axis_name].size() == 0" in moe
+    assert "ignore_router_for_ac=False" in moe and "CheckpointError" in moe
+    assert "No safe tensor-parallel plan is registered" in moe
+    cfg = _read("nemo_automodel/components/distributed/config.py")
+    assert "ignore_router_for_ac: bool = True" in cfg and "CheckpointError" in cfg
+    pipe = _read("nemo_automodel/components/distributed/pipelining/functional.py")
+    assert "def calculate_virtual_stages" in pipe and "cannot exceed number of layers" in pipe
+    sharder = _read("nemo_automodel/components/distributed/context_parallel/sharder.py")
+    assert "divisible by 2 * cp_size" in sharder
+    caps = _read("nemo_automodel/_transformers/capabilities.py")
+    assert "requires a MoE model" in caps and "MoEFSDPSyncMixin" in caps
+
+
+@needs_upstream
+def test_upstream_moe_architectures_inherit_the_mixin():
+    from assistant.validator.models import upstream_moe_architectures
+
+    models_dir = Path(_UPSTREAM) / "nemo_automodel" / "components" / "models"
+    mixin_classes = set()
+    for f in models_dir.glob("*/model.py"):
+        mixin_classes |= set(re.findall(r"^class (\w+)\([^)]*MoEFSDPSyncMixin", f.read_text(encoding="utf-8"), re.M))
+    registry = _read("nemo_automodel/_transformers/registry.py")
+    for arch in upstream_moe_architectures():
+        assert arch in mixin_classes, arch
+        assert f'"{arch}"' in registry, arch
+    assert "Mixtral" not in registry  # Mixtral runs through the Hugging Face class

@@ -68,6 +68,17 @@ class FakeSlack:
             time.sleep(0.05)
         return self.posts(method)
 
+    def wait_threads(self, threads: set[str], timeout: float = 60.0) -> dict[str, list[str]]:
+        """Wait until every thread in `threads` has a reply; returns thread -> reply texts."""
+        end = time.monotonic() + timeout
+        while True:
+            got: dict[str, list[str]] = {}
+            for p in self.posts():
+                got.setdefault(p.get("thread_ts"), []).append(p.get("text", ""))
+            if threads <= set(got) or time.monotonic() > end:
+                return got
+            time.sleep(0.05)
+
     def __enter__(self) -> "FakeSlack":
         self._thread.start()
         return self

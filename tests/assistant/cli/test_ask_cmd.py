@@ -1,0 +1,133 @@
+"""`meshwise ask`: arguments, exit codes, --json, and the --json --stdin batch mode."""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant.cli import build_parser, main
+from assistant.cli import ask_cmd
+from assistant.validator import validate
+
+
+def parse(*argv):
+    return build_parser().parse_args(["ask", *argv])
+
+
+@pytest.fixture(scope="module")
+def a(mw_assistant):
+    return mw_assistant
+
+
+def test_parser_defaults_and_choices():
+    args = parse("Which strategy?")
+    assert (args.world_size, args.gpus_per_node, args.lang, args.llm, args.json, args.stdin) == (None, None, "auto", "offline", False, False)
+    with pytest.raises(SystemExit):
+        parse("q", "--llm", "gpt")
+    with pytest.raises(SystemExit):
+        parse("q", "--lang", "fr")
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["ask"], "give a question"),
+    (["ask", "   "], "give a question"),
+    (["ask", "q", "--world-size", "0"], "--world-size must be a positive integer"),
+    (["ask", "q", "--gpus-per-node", "-8"], "--gpus-per-node must be a positive integer"),
+    (["ask", "--stdin"], "use it with --json"),
+    (["ask", "q", "--json", "--stdin"], "drop the positional question"),
+])
+def test_usage_errors_exit_2_without_loading_anything(argv, msg, capsys, monkeypatch):
+    monkeypatch.setattr(ask_cmd, "_load", lambda args: pytest.fail("must not load the engine"))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert msg in err and "Traceback" not in err
+
+
+def test_openai_without_endpoint_is_a_clear_usage_error(capsys, monkeypatch, mw_settings):
+    from assistant.engine import Assistant
+
+    monkeypatch.setattr(ask_cmd, "_load", lambda args: Assistant.load(mw_settings, llm=args.llm))
+    assert main(["ask", "Which strategy?", "--llm", "openai"]) == 2
+    assert "MESHWISE_LLM_BASE_URL" in capsys.readouterr().err
+
+
+def test_single_json_object(a, capsys):
+    args = parse("Which strategy for a 70B model on 8 nodes with TP and PP?", "--json")
+    assert ask_cmd.run_single(a, args, args.question) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1
+    obj = json.loads(out[0])
+    assert {"id", "answer", "language", "intent", "strategy", "yaml", "validation", "sources", "timings_ms"} <= set(obj)
+    assert obj["strategy"] == "fsdp2" and obj["validation"]["ok"] is True
+    assert validate(obj["yaml"], world_size=64, gpus_per_node=8).ok
+    assert all({"id", "title", "path", "score"} <= set(s) for s in obj["sources"])
+
+
+def test_markdown_mode_streams_the_answer(a, capsys):
+    args = parse("专家并行怎么配？", "--world-size", "16")
+    assert ask_cmd.run_single(a, args, args.question) == 0
+    out = capsys.readouterr().out
+    assert "```yaml" in out and "ep_size" in out and "参考来源" in out
+
+
+def test_world_size_flag_reaches_the_plan(a, capsys):
+    args = parse("70B model with TP and PP", "--world-size", "128", "--json")
+    ask_cmd.run_single(a, args, args.question)
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["validation"]["world_size"] == 128
+
+
+def test_batch_in_order_with_errors_per_line(a):
+    lines = [
+        {"id": "q1", "question": "Which strategy for a 70B model on 8 nodes with TP and PP?"},
+        "this is not json",
+        {"id": "q3", "question": ""},
+        {"id": "q4", "question": "如果只有 4 个节点呢？",
+         "history": [{"role": "user", "content": "8 个节点训练 70B 模型，要 TP 和 PP，用什么策略？"}]},
+        {"id": "q5", "question": "ok", "world_size": -1},
+        {"id": "q6", "question": "What is wrong?\ndistributed:\n  strategy: megatron_fsdp\n  pp_size: 2\n", "world_size": 8},
+        {"id": 7, "question": "Which strategy?", "history": "not a list"},
+    ]
+    stdin = io.StringIO("\n".join(l if isinstance(l, str) else json.dumps(l, ensure_ascii=False) for l in lines) + "\n\n")
+    stdout = io.StringIO()
+    args = parse("--json", "--stdin")
+    rc = ask_cmd.run_batch(a, args, stdin=stdin, stdout=stdout)
+    out = [json.loads(x) for x in stdout.getvalue().splitlines()]
+    assert rc == 1 and [o["id"] for o in out] == ["q1", "line-2", "q3", "q4", "q5", "q6", 7]
+    assert "answer" in out[0] and out[0]["validation"]["ok"]
+    assert "error" in out[1] and "error" in out[2] and "error" in out[4] and "error" in out[6]
+    assert out[3]["language"] == "zh" and out[3]["validation"]["world_size"] == 32
+    assert out[5]["intent"] == "diagnose" and "MW-E-MEGATRON-PP" in out[5]["answer"]
+
+
+def test_request_from_json_validates_fields():
+    d = argparse.Namespace(world_size=None, gpus_per_node=None, lang="auto", llm="offline", gpu=None, model=None)
+    r = ask_cmd.request_from_json({"question": "q", "world_size": 16, "history": [{"role": "user", "content": "x"}]},
+                                  defaults=d, line_no=3)
+    assert r.world_size == 16 and r.history[0].role == "user" and r.id == "line-3"
+    for bad in ({"question": 3}, [], {"question": "q", "world_size": "8"}, {"question": "q", "lang": "de"},
+                {"question": "q", "history": [{"role": "system", "content": "x"}]}):
+        with pytest.raises(ValueError):
+            ask_cmd.request_from_json(bad, defaults=d, line_no=1)
+
+
+def test_console_script_end_to_end(mw_settings):
+    """The real `meshwise ask --json --stdin` process: models loaded once, one object per line."""
+    env = dict(os.environ, MESHWISE_INDEX_DIR=str(mw_settings.index_dir), MESHWISE_DATA_DIR=str(mw_settings.data_dir),
+               MESHWISE_CONFIG=str(mw_settings.data_dir / "none.toml"), HF_HUB_OFFLINE="1")
+    lines = "\n".join(json.dumps({"id": i, "question": q}) for i, q in enumerate(
+        ["Which strategy for MoE with expert parallelism on 8 GPUs?", "megatron_fsdp 支持流水线并行吗？"])) + "\n"
+    script = Path(sys.executable).with_name("meshwise")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-c", "import sys; from assistant.cli import main; sys.exit(main())"]
+    p = subprocess.run([*cmd, "ask", "--json", "--stdin"], input=lines,
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = [json.loads(x) for x in p.stdout.splitlines()]
+    assert [o["id"] for o in out] == [0, 1]
+    assert out[0]["strategy"] == "fsdp2" and out[1]["language"] == "zh"
