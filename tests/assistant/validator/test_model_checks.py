@@ -346,9 +346,15 @@ def test_upstream_moe_architectures_inherit_the_mixin():
     from assistant.validator.models import upstream_moe_architectures
 
     models_dir = Path(_UPSTREAM) / "nemo_automodel" / "components" / "models"
-    mixin_classes = set()
+    bases: dict[str, str] = {}
     for f in models_dir.glob("*/model.py"):
-        mixin_classes |= set(re.findall(r"^class (\w+)\([^)]*MoEFSDPSyncMixin", f.read_text(encoding="utf-8"), re.M))
+        bases.update(re.findall(r"^class (\w+)\(([^)]*)\)", f.read_text(encoding="utf-8"), re.M))
+    mixin_classes = {c for c, b in bases.items() if "MoEFSDPSyncMixin" in b}
+    grown = True
+    while grown:  # subclasses of a mixin class (DeepseekV32ForCausalLM(DeepseekV3ForCausalLM))
+        more = {c for c, b in bases.items() if any(x.strip() in mixin_classes for x in b.split(","))}
+        grown = not more <= mixin_classes
+        mixin_classes |= more
     registry = _read("nemo_automodel/_transformers/registry.py")
     for arch in upstream_moe_architectures():
         assert arch in mixin_classes, arch
