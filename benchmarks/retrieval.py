@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 from assistant.config import KB_DIR, load_settings  # noqa: E402
 from assistant.retrieve.evaluate import load_queries, score  # noqa: E402
 from assistant.retrieve.fusion import rrf  # noqa: E402
-from assistant.retrieve.retriever import Retriever, base_id  # noqa: E402
+from assistant.retrieve.retriever import KIND_PRIOR, Retriever, base_id  # noqa: E402
 from ingest.pipeline import _load_all, build_index, default_sources  # noqa: E402
 from ingest.sources import Source  # noqa: E402
 
@@ -114,8 +114,11 @@ def main() -> int:
         names = [r.name for r in next(iter(cache.values()))]
 
         def fused(q, channels):
-            ranks = [r.node_ids for r in cache[q] if r.name in channels]
-            return dedupe(base_id(recs[nid]["doc_id"]) for nid, _ in rrf(ranks))
+            """Same document-level fusion and kind prior as `Retriever.search`, on a channel subset."""
+            lists = [dedupe(base_id(recs[nid]["doc_id"]) for nid in r.node_ids) for r in cache[q] if r.name in channels]
+            kinds = {base_id(recs[nid]["doc_id"]): recs[nid]["kind"] for r in cache[q] for nid in r.node_ids}
+            scored = [(b, sc * KIND_PRIOR.get(kinds[b], 1.0)) for b, sc in rrf(lists)]
+            return [b for b, _ in sorted(scored, key=lambda x: -x[1])]
 
         systems = {"hybrid (search)": lambda q: [base_id(h.doc_id) for h in retriever.search(q, k=5)]}
         for n in names:

@@ -33,15 +33,22 @@ def _stopwords() -> frozenset[str]:
 
 class LexicalTokenizer:
     def __init__(self, extra_words: Iterable[str] = ()):
-        import jieba
-
-        jieba.setLogLevel(logging.WARNING)  # its dictionary loader logs to stderr otherwise
-        self._jieba = jieba.Tokenizer()
-        self._jieba.initialize()
-        for w in extra_words:
-            if _CJK_RUN.fullmatch(w):
-                self._jieba.add_word(w)
+        self._extra = [w for w in extra_words if _CJK_RUN.fullmatch(w)]
+        self._jieba_tok = None  # loading jieba's dictionary takes a second: only when Chinese shows up
         self._stop = _stopwords()
+
+    @property
+    def _jieba(self):
+        if self._jieba_tok is None:
+            import jieba
+
+            jieba.setLogLevel(logging.WARNING)  # its dictionary loader logs to stderr otherwise
+            tok = jieba.Tokenizer()
+            tok.initialize()
+            for w in self._extra:
+                tok.add_word(w)
+            self._jieba_tok = tok
+        return self._jieba_tok
 
     def __call__(self, text: str) -> list[str]:
         out: list[str] = []
@@ -66,27 +73,41 @@ class LexicalTokenizer:
 
 
 class LexicalIndex:
-    """BM25 over the chunks, row i = chunk i of the store's order (`row_ids`)."""
+    """BM25 over the chunks, row i = chunk `row_ids[i]`. The token lists are kept beside the index so
+    an incremental ingest tokenises only new chunks."""
 
-    def __init__(self, bm25, row_ids: list[str]):
+    def __init__(self, bm25, row_ids: list[str], tokens: dict[str, list[str]] | None = None):
         self._bm25 = bm25
         self.row_ids = row_ids
+        self.tokens = tokens or {}
 
     @classmethod
-    def build(cls, texts: Sequence[str], row_ids: list[str], tokenizer: LexicalTokenizer) -> "LexicalIndex":
+    def build(cls, texts: dict[str, str], row_ids: list[str], tokenizer: LexicalTokenizer,
+              cached: dict[str, list[str]] | None = None) -> "LexicalIndex":
+        """`texts` maps row id -> text; `cached` row id -> tokens from the previous build (same
+        tokenizer and glossary), reused for unchanged chunks."""
         import bm25s
 
-        bm25 = bm25s.BM25()
-        corpus = [tokenizer(t) or [""] for t in texts]
+        cached = cached or {}
+        tokens = {r: cached[r] if r in cached else tokenizer(texts[r]) for r in row_ids}
+        corpus = [tokens[r] or [""] for r in row_ids]
+        bm25 = None
         if corpus:
+            bm25 = bm25s.BM25()
             bm25.index(corpus, show_progress=False)
-        return cls(bm25 if corpus else None, row_ids)
+        return cls(bm25, row_ids, tokens)
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         if self._bm25 is not None:
             self._bm25.save(str(directory), show_progress=False)
         (directory / "rows.json").write_text(json.dumps(self.row_ids), encoding="utf-8")
+        (directory / "tokens.json").write_text(json.dumps(self.tokens, ensure_ascii=False), encoding="utf-8")
+
+    @staticmethod
+    def load_tokens(directory: Path) -> dict[str, list[str]]:
+        path = directory / "tokens.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
     @classmethod
     def load(cls, directory: Path) -> "LexicalIndex":

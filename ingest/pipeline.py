@@ -381,6 +381,16 @@ def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, 
                 report.updated += 1
             else:
                 report.unchanged += 1
+        glossary_hash = file_hash(glossary_path)
+        if (not report.full_rebuild and report.unchanged == len(docs) == len(old_ids)
+                and old_manifest.glossary_hash == glossary_hash
+                and old_manifest.sources == [s.to_json() for s in srcs]):
+            # Nothing to do: the current version already is this index.
+            report.chunks = len(store)
+            report.per_source = old_manifest.per_source or report.per_source
+            report.index_path = previous
+            report.seconds = time.perf_counter() - t0
+            return report
 
         bar = tqdm(desc="embed", unit="chunk", total=0, disable=not progress, leave=False)
         embedder = EmbedChannels(get_encoders, glossary, bar=bar)
@@ -409,7 +419,15 @@ def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, 
 
         tokenizer = LexicalTokenizer(glossary.zh_terms)
         row_ids = sorted(store.records, key=lambda nid: store.records[nid]["fid"])
-        lexical = LexicalIndex.build([embed_text(store.records[r]) for r in row_ids], row_ids, tokenizer)
+        cached: dict[str, list[str]] = {}
+        if not report.full_rebuild and old_manifest.glossary_hash == glossary_hash:
+            # Unchanged chunks keep their token lists; re-added chunks have new ids' records but the
+            # same node ids, so drop the cache entries of every document that was re-embedded.
+            cached = LexicalIndex.load_tokens(previous / BM25_DIR)
+            touched = {d.id_ for d in docs if old_hash.get(d.id_) != d.hash}
+            cached = {nid: toks for nid, toks in cached.items() if nid.rsplit("#", 1)[0] not in touched}
+        lexical = LexicalIndex.build({r: embed_text(store.records[r]) for r in row_ids}, row_ids, tokenizer,
+                                     cached=cached)
 
         _count_chunks(report, store, docs)
 
@@ -426,7 +444,7 @@ def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, 
             Manifest(
                 chunker_version=CHUNKER_VERSION, tokenizer_version=TOKENIZER_VERSION, channels=channels,
                 libraries=library_versions(), sources=[s.to_json() for s in srcs],
-                documents={d.id_: d.hash for d in docs}, glossary_hash=file_hash(glossary_path),
+                documents={d.id_: d.hash for d in docs}, glossary_hash=glossary_hash,
                 kb_version=_kb_version(settings, docs), chunks=len(store),
                 created_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), build_seconds=round(report.seconds, 3),
                 per_source=report.per_source,

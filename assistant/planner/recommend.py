@@ -476,11 +476,16 @@ def _schedule(s: Situation, pp: int) -> tuple[str, str]:
     return (pl["interleaved"], "deep") if deep else (pl["plain"], "shallow")
 
 
+def _microbatch(s: Situation) -> int:
+    """The pipeline micro-batch: the user's when stated, else the table's."""
+    return s.params.pp_microbatch_size or int(load_rules().pipeline["microbatch_size"])
+
+
 def _batches(s: Situation, c: Candidate, dp: int) -> tuple[int | None, int | None]:
     """(local, global) batch sizes for the step_scheduler block, or (None, None) when none is needed."""
     p = s.params
     pl = load_rules().pipeline
-    mbs = int(pl["microbatch_size"])
+    mbs = _microbatch(s)
     if c.pp <= 1 and p.global_batch_size is None and p.local_batch_size is None:
         return None, None
     if c.strategy == "ddp":
@@ -514,7 +519,7 @@ def _build(s: Situation, c: Candidate) -> tuple[dict, dict]:
         dist["activation_checkpointing"] = True
     if c.pp > 1:
         sched, _ = _schedule(s, c.pp)
-        dist["pipeline"] = {"pp_schedule": sched, "pp_microbatch_size": int(load_rules().pipeline["microbatch_size"])}
+        dist["pipeline"] = {"pp_schedule": sched, "pp_microbatch_size": _microbatch(s)}
     if c.ep > 1:
         moe: dict = {"reshard_after_forward": False}
         if c.ac:
@@ -684,7 +689,9 @@ def _arith(s: Situation, f: _Found) -> list[Step]:
         ))
         if c.dp_replicate > 1:
             steps.append(Step(
+                f"dp_replicate_size must divide dp_size and be smaller than it: {dp} % {c.dp_replicate} = 0, {c.dp_replicate} < {dp}; "
                 f"dp_shard_size = dp_size / dp_replicate_size = {dp} / {c.dp_replicate} = {dp // c.dp_replicate}",
+                f"dp_replicate_size 必须整除 dp_size 且小于它：{dp} % {c.dp_replicate} = 0，{c.dp_replicate} < {dp}；"
                 f"dp_shard_size = dp_size / dp_replicate_size = {dp} / {c.dp_replicate} = {dp // c.dp_replicate}",
             ))
         if c.ep > 1:
@@ -902,6 +909,36 @@ def _why_infeasible(s: Situation, t: Targets, strategy: str, closest: _Found | N
     return Step(f"Infeasible as asked: {en}.", f"按原要求不可行：{zh}。")
 
 
+def _microbatch_reason(s: Situation, c: Candidate) -> Step | None:
+    """Why the user's pp_microbatch_size fails with this layout's pipeline, in the validator's terms."""
+    mbs, p = s.params.pp_microbatch_size, s.params
+    if not mbs or c.pp <= 1:
+        return None
+    dp = s.world // (c.tp * c.pp * c.cp)
+    lbs, _ = _batches(s, c, dp)
+    if lbs is None:
+        return None
+    if lbs // mbs < c.pp:
+        return Step(
+            f"Infeasible as asked: local_batch_size {lbs} // pp_microbatch_size {mbs} = {lbs // mbs} microbatch(es), fewer than pp_size {c.pp} "
+            f"(validator rule MW-E-PP-MICROBATCH-COUNT: local_batch_size // pp_microbatch_size >= pp_size). "
+            f"The config below uses pp_microbatch_size {_microbatch(replace(s, params=replace(p, pp_microbatch_size=None)))}; "
+            f"keeping {mbs} needs local_batch_size >= {mbs * c.pp}.",
+            f"按原要求不可行：local_batch_size {lbs} // pp_microbatch_size {mbs} = {lbs // mbs} 个 microbatch，少于 pp_size {c.pp}"
+            f"（校验规则 MW-E-PP-MICROBATCH-COUNT：local_batch_size // pp_microbatch_size >= pp_size）。"
+            f"下面的配置改用 pp_microbatch_size {_microbatch(replace(s, params=replace(p, pp_microbatch_size=None)))}；"
+            f"若保持 {mbs}，local_batch_size 至少要 {mbs * c.pp}。",
+        )
+    if lbs % mbs:
+        return Step(
+            f"Infeasible as asked: local_batch_size {lbs} is not divisible by pp_microbatch_size {mbs} "
+            f"(validator rule MW-E-PP-MICROBATCH-DIVIDES: {lbs} % {mbs} = {lbs % mbs}).",
+            f"按原要求不可行：local_batch_size {lbs} 不能被 pp_microbatch_size {mbs} 整除"
+            f"（校验规则 MW-E-PP-MICROBATCH-DIVIDES：{lbs} % {mbs} = {lbs % mbs}）。",
+        )
+    return None
+
+
 def _memory_reason(f: _Found) -> Step:
     m = f.report.memory
     if m is None or not m.capacity_gib:
@@ -928,7 +965,7 @@ def _batch_notes(s: Situation, f: _Found) -> list[Step]:
     why_en = f"at least pp_size {f.cand.pp} microbatches per step" if f.cand.pp > 1 else "divisibility"
     why_zh = f"每步至少 pp_size {f.cand.pp} 个 microbatch" if f.cand.pp > 1 else "整除要求"
     return [Step(
-        f"Batch sizes not given: {' and '.join(chosen)} are placeholders that satisfy {why_en}; "
+        f"Batch sizes not given: {' and '.join(chosen)} {'are placeholders that satisfy' if len(chosen) > 1 else 'is a placeholder that satisfies'} {why_en}; "
         f"set global_batch_size to your target, a multiple of local_batch_size * dp_size = {lbs}*{dp} = {lbs * dp}.",
         f"未给出 batch 大小：{'、'.join(chosen)} 只是满足{why_zh}的占位值；"
         f"请把 global_batch_size 设为你的目标值，它必须是 local_batch_size * dp_size = {lbs}*{dp} = {lbs * dp} 的倍数。",
@@ -992,6 +1029,14 @@ def plan(
     best, mem_strict = _search(s, t, strategy, relaxed=False)
     if best is not None:
         return _plan_from(s, t, best, rationale, rejected)
+    if p.pp_microbatch_size and p.pp_microbatch_size != int(load_rules().pipeline["microbatch_size"]):
+        # The stated micro-batch is what breaks it ("pp_size 2, local_batch_size 4, pp_microbatch_size 4"):
+        # keep everything else, use the table's micro-batch, and say why the stated one fails.
+        s_mb = replace(s, params=replace(p, pp_microbatch_size=None))
+        found, _ = _search(s_mb, t, strategy, relaxed=False)
+        if found is not None:
+            return _plan_from(s_mb, t, found, rationale, rejected, feasible=False,
+                              reason=_microbatch_reason(s, found.cand) or _why_infeasible(s, t, strategy, found))
 
     # Nothing keeps every wish: relax them, stay as close as possible, and say why.
     wishes = bool(t.fixed) or bool(t.required - t.automatic)

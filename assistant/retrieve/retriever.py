@@ -1,9 +1,12 @@
 """Hybrid retrieval: dense channels (FAISS) and BM25, fused with reciprocal rank fusion.
 
 Channels (defaults): MiniLM on the glossary-expanded query, USE-multilingual on the raw query, BM25
-on the expanded query. Chunks are then grouped by base document (`hsdp.en` and `hsdp.zh` are one
-document in two languages): one hit per document by default, in the preferred language when that
-translation also matched.
+on the expanded query. Fusion is per base document (`hsdp.en` and `hsdp.zh` are one document in two
+languages): each channel ranks documents by their best chunk, RRF combines those rankings, so a
+document found by MiniLM in English and by USE in Chinese gets both votes. Secondary sources (code
+anchors, the FAQ, the upstream skill, code) weigh a little less than the kb's own documents and
+pitfalls: they restate or point at what the kb explains. Each hit is the document's best chunk, in
+the preferred language when that translation also matched.
 """
 from __future__ import annotations
 
@@ -21,6 +24,9 @@ from assistant.retrieve.hit import Hit
 from assistant.retrieve.threads import limit_query_threads
 
 QUERY_MAX_CHARS = 2000
+# Fused-score factor per chunk kind (1.0 when absent). Measured on evals/retrieval (108 queries):
+# 0.8-0.9 all lift MRR from ~0.84 to ~0.94 (en) and ~0.83 to ~0.88 (zh) without losing recall.
+KIND_PRIOR = {"anchor": 0.85, "faq": 0.85, "skill": 0.85, "code": 0.85}
 # Candidates taken from each channel before fusion; deep enough that a document ranked well by two
 # channels but poorly by the third still surfaces.
 CANDIDATES = 40
@@ -116,8 +122,9 @@ class Retriever:
             mask = np.isin(self._row_kinds, list(kinds)).astype(np.float32) if len(self._row_kinds) else None
         out = []
         for i, enc in enumerate(self.encoders):
-            q = encoder_view(query, enc.english_only, self.glossary)
-            if not q.strip():  # a Chinese question without a glossary term: nothing this channel can read
+            q = expanded if enc.english_only else query
+            if enc.english_only and not encoder_view(query, True, self.glossary).strip():
+                # Chinese without a glossary term or identifier: nothing this channel can read.
                 out.append(ChannelRanking(enc.name, q, []))
                 continue
             vec = enc.encode([q])[0]
@@ -138,25 +145,28 @@ class Retriever:
         if not query or not query.strip() or k <= 0:
             return []
         prefer = lang or query_lang(query)
-        fused = rrf([r.node_ids for r in self.rankings(query, kinds)])
-        return self._group(fused, k, prefer, per_doc)
-
-    def _group(self, fused: list[tuple[str, float]], k: int, prefer: str, per_doc: int) -> list[Hit]:
+        rankings = [r.node_ids for r in self.rankings(query, kinds)]
         recs = self.store.records
-        groups: dict[str, list[tuple[str, float]]] = {}
-        for nid, score in fused:
-            groups.setdefault(base_id(recs[nid]["doc_id"]), []).append((nid, score))
+        doc_of = {nid: base_id(recs[nid]["doc_id"]) for ids in rankings for nid in ids}
+        # Document level: each channel ranks documents by their best chunk.
+        doc_lists = [list(dict.fromkeys(doc_of[nid] for nid in ids)) for ids in rankings]
+        kind_of = {}
+        for ids in rankings:
+            for nid in ids:
+                kind_of.setdefault(doc_of[nid], recs[nid]["kind"])
+        docs = sorted(((b, sc * KIND_PRIOR.get(kind_of[b], 1.0)) for b, sc in rrf(doc_lists)), key=lambda x: -x[1])
+        # Chunk level, to choose what to show of each document.
+        chunks: dict[str, list[str]] = {}
+        for nid, _ in rrf(rankings):
+            chunks.setdefault(doc_of[nid], []).append(nid)
         hits: list[Hit] = []
-        for base, members in groups.items():  # dict keeps fused order of each group's best chunk
-            top_score = members[0][1]
-            preferred = [m for m in members if recs[m[0]]["lang"] == prefer]
-            others = [m for m in members if recs[m[0]]["lang"] != prefer]
-            chosen = (preferred + others)[:per_doc] if preferred else others[:per_doc]
-            for rank, (nid, score) in enumerate(chosen):
-                hits.append(self._hit(nid, top_score if rank == 0 else score))
-            if len({base_id(h.doc_id) for h in hits}) >= k:
-                break
-        return hits[: k * per_doc]
+        for b, doc_score in docs[:k]:
+            members = chunks[b]
+            preferred = [n for n in members if recs[n]["lang"] == prefer]
+            others = [n for n in members if recs[n]["lang"] != prefer]
+            for nid in (preferred + others)[:per_doc]:
+                hits.append(self._hit(nid, doc_score))
+        return hits
 
     def _hit(self, nid: str, score: float) -> Hit:
         r = self.store.records[nid]

@@ -26,6 +26,7 @@ class Rule:
     # Where the weight goes when no strategy is named: {"scenario": intent, "other": intent}; None keeps it.
     without_strategy: dict[str, str] | None = None
     only_limited_strategy: bool = False  # counts only when megatron_fsdp or ddp is named
+    when_sized: str | None = None  # where the weight goes when the question states a world size or sizes
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ def load_table(path: Path = _TABLE_PATH) -> IntentTable:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     rules = {
         name: tuple(
-            Rule(re.compile(r["p"], re.I), float(r["w"]), r.get("without_strategy"), bool(r.get("only_limited_strategy")))
+            Rule(re.compile(r["p"], re.I), float(r["w"]), r.get("without_strategy"), bool(r.get("only_limited_strategy")),
+                 r.get("when_sized"))
             for r in entries
         )
         for name, entries in data["intents"].items()
@@ -77,7 +79,7 @@ def _has_params(p: Params) -> bool:
     return any(
         v is not None
         for v in (p.model, p.model_size_b, p.nodes, p.gpus_per_node, p.world_size, p.gpu, p.seq_len, p.strategy,
-                  p.tp_size, p.pp_size, p.cp_size, p.ep_size, p.dp_size, p.global_batch_size, p.yaml_text)
+                  p.tp_size, p.pp_size, p.cp_size, p.ep_size, p.dp_size, p.pp_microbatch_size, p.global_batch_size, p.yaml_text)
     ) or bool(p.wanted or p.unwanted)
 
 
@@ -92,13 +94,13 @@ def score_intents(question: str, params: Params) -> IntentScore:
         text = text.replace(params.yaml_text.strip(), " ")
     text = tame(text[:MAX_PROSE_CHARS])
     prose = table.neutralise.sub(" ", text)
-    # "忽略校验" must not count as a request to check something: injection phrases score nothing.
-    for pat in table.injection:
-        prose = pat.sub(" ", prose)
     scores = {name: 0.0 for name in table.rules}
     if not params.yaml_text and any(p.search(prose) for p in table.off_topic):
         # "write me a haiku about GPUs" borrows a domain word and asks for nothing this assistant does
         return IntentScore("nonsense", 0.0, scores)
+    # "忽略校验" must not count as a request to check something: injection phrases score nothing.
+    for pat in table.injection:
+        prose = pat.sub(" ", prose)
     scenario = any(v is not None for v in (params.model_size_b, params.model, params.world_size, params.nodes))
     sized = scenario or any(v is not None for v in (params.tp_size, params.pp_size, params.cp_size, params.ep_size,
                                                      params.dp_replicate_size, params.global_batch_size))
@@ -112,6 +114,8 @@ def score_intents(question: str, params: Params) -> IntentScore:
                 target = name
                 if rule.without_strategy and not named:
                     target = rule.without_strategy["scenario" if sized else "other"]
+                if rule.when_sized and sized:
+                    target = rule.when_sized
                 scores[target] += rule.weight
 
     # Context the tables cannot see.
@@ -124,6 +128,11 @@ def score_intents(question: str, params: Params) -> IntentScore:
         lacking = params.wanted & table.strategy_lacks[params.strategy]
         if scores["limitations"] > 0 or (lacking and re.search(r"\?|？|吗|呢", text)):
             scores["limitations"] += 2.0
+    if params.strategy == "fsdp2" and params.wanted and scores["limitations"] > 0 and not limited:
+        # fsdp2 lacks none of the features: "can FSDP2 do pure replication (dp_replicate_size = dp_size)?"
+        # asks for that feature's own rules
+        scores["howto"] += scores["limitations"]
+        scores["limitations"] = 0.0
     if scenario:
         scores["strategy"] += 1.0
         # "what is the best layout for 70B on 64 GPUs" is a recommendation, not a definition

@@ -31,6 +31,7 @@ _K = 1024  # "32k" tokens means 32768 in every recipe and paper this domain uses
 @dataclass(frozen=True)
 class Vocab:
     features: dict[str, re.Pattern]
+    topics: dict[str, re.Pattern]  # subjects that are never a wish (mesh, batch, pp_schedule ...)
     negation_en: re.Pattern
     negation_zh: re.Pattern
     strategies: dict[str, re.Pattern]
@@ -67,6 +68,7 @@ def load_vocab(path: Path = _VOCAB_PATH) -> Vocab:
     gpu_any = "|".join(f"(?:{spec['pattern']})" for spec in data["gpus"].values())
     return Vocab(
         features={k: _alt(v) for k, v in data["features"].items()},
+        topics={k: _alt(v) for k, v in data["topics"].items()},
         negation_en=re.compile(data["negation"]["en"], re.I),
         negation_zh=re.compile(data["negation"]["zh"]),
         strategies={k: _alt(v) for k, v in data["strategies"].items()},
@@ -469,6 +471,18 @@ _DP_SIZE = re.compile(
 )
 
 
+_PP_MICROBATCH = re.compile(
+    rf"(?:\bpp[\s_-]*micro[\s_-]*batch(?:[\s_-]*size)?|pipeline[\s_-]*micro[\s_-]*batch(?:[\s_-]*size)?|流水线\s*微批(?:次)?(?:大小)?)\s*{_SIZE_VERB}?\s*(\d+)(?!\.\d|\d|x)",
+    re.I,
+)
+
+
+def _pp_microbatch(text: str) -> int | None:
+    m = _PP_MICROBATCH.search(text)
+    val = int(m.group(1)) if m else None
+    return val if val and 1 <= val <= 65536 else None
+
+
 def _dp_size(text: str) -> int | None:
     m = _DP_SIZE.search(text)
     if not m:
@@ -484,7 +498,7 @@ def _batches(text: str) -> tuple[int | None, int | None]:
         text, re.I,
     )
     lbs = re.search(
-        r"(?:local[\s_-]*batch(?:[\s_-]*size)?|micro[\s_-]*batch(?:[\s_-]*size)?|\blbs\b|\bmbs\b|per[\s_-]*(?:gpu|device|rank)[\s_-]*batch(?:[\s_-]*size)?|每\s*(?:张)?\s*(?:卡|gpu)\s*(?:的)?\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|局部\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|本地\s*batch)\s*(?:=|:|is|of|为|是|设为)?\s*(\d+)",
+        r"(?:local[\s_-]*batch(?:[\s_-]*size)?|(?<!pp_)(?<!pp )(?<!pipeline )micro[\s_-]*batch(?:[\s_-]*size)?|\blbs\b|\bmbs\b|per[\s_-]*(?:gpu|device|rank)[\s_-]*batch(?:[\s_-]*size)?|每\s*(?:张)?\s*(?:卡|gpu)\s*(?:的)?\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|局部\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|本地\s*batch)\s*(?:=|:|is|of|为|是|设为)?\s*(\d+)",
         text, re.I,
     )
     g = int(gbs.group(1) or gbs.group(2)) if gbs else None
@@ -631,6 +645,7 @@ def extract_params(question: str) -> Params:
         ep_size=sizes.get("ep"),
         dp_replicate_size=sizes.get("dp_replicate"),
         dp_size=_dp_size(prose),
+        pp_microbatch_size=_pp_microbatch(prose),
         global_batch_size=gbs,
         local_batch_size=lbs,
         gpu_memory_gb=gpu_mem if gpu_mem is not None else (default_mem if gpu_type else None),

@@ -43,6 +43,7 @@ class Params:
     ep_size: int | None = None
     dp_replicate_size: int | None = None
     dp_size: int | None = None  # data-parallel size the user states ("at least 2 data-parallel replicas")
+    pp_microbatch_size: int | None = None  # pipeline micro-batch the user states ("pp_microbatch_size 4")
     global_batch_size: int | None = None
     local_batch_size: int | None = None
     gpu_memory_gb: int | None = None  # stated ("80G") or the type's usual memory, even when `gpu` is not in the table

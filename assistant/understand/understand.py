@@ -69,6 +69,9 @@ def _topics(text: str, params: Params) -> tuple[str, ...]:
     for name, pat in v.strategies.items():
         if pat.search(text) and name not in found:
             found.append(name)
+    for name, pat in v.topics.items():
+        if pat.search(text) and name not in found:
+            found.append(name)
     if params.is_moe and "moe" not in found:
         found.append("moe")
     for feat in sorted(params.wanted | params.unwanted):
@@ -141,7 +144,9 @@ def understand(
     if is_follow_up:
         # "what if only 4 nodes?" retrieves nothing by itself: the question it follows says what about
         retrieval = f"{retrieval} {glossary.expand(earlier_user[-1].strip()[:_FOLLOW_UP_CONTEXT_CHARS])}"
-    extra = [_IDENTIFIERS.get(t, t) for t in topics]
+    # Feature and strategy topics add the key that configures them; subject topics (mesh, batch ...)
+    # are already in the question's own words.
+    extra = [_IDENTIFIERS.get(t, t) for t in topics if t not in load_vocab().topics or t in _IDENTIFIERS]
     extra = [e for e in dict.fromkeys(extra) if e.lower() not in retrieval.lower()]
     if extra:
         retrieval = f"{retrieval} {' '.join(extra)}"

@@ -22,7 +22,6 @@ MAX_EDITS = 8
 MAX_ERRORS = 12
 
 Edit = tuple[float, dict, str]  # (cost, new config, what changed)
-_SIZE_NAMES = ("tp_size", "cp_size", "pp_size", "ep_size", "dp_size", "dp_replicate_size")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,15 +333,17 @@ def suggest(cfg: dict, is_recipe: bool, report: ValidationReport, *, world: int,
     best = _search(cfg, report, check, world, gpus_per_node)
     if best is None:
         return None
-    shown = {k: v for k, v in best.items() if k in _SHOWN_SECTIONS} if is_recipe else best.get("distributed")
+    # with a model, the model-aware checks also read model/dataset/peft: keep them so the text
+    # re-validates on its own exactly as it did here
+    keep = _READ_SECTIONS if facts is not None else _SHOWN_SECTIONS
+    shown = {k: v for k, v in best.items() if k in keep} if is_recipe else best.get("distributed")
     text = _dump(shown)
     if text is None:
         return None
     # the text itself must pass: read it back the way a user's file would be read
     try:
         again = yaml.safe_load(text)
-        merged = {**best, **again} if is_recipe else again
-        if not check(merged if is_recipe else {"distributed": merged}).ok:
+        if not check(again if is_recipe else {"distributed": again}).ok:
             return None
     except Exception:  # noqa: BLE001
         return None

@@ -733,21 +733,24 @@ def check_silent(p: Parsed, raw_dist: dict, out: Findings) -> None:
     """Values upstream accepts but silently turns into something else."""
     if p.sizes is None:
         return
+    erred = {f.path for f in out.errors}
     for key in ("tp_size", "cp_size", "pp_size", "ep_size", "dp_replicate_size"):
         v = p.sizes[key]
-        if v is None or derive.is_positive_int(v):
+        if v is None or derive.is_positive_int(v) or f"distributed.{key}" in erred:
             continue
         # tp/cp are only ever read through _degree; the others are also compared with ints,
         # which raises (an error already reported) unless the value is a number
         if key in ("tp_size", "cp_size") or isinstance(v, (int, float)):
-            out.add("MW-W-SIZE-NOT-INT", f"distributed.{key}", key=key, got=describe(v))
+            out.add("MW-W-SIZE-NOT-INT", f"distributed.{key}", key=key, got=describe(v),
+                    effect=f"runs it as {key} = 1", effect_zh=f"按 {key} = 1 运行")
     dp = p.sizes["dp_size"]
     if p.dataclass_name == "DDPConfig":
         if raw_dist.get("dp_size") is not None:
             out.add("MW-W-DDP-DP-SIZE", "distributed.dp_size", dp=describe(raw_dist.get("dp_size")),
                     world=p.derived.world_size if p.derived else "all")
     elif dp is not None and (derive.is_nan(dp) or (isinstance(dp, int) and dp <= 0)):
-        out.add("MW-W-SIZE-NOT-INT", "distributed.dp_size", key="dp_size", got=describe(dp))
+        out.add("MW-W-SIZE-NOT-INT", "distributed.dp_size", key="dp_size", got=describe(dp),
+                effect="ignores it and infers dp_size from the world size", effect_zh="忽略它，并根据 world_size 推断 dp_size")
 
 
 def check_topology(d: Derived, gpus_per_node: int, out: Findings) -> None:
@@ -755,7 +758,8 @@ def check_topology(d: Derived, gpus_per_node: int, out: Findings) -> None:
     if tp > 1 and (tp > gpus_per_node or gpus_per_node % tp != 0):
         rel, rel_zh = ("is larger than", "大于") if tp > gpus_per_node else ("does not divide", "不能整除")
         out.add("MW-W-TP-CROSS-NODE", "distributed.tp_size", tp=tp, gpn=gpus_per_node, relation=rel, relation_zh=rel_zh)
-    if d.world_size % gpus_per_node != 0:
+    # a job smaller than one node is a common, deliberate choice; a partial node in a multi-node job is not
+    if d.world_size > gpus_per_node and d.world_size % gpus_per_node != 0:
         out.add("MW-W-WORLD-NOT-NODE-MULTIPLE", "", world=d.world_size, gpn=gpus_per_node, rem=d.world_size % gpus_per_node)
 
 

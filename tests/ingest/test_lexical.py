@@ -28,7 +28,7 @@ def test_chinese_is_segmented_with_glossary_terms_kept(tok):
 
 def test_bm25_ranks_the_chunk_with_the_exact_identifier_first(tok, tmp_path):
     texts = ["pipeline block and pp_microbatch_size", "tp_size must divide heads", "张量并行放在节点内"]
-    idx = LexicalIndex.build(texts, ["a", "b", "c"], tok)
+    idx = LexicalIndex.build(dict(zip("abc", texts)), ["a", "b", "c"], tok)
     assert idx.search(tok("what is tp_size"), 3)[0][0] == 1
     assert idx.search(tok("张量并行怎么放"), 3)[0][0] == 2
     idx.save(tmp_path / "bm25")
@@ -38,9 +38,14 @@ def test_bm25_ranks_the_chunk_with_the_exact_identifier_first(tok, tmp_path):
     # A mask removes rows; unknown words find nothing.
     assert all(r != 1 for r, _ in again.search(tok("tp_size"), 3, mask=np.array([1, 0, 1], dtype=np.float32)))
     assert again.search(tok("zzzunknownzzz"), 3) == []
+    # Cached token lists are reused as they are: a rebuild tokenises only the rows it lacks.
+    cached = LexicalIndex.load_tokens(tmp_path / "bm25")
+    cached["a"] = ["marker"]
+    rebuilt = LexicalIndex.build(dict(zip("abc", texts)), ["a", "b", "c"], tok, cached=cached)
+    assert rebuilt.search(["marker"], 3)[0][0] == 0 and rebuilt.tokens["b"] == tok(texts[1])
 
 
 def test_empty_index_searches_to_nothing(tok, tmp_path):
-    idx = LexicalIndex.build([], [], tok)
+    idx = LexicalIndex.build({}, [], tok)
     idx.save(tmp_path / "b")
     assert LexicalIndex.load(tmp_path / "b").search(tok("tp_size"), 5) == []

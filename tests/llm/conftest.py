@@ -99,7 +99,13 @@ class ScriptedOpenAI:
                 except (BrokenPipeError, ConnectionResetError, OSError):
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request, client_address):  # cut connections are the point here
+                pass
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -118,11 +124,16 @@ def scripted():
 
 
 @pytest.fixture(scope="session")
-def openai_engine(scripted, mw_settings):
+def openai_engine(scripted, mw_assistant):
+    """The session engine's index and retriever, answering through the scripted endpoint (the same
+    client `Assistant.load(llm="openai")` builds from these settings)."""
+    from assistant.compose.llm_openai import OpenAICompatClient
     from assistant.engine import Assistant
 
-    settings = replace(mw_settings, llm_base_url=scripted.url, llm_model="scripted",
+    settings = replace(mw_assistant.settings, llm_base_url=scripted.url, llm_model="scripted",
                        llm_api_key="sk-testsecret-0123456789abcdef", llm_timeout_s=1.5)
-    a = Assistant.load(settings, llm="openai")
+    client = OpenAICompatClient(settings.llm_base_url, model=settings.llm_model, api_key=settings.llm_api_key,
+                                timeout_s=settings.llm_timeout_s)
+    a = Assistant(settings, mw_assistant.retriever, mw_assistant.phrases, "openai", client)
     yield a
     a.close()

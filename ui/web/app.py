@@ -22,7 +22,13 @@ CONCURRENCY = 4  # answers at once; the engine serialises retrieval anyway and t
 QUEUE_MAX = 64  # waiting requests beyond this get "queue full" instead of a page that hangs
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a whole chat history is sent back with each question
 DEFAULT_VALIDATE_GPU = "h100-80gb"
-# Answers are long and end with their citations: once one is complete, show its beginning, not its end.
+# Answers are long and end with their citations, so the chat does not follow the bottom (autoscroll off):
+# when a question is sent it shows the bottom (the question, the answer arriving), and once the answer is
+# complete it shows the answer's beginning.
+SCROLL_TO_BOTTOM_JS = """() => { setTimeout(() => {
+  const wrap = document.querySelector('#mw-chat .bubble-wrap');
+  if (wrap) wrap.scrollTop = wrap.scrollHeight;
+}, 300); }"""
 SCROLL_TO_ANSWER_JS = """() => { setTimeout(() => {
   const bots = document.querySelectorAll('#mw-chat .message.bot');
   const last = bots[bots.length - 1];
@@ -78,7 +84,7 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
             with gr.Tab(t("tab_chat", "en"), id="chat", elem_id="mw-tab-chat") as chat_tab:
                 with gr.Row():
                     with gr.Column(scale=3, min_width=420):
-                        chatbot = gr.Chatbot(height=600, elem_id="mw-chat", buttons=["copy"], show_label=False,
+                        chatbot = gr.Chatbot(height=600, elem_id="mw-chat", autoscroll=False, buttons=["copy"], show_label=False,
                                              feedback_options=("Like", "Dislike"), render_markdown=True,
                                              latex_delimiters=[], sanitize_html=True,
                                              placeholder=t("chat_placeholder", "en"))
@@ -157,6 +163,8 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
                           api_visibility="private").then(
             respond, chat_inputs, chat_outputs, api_visibility="private", concurrency_limit=CONCURRENCY,
             concurrency_id="answer").then(None, js=SCROLL_TO_ANSWER_JS)
+        for trigger in (ask_btn.click, question.submit, example_set.click):
+            trigger(None, js=SCROLL_TO_BOTTOM_JS)
 
         def new_conversation(lang_v, request: gr.Request = None):
             ui = h.interface_lang(lang_v, _accept_language(request))
@@ -220,12 +228,22 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
     return demo
 
 
+def _quiet_queue_analytics(demo: gr.Blocks) -> None:
+    """Gradio rebuilds a pandas table of up to 10,000 past events after every event, for a monitoring page
+    this app turns off; keep that table tiny and rarely rebuilt (private attributes, hence the guard)."""
+    queue = getattr(demo, "_queue", None)
+    if queue is not None and hasattr(queue, "ANALYTICS_MAX_EVENTS"):
+        queue.ANALYTICS_MAX_EVENTS = 50
+        queue.ANAYLTICS_CACHE_FREQUENCY = 1000
+
+
 def launch(assistant, settings: Settings, *, host: str = "127.0.0.1", port: int = 7860, block: bool = True):
     """Serve the chat. Loopback unless `host` says otherwise; never a public share link."""
     from starlette.middleware import Middleware
 
     demo = build_ui(assistant, settings)
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_MAX)
+    _quiet_queue_analytics(demo)
     demo.launch(server_name=host, server_port=port, share=False, show_error=False, prevent_thread_lock=not block,
                 quiet=True, footer_links=[], max_file_size="1mb", run_history=False, enable_monitoring=False,
                 mcp_server=False, ssr_mode=False, pwa=False, css_paths=[CSS_FILE],

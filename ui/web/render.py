@@ -124,10 +124,12 @@ def sources_md(hits: list[Hit], lang: str) -> str:
     for i, h in enumerate(hits, 1):
         excerpt = h.text if len(h.text) <= EXCERPT_CHARS else h.text[:EXCERPT_CHARS].rstrip() + " …"
         heading = f" › {html.escape(h.heading)}" if h.heading and h.heading != h.title else ""
-        # <pre> keeps the chunk's own line breaks and code without letting its Markdown restyle the panel.
-        out.append(f"<details><summary>[{i}] <b>{html.escape(h.title)}</b>{heading} · <code>{html.escape(h.path)}</code></summary>\n"
-                   f"<pre class=\"mw-excerpt\">{html.escape(excerpt)}</pre>\n</details>")
-    return "\n".join(out)
+        # One line of raw HTML per source: a blank line or a ``` fence inside the excerpt would otherwise end the
+        # HTML block and let the chunk's Markdown swallow the rest of the panel. <pre> keeps its line breaks.
+        body = html.escape(excerpt).replace("\r", "").replace("\n", "&#10;")
+        out.append(f"<details><summary>[{i}] <b>{html.escape(h.title)}</b>{heading} · <code>{html.escape(h.path)}</code>"
+                   f"</summary><pre class=\"mw-excerpt\">{body}</pre></details>")
+    return "\n\n".join(out)
 
 
 @cache

@@ -303,3 +303,81 @@ def test_any_request_gives_an_honest_plan(world, gpn, model, size, moe, wanted, 
         assert result.infeasible_reason is not None and result.infeasible_reason.en
     if strategy and result.strategy != strategy:
         assert result.rejected
+
+
+# --- phrasings the eval set exposed ------------------------------------------------------------------
+
+def test_asking_whether_tp_is_needed_keeps_a_small_model_on_dp_only():
+    p = plan(understand("Training a 1B model on 4 GPUs in one workstation with 2K sequences. "
+                        "Do I need tensor parallelism at all?"))
+    d = _check(p)
+    assert "tp_size" not in d and "cp_size" not in d and p.world_size == 4
+
+
+def test_minimum_world_size_from_the_stated_sizes():
+    p = plan(understand("How many GPUs do I need at minimum for tp 8, pp 4 and cp 2 with at least 2 data-parallel replicas?"))
+    d = _check(p)
+    assert p.feasible and p.world_size == 128
+    assert (d["tp_size"], d["pp_size"], d["cp_size"]) == (8, 4, 2)
+    assert any("8 * 4 * 2 * 2 = 128" in s.en for s in p.arithmetic)
+    assert any("128" in s.zh for s in p.assumptions)
+
+
+def test_minimum_world_size_rounds_up_to_whole_nodes():
+    p = plan(understand("tp 4, pp 3 and dp 3: how many GPUs?"))
+    _check(p)
+    assert p.world_size % 8 == 0 and p.world_size % 36 == 0
+
+
+def test_stated_world_size_wins_over_the_sizes():
+    p = plan(understand("64 GPUs, tp 8, pp 4, dp 2: what is dp_size?"))
+    _check(p)
+    assert p.world_size == 64
+
+
+def test_hsdp_described_as_shard_inside_replicate_across():
+    q = understand("Two nodes of 8 GPUs, 8B model. I want to cut cross-node traffic for gradient sync by "
+                   "sharding inside each node and replicating across nodes. How?")
+    p = plan(q)
+    d = _check(p)
+    assert d.get("dp_replicate_size") == 2
+    assert any("must divide dp_size and be smaller" in s.en and "2 < " in s.en for s in p.arithmetic)
+
+
+def test_chinese_counts_glued_to_text():
+    p = plan(understand("我们有256张卡，要训练一个700亿参数的稠密模型，张量并行和流水线并行分别设多少合适？"))
+    d = _check(p)
+    assert p.world_size == 256 and d["tp_size"] in (4, 8) and d["pp_size"] in (2, 4, 8)
+    p = plan(understand("70B 模型 8 机训练，TP + PP 用哪个 strategy？"))
+    _check(p)
+    assert p.world_size == 64
+
+
+def test_stated_pipeline_microbatch_that_breaks_the_count_is_explained():
+    q = understand("With pp_size 2, local_batch_size 4 and pp_microbatch_size 4, my run asserts at startup. What's wrong?")
+    p = plan(q)
+    d = _check(p)
+    assert not p.feasible and p.report.ok  # the closest valid config, shown with the reason
+    assert d["pp_size"] == 2 and d["pipeline"]["pp_microbatch_size"] == 1
+    assert "MW-E-PP-MICROBATCH-COUNT" in p.infeasible_reason.en and "4 // pp_microbatch_size 4 = 1" in p.infeasible_reason.en
+    assert "MW-E-PP-MICROBATCH-COUNT" in p.infeasible_reason.zh
+
+
+def test_stated_pipeline_microbatch_that_fits_is_kept():
+    p = plan(understand("pp_size 2, local_batch_size 8, pp_microbatch_size 2 on 16 GPUs"))
+    d = _check(p)
+    assert p.feasible and d["pipeline"]["pp_microbatch_size"] == 2
+
+
+def test_ep_size_asked_in_chinese_is_kept():
+    p = plan(understand("Moonlight-16B-A3B（64 个专家）16 张卡，ep_size 能设 16 吗？"))
+    d = _check(p, model="moonlight-16b-a3b")
+    assert d["ep_size"] == 16 and p.feasible
+
+
+def test_formula_in_the_question_adds_no_parallelism():
+    p = plan(understand("On 8 GPUs, is {tp_size 2, ep_size 8} valid? The skill doc says ep_size must divide "
+                        "dp_size * cp_size, and dp is only 4."))
+    d = _check(p)
+    assert (d.get("tp_size"), d.get("ep_size"), d.get("cp_size")) == (2, 8, None)
+    assert any("= 4" in s.en and s.en.startswith("dp_size") for s in p.arithmetic)

@@ -14,11 +14,17 @@ from assistant.retrieve.retriever import Retriever, base_id
     ("流水线并行的微批次数量有什么要求", "pipeline-parallel"),
     ("MW-E-EP-DIVIDES", "pitfall-ep-divisibility"),
     ("moe_mesh 有哪些维度", "moe-expert-parallel"),
-    ("where is the mesh built?", "anchor:mesh-build"),
 ])
 def test_first_hit_is_the_right_document(small_retriever, query, expected):
     hits = small_retriever.search(query, k=3)
     assert hits and base_id(hits[0].doc_id) == expected
+
+
+def test_code_anchors_rank_below_kb_documents_unless_asked_for(small_retriever):
+    hits = small_retriever.search("where is the mesh built?", k=3)
+    assert "anchor:mesh-build" in [base_id(h.doc_id) for h in hits]
+    assert small_retriever.search("where is the mesh built?", k=1, kinds=["anchor"])[0].doc_id == "anchor:mesh-build"
+    assert small_retriever.search("设备网格在哪里创建？", k=1, kinds=["anchor"])[0].doc_id == "anchor:mesh-build"
 
 
 def test_hits_carry_every_field_and_one_chunk_per_document(small_retriever):

@@ -226,3 +226,111 @@ class TestYaml:
 def test_long_input_is_bounded():
     p = extract_params("64 GPUs " + "x" * 100_000)
     assert p.world_size == 64
+
+
+# --- phrasings the eval set exposed ------------------------------------------------------------------
+
+@pytest.mark.parametrize("q,expected", [
+    # a count glued to Chinese text on the left: "有256张卡"
+    ("我们有256张卡，要训练一个700亿参数的稠密模型", {"world_size": 256, "model_size_b": 70.0, "is_moe": False}),
+    ("用了64张H100训练", {"world_size": 64, "gpu": "h100-80gb"}),
+    ("训练一个70B模型", {"model_size_b": 70.0}),
+    ("用128k上下文训练", {"seq_len": 131072}),
+    # "8 机": a bare 机 after a count is a machine
+    ("70B 模型 8 机训练，TP + PP", {"nodes": 8, "model_size_b": 70.0}),
+    ("集群有 8 机，每机 8 卡", {"nodes": 8, "gpus_per_node": 8, "world_size": 64}),
+    ("8 nodes训练", {"nodes": 8}),
+])
+def test_counts_next_to_chinese_text(q, expected):
+    p = extract_params(q)
+    for key, value in expected.items():
+        assert getattr(p, key) == value, (q, key, getattr(p, key))
+
+
+def test_machine_words_that_are_not_machines():
+    assert extract_params("4机制").nodes is None
+    assert extract_params("这个 2 机型").nodes is None
+
+
+@pytest.mark.parametrize("q", [
+    "Training a 1B model on 4 GPUs in one workstation. Do I need tensor parallelism at all?",
+    "Do I need TP or PP at all?",
+    "Is TP necessary for an 8B model?",
+    "should I use PP here?",
+    "要不要开 TP？",
+    "需要开张量并行吗？",
+    "有没有必要用流水线并行",
+])
+def test_asking_whether_a_feature_is_needed_is_no_wish(q):
+    p = extract_params(q)
+    assert not (p.wanted & {"tp", "pp"}) and not (p.unwanted & {"tp", "pp"}), (q, p.wanted, p.unwanted)
+
+
+@pytest.mark.parametrize("q,wanted", [
+    ("需要 TP 和 PP", {"tp", "pp"}),
+    ("How do I enable activation checkpointing?", {"ac"}),
+    ("want TP/PP", {"tp", "pp"}),
+])
+def test_stated_needs_are_still_wishes(q, wanted):
+    assert wanted <= extract_params(q).wanted
+
+
+@pytest.mark.parametrize("q", [
+    "The skill doc says ep_size must divide dp_size * cp_size, and dp is only 4.",
+    "is (dp*cp*tp) % ep == 0 here?",
+    "dp_size = world_size / (tp_size * pp_size * cp_size)",
+])
+def test_sizes_inside_a_formula_are_no_wishes(q):
+    assert not ({"cp", "tp", "pp"} & extract_params(q).wanted)
+
+
+def test_formula_does_not_hide_the_stated_sizes():
+    p = extract_params("On 8 GPUs, is {tp_size 2, ep_size 8} valid? The doc says ep_size must divide dp_size * cp_size.")
+    assert (p.tp_size, p.ep_size, p.world_size) == (2, 8, 8)
+    assert p.wanted == {"tp", "ep"}
+
+
+@pytest.mark.parametrize("q", [
+    "I want to cut cross-node traffic by sharding inside each node and replicating across nodes.",
+    "shard within the node, replicate across nodes",
+    "replicate across nodes and shard within each node",
+    "节点内分片，节点间复制",
+    "机器之间复制、机器内切分",
+])
+def test_hsdp_described_without_its_name(q):
+    assert "hsdp" in extract_params(q).wanted
+
+
+@pytest.mark.parametrize("q,field,value", [
+    ("Moonlight-16B-A3B（64 个专家）16 张卡，ep_size 能设 16 吗？", "ep_size", 16),
+    ("那 16 张卡呢？ep_size 还能用 8 吗？", "ep_size", 8),
+    ("can ep_size be 16 on 16 GPUs?", "ep_size", 16),
+    ("ep_size 可以设置为 32", "ep_size", 32),
+    ("tp 开 4", "tp_size", 4),
+    ("How many GPUs for tp 8, pp 4 and cp 2 with at least 2 data-parallel replicas?", "dp_size", 2),
+    ("tp 4 pp 3 dp 2 how many GPUs", "dp_size", 2),
+    ("2 路数据并行", "dp_size", 2),
+    ("数据并行度为 4", "dp_size", 4),
+    ("4-way data parallel", "dp_size", 4),
+    ("With pp_size 2, local_batch_size 4 and pp_microbatch_size 4 it asserts", "pp_microbatch_size", 4),
+    ("流水线微批大小 2", "pp_microbatch_size", 2),
+])
+def test_sizes_stated_in_many_ways(q, field, value):
+    assert getattr(extract_params(q), field) == value
+
+
+@pytest.mark.parametrize("q,field", [
+    ("pp 可以吗？8 卡", "pp_size"),
+    ("dp is only 4", "dp_size"),
+    ("dp_shard_size 4", "dp_size"),
+    ("dp_replicate_size 2", "dp_size"),
+    ("tp_size 写成 2.0 会怎样", "tp_size"),
+])
+def test_no_size_read_where_none_is_stated(q, field):
+    assert getattr(extract_params(q), field) is None
+
+
+def test_pipeline_microbatch_is_not_the_local_batch():
+    p = extract_params("pp_microbatch_size 2 and local_batch_size 8")
+    assert (p.pp_microbatch_size, p.local_batch_size) == (2, 8)
+    assert extract_params("micro batch size 2").local_batch_size == 2  # the per-GPU micro batch is local_batch_size

@@ -136,3 +136,25 @@ def test_follow_up_retrieves_with_the_question_it_follows():
     q = understand("what if only 4 GPUs?", history, glossary=GLOSSARY)
     assert "expert parallelism" in q.retrieval_text and q.retrieval_text.startswith("what if only 4 GPUs?")
     assert "expert" not in understand("what if only 4 GPUs?", glossary=GLOSSARY).retrieval_text
+
+
+def test_moe_follow_up_asking_if_ep_still_fits_is_sizing():
+    history = _conv(("user", "Qwen3-30B-A3B，8 张卡，专家并行怎么配？"), ("assistant", "……"))
+    q = understand("那 16 张卡呢？ep_size 还能用 8 吗？", history)
+    assert q.intent == "sizing"  # not a megatron_fsdp/ddp limitations answer: no strategy is named
+    assert (q.params.world_size, q.params.ep_size, q.params.model) == (16, 8, "qwen3-30b-a3b")
+
+
+def test_subject_topics_reach_the_composer_but_not_the_wishes():
+    q = understand("Which pp_schedule values are accepted?")
+    assert "pp" in q.topics and "pp" not in q.params.wanted
+    assert "mesh" in understand("What happens if I set dp_size explicitly?").topics
+    assert "batch" in understand("global_batch_size 和 local_batch_size 有什么约束？").topics
+    assert "non_int" in understand("tp_size 写成 2.0 会怎样？").topics
+    assert "ac_selective" in understand("Does megatron_fsdp support selective activation checkpointing?").topics
+    assert "flow" in understand("Where are the managers instantiated from the parsed config?").topics
+
+
+def test_subject_topics_add_no_words_to_retrieval():
+    q = understand("What happens if I set dp_size explicitly?")
+    assert q.retrieval_text.rstrip().endswith("explicitly?")

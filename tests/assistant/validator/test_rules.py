@@ -220,6 +220,10 @@ def test_warnings_fire_and_do_not_change_the_verdict(code, cfg, world, clean):
         assert code not in validate(clean, world_size=world).codes
 
 
+def test_single_partial_node_is_not_warned():
+    assert "MW-W-WORLD-NOT-NODE-MULTIPLE" not in validate({}, world_size=4).codes
+
+
 def test_env_default_is_used():
     r = validate({"tp_size": "${TP_SIZE,2}"}, world_size=8)
     assert r.derived.tp_size == 2 and not r.warnings

@@ -38,6 +38,34 @@ def _wait_http(url: str, timeout_s: float = 60.0) -> None:
         time.sleep(0.2)
 
 
+class _Flaky:
+    """Test double for a failure: a real Assistant whose ask_stream raises on chosen calls (1-based)."""
+
+    def __init__(self, real, fail_on=(1,), after_text=False, exc=None):
+        self.real, self.fail_on, self.after_text = real, set(fail_on), after_text
+        self.exc = exc or RuntimeError("boom: internal detail")
+        self.llm_mode = "offline"
+        self.calls = 0
+
+    def ask_stream(self, req):
+        self.calls += 1
+        if self.calls not in self.fail_on:
+            yield from self.real.ask_stream(req)
+            return
+        if self.after_text:
+            yield "Partial answer that never finishes"
+        raise self.exc
+
+    def validate(self, *a, **kw):
+        return self.real.validate(*a, **kw)
+
+
+@pytest.fixture(scope="session")
+def flaky():
+    """The class of a failing Assistant wrapper: `flaky(real, fail_on=(1,), after_text=False, exc=None)`."""
+    return _Flaky
+
+
 @pytest.fixture(scope="session")
 def free_port():
     return _free_port
