@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Iterator
 
 from assistant.answer import Answer, AskRequest, Turn
-from assistant.compose.citations import Citer, base_id
+from assistant.compose.citations import Citer, base_id, source_lines
 from assistant.compose.diagnose import diagnose
 from assistant.compose.gate import GatePolicy, StreamGate, gate_text
 from assistant.compose.offline import ComposeInput, Composed, compose
@@ -96,21 +96,6 @@ def _params_dict(query: Query) -> dict:
         if v is not None:
             out[k] = v
     return out
-
-
-def _understand_and_plan():
-    """The package-level entry points of the contract (`assistant.understand.understand`,
-    `assistant.planner.plan`); a same-named submodule stands in while the package does not re-export."""
-    import assistant.planner as planner_pkg
-    import assistant.understand as understand_pkg
-
-    understand = getattr(understand_pkg, "understand", None)
-    if understand is None or not callable(understand):
-        from assistant.understand.understand import understand
-    plan = getattr(planner_pkg, "plan", None)
-    if plan is None or not callable(plan):
-        from assistant.planner.recommend import plan
-    return understand, plan
 
 
 class Assistant:
@@ -238,9 +223,9 @@ class Assistant:
         return lookup
 
     def _prepare(self, req: AskRequest) -> _Prepared:
+        from assistant.planner import plan as make_plan
+        from assistant.understand import understand
         from assistant.validator import UnusableInput, validate
-
-        understand, make_plan = _understand_and_plan()
 
         timings: dict[str, float] = {}
         t = time.perf_counter()
@@ -375,8 +360,10 @@ class Assistant:
         with self._lock:
             prep = self._prepare(req)
         mode = req.llm if req.llm != "offline" else self.llm_mode
-        if mode == "offline" or self._llm is None or prep.query.intent in ("nonsense",):
-            answer = self._offline_answer(req, prep, t0, [])
+        # Nonsense and out-of-scope answers are fixed, short and grounded: no model needed.
+        if mode == "offline" or self._llm is None or prep.query.intent in ("nonsense", "out_of_scope"):
+            notices = [self.phrases.say("llm_not_configured", prep.query.lang)] if mode != "offline" and self._llm is None else []
+            answer = self._offline_answer(req, prep, t0, notices)
             for i in range(0, len(answer.text), _STREAM_CHUNK):
                 yield answer.text[i:i + _STREAM_CHUNK]
             yield answer
@@ -447,7 +434,4 @@ class Assistant:
     def _sources_block(self, sources: list[Hit], lang: str) -> str:
         if not sources:
             return ""
-        lines = [f"**{self.phrases.heading('sources', lang)}**", ""]
-        for i, h in enumerate(sources, 1):
-            lines.append(f"[{i}] {h.title} — `{h.path}`" + (f" › {h.heading}" if h.heading and h.heading != h.title else ""))
-        return "\n".join(lines) + "\n"
+        return "\n".join([f"**{self.phrases.heading('sources', lang)}**", "", *source_lines(sources)]) + "\n"

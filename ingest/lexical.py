@@ -12,7 +12,7 @@ import logging
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
 import numpy as np
 import yaml

@@ -392,7 +392,8 @@ def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, 
             report.seconds = time.perf_counter() - t0
             return report
 
-        bar = tqdm(desc="embed", unit="chunk", total=0, disable=not progress, leave=False)
+        doc_bar = tqdm(desc="documents", unit="doc", total=len(docs), disable=not progress, leave=False)
+        bar = tqdm(desc="embed", unit="chunk", total=0, disable=not progress, leave=False, position=1)
         embedder = EmbedChannels(get_encoders, glossary, bar=bar)
         pipeline = IngestionPipeline(
             transformations=[ChunkDocuments(), embedder],
@@ -404,8 +405,10 @@ def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, 
         try:
             for i in range(0, len(docs), _DOC_BATCH):
                 pipeline.run(documents=docs[i:i + _DOC_BATCH], store_doc_text=False)
+                doc_bar.update(len(docs[i:i + _DOC_BATCH]))
         finally:
             bar.close()
+            doc_bar.close()
             for e in loaded:
                 e.set_threads(1)
         # Documents gone from the sources leave the docstore and every channel.

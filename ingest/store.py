@@ -1,11 +1,11 @@
 """The dense store: one FAISS index per encoder (their dimensions differ) plus the chunk records.
 
-It is a llama-index vector store so the `IngestionPipeline` can upsert into it: the pipeline hands
-over nodes whose embedding is the concatenation of every channel's vector (in channel order), the
-store cuts it back into channels. Each FAISS index is an `IndexIDMap2` over an exact inner-product
-index (vectors are normalised, so scores are cosines); ids are never reused, so deleting a document
-and adding another cannot alias. llama-index's own `FaissVectorStore` cannot delete, and its map
-variant reuses ids after a delete, hence this class.
+It is llama-index's `FaissVectorStore` extended to several channels and to deletes, so the
+`IngestionPipeline` can upsert into it: the pipeline hands over nodes whose embedding is the
+concatenation of every channel's vector (in channel order), the store cuts it back into channels.
+Each FAISS index is an `IndexIDMap2` over an exact inner-product index (vectors are normalised, so
+scores are cosines); ids are never reused, so deleting a document and adding another cannot alias.
+(The base class cannot delete, and llama-index's map variant reuses ids after a delete.)
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from typing import Any, List, Sequence
 import numpy as np
 from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.schema import BaseNode
-from llama_index.core.vector_stores.types import BasePydanticVectorStore, VectorStoreQuery, VectorStoreQueryResult
+from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryResult
+from llama_index.vector_stores.faiss import FaissVectorStore
 
 RECORD_FIELDS = ("doc_id", "title", "path", "heading", "context", "kind", "lang", "line", "text")
 
@@ -34,7 +35,7 @@ def _new_index(dim: int):
     return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
 
 
-class ChannelStore(BasePydanticVectorStore):
+class ChannelStore(FaissVectorStore):
     stores_text: bool = True
     is_embedding_query: bool = True
 
@@ -46,9 +47,12 @@ class ChannelStore(BasePydanticVectorStore):
     _next_fid: int = PrivateAttr()
 
     def __init__(self, channels: Sequence[Channel]) -> None:
-        super().__init__()
+        if not channels:
+            raise ValueError("a store needs at least one channel")
+        indexes = [_new_index(c.dim) for c in channels]
+        super().__init__(faiss_index=indexes[0])
         self._channels = list(channels)
-        self._indexes = [_new_index(c.dim) for c in self._channels]
+        self._indexes = indexes
         self._records = {}
         self._by_fid = {}
         self._by_doc = {}
@@ -85,6 +89,9 @@ class ChannelStore(BasePydanticVectorStore):
             if node.node_id not in members:
                 members.append(node.node_id)
         return [n.node_id for n in nodes]
+
+    def persist(self, persist_path: str, fs=None) -> None:
+        self.save(Path(persist_path))
 
     def delete(self, ref_doc_id: str, **kwargs: Any) -> None:
         self._remove_nodes(self._by_doc.pop(ref_doc_id, []))
@@ -162,6 +169,7 @@ class ChannelStore(BasePydanticVectorStore):
         state = json.loads((directory / "chunks.json").read_text(encoding="utf-8"))
         store = cls([Channel(c["name"], int(c["dim"])) for c in state["channels"]])
         store._indexes = [faiss.read_index(str(directory / f"dense-{i}.faiss")) for i in range(len(store._channels))]
+        store._faiss_index = store._indexes[0]
         for ch, index in zip(store._channels, store._indexes):
             if index.d != ch.dim:
                 raise ValueError(f"{directory}: FAISS index of {ch.name} has {index.d} dims, expected {ch.dim}")

@@ -2,6 +2,8 @@
 
 Default sources: the kb (`Settings.kb_dir`) and the upstream skill folder when present; each
 `--source PATH` adds a kb, a skill folder (has SKILL.md) or a Python checkout (e.g. NeMo AutoModel).
+The index then holds exactly these sources: documents of sources not named again are removed.
+Only new or changed documents are embedded; `--rebuild` re-embeds everything.
 """
 from __future__ import annotations
 

@@ -112,3 +112,17 @@ def _mentions(sentence: str, term: str) -> bool:
     if not term.isascii():
         return term in sentence
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(term)}(?![A-Za-z0-9_])", sentence) is not None
+
+
+def source_lines(sources: Sequence[Hit]) -> list[str]:
+    """`[n] title — path › heading`; a second chunk under the same heading is marked `(part 2)`."""
+    seen: dict[tuple[str, str], int] = {}
+    out = []
+    for i, h in enumerate(sources, 1):
+        key = (h.path, h.heading)
+        seen[key] = seen.get(key, 0) + 1
+        where = f"`{h.path}`" + (f" › {h.heading}" if h.heading and h.heading != h.title else "")
+        if seen[key] > 1:
+            where += f" (part {seen[key]})"
+        out.append(f"[{i}] {h.title} — {where}")
+    return out

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import yaml
 
-from assistant.compose.citations import Citer, with_citation
+from assistant.compose.citations import Citer, source_lines, with_citation
 from assistant.compose.diagnose import Diagnosis
 from assistant.compose.phrases import Phrases
 from assistant.planner.plan import Plan, Step
@@ -113,10 +113,7 @@ class _Writer:
         if not self.citer.sources:
             return
         self.heading("sources")
-        for i, h in enumerate(self.citer.sources, 1):
-            where = f"`{h.path}`" + (f" › {h.heading}" if h.heading and h.heading != h.title else "")
-            self.lines.append(f"[{i}] {h.title} — {where}")
-        self.lines.append("")
+        self.lines += source_lines(self.citer.sources) + [""]
 
     def render(self) -> str:
         return "\n".join(self.lines).strip() + "\n"

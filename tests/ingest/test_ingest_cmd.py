@@ -1,7 +1,6 @@
 """assistant/cli/ingest_cmd.py: `meshwise ingest` end to end on the fixture kb."""
 from __future__ import annotations
 
-import os
 
 from assistant.cli import main
 from ingest.pipeline import current_version

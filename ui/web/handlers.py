@@ -6,6 +6,7 @@ to Gradio components. Every decision (strategy, YAML, verdict) comes from the `A
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -27,6 +28,7 @@ MAX_GPUS_PER_NODE = 64
 MAX_WORLD = 1_000_000
 DEFAULT_GPUS_PER_NODE = 8
 LANGS = ("auto", "zh", "en")
+STREAM_EVERY_S = 0.15  # at most this often a partial answer goes to the browser
 
 
 def interface_lang(choice: str | None, accept_language: str | None = None) -> str:
@@ -170,14 +172,19 @@ def answer_turn(assistant, message: str, messages: list[dict] | None, meta: dict
     messages.append({"role": "assistant", "content": ""})
     streamed = ""
     first = True
+    last_yield = 0.0
     try:
         answer: Answer | None = None
         for item in assistant.ask_stream(req):
             if isinstance(item, str):
                 streamed += item
-                messages[pos] = {"role": "assistant", "content": streamed}
-                yield ChatView(messages, meta, clear_question=first)
-                first = False
+                now = time.monotonic()
+                # Every update re-sends the chat to the browser: a few per second read as streaming, while
+                # one per engine chunk costs more than the offline answer itself.
+                if first or now - last_yield >= STREAM_EVERY_S:
+                    messages[pos] = {"role": "assistant", "content": streamed}
+                    yield ChatView(messages, meta, clear_question=first)
+                    first, last_yield = False, now
             else:
                 answer = item
         if answer is None:

@@ -1,7 +1,7 @@
 """Citations point at a chunk that supports the claim, preferring the answer's language."""
 from __future__ import annotations
 
-from assistant.compose.citations import Citer, base_id, with_citation
+from assistant.compose.citations import Citer, base_id, source_lines, with_citation
 from assistant.retrieve.hit import Hit
 
 
@@ -75,3 +75,11 @@ def test_a_chunk_naming_the_terms_beats_one_that_does_not():
     precise = hit("moe-expert-parallel.en", "ep_size > 1 builds a moe_mesh", n=3)
     c = Citer([vague], "en", lookup=lambda q, docs: [vague, precise])
     assert c.cite(["moe-expert-parallel"], ["moe_mesh"], "q") == 2 and c.sources[1] is precise
+
+
+def test_source_lines_mark_a_second_chunk_under_the_same_heading():
+    a = Hit("d.en#0", "d.en", "Doc", "kb/en/d.md", "Doc > Part", "doc", "en", 1.0, "x")
+    b = Hit("d.en#1", "d.en", "Doc", "kb/en/d.md", "Doc > Part", "doc", "en", 1.0, "y")
+    c = Hit("e.en#0", "e.en", "E", "kb/en/e.md", "E", "doc", "en", 1.0, "z")
+    assert source_lines([a, b, c]) == ["[1] Doc — `kb/en/d.md` › Doc > Part", "[2] Doc — `kb/en/d.md` › Doc > Part (part 2)",
+                                       "[3] E — `kb/en/e.md`"]
