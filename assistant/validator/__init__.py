@@ -137,6 +137,10 @@ def _check(data: Any, world: int, gpn: int, facts: Any, gpu_facts: Any,
         rules.check_packing(cfg.get("packed_sequence"), derived, out)
         if facts is not None:
             memory = _model_checks(out, derived, dist, cfg, facts, gpu_facts)
+        elif derived.ep_size > 1:
+            from assistant.validator.model_checks import router_ac_findings
+
+            out.extend(router_ac_findings(derived, dist, cfg))
     return _report(out, derived, memory, world, gpn), cfg, is_recipe
 
 

@@ -182,13 +182,20 @@ def _check_cp(d: Derived, work: Workload) -> list[Finding]:
                     suggest=padded)]
 
 
-def _check_router_ac(d: Derived, work: Workload, m: ModelFacts) -> list[Finding]:
+def router_ac_findings(derived: Derived, dist: dict, recipe: dict) -> list[Finding]:
+    """MW-W-ROUTER-AC when no model is named: ep_size > 1 already implies an upstream MoE class
+    (`_transformers/capabilities.py` refuses EP for any other), so the risk does not need the table."""
+    dist = dist if isinstance(dist, dict) else {}
+    return _check_router_ac(derived, read_workload(dist, recipe, pp_size=derived.pp_size), None)
+
+
+def _check_router_ac(d: Derived, work: Workload, m: ModelFacts | None) -> list[Finding]:
     # The moe block only reaches the MoE parallelizer when ep_size > 1; selective AC and a
     # non-decoder scope take the path that saves the router outputs anyway.
-    if d.ep_size <= 1 or not m.upstream_moe or work.ignore_router_for_ac is not False:
+    if d.ep_size <= 1 or (m is not None and not m.upstream_moe) or work.ignore_router_for_ac is not False:
         return []
     if work.ac != "full" or not work.ac_decoder:
         return []
     ac = str(work.ac_raw).lower() if isinstance(work.ac_raw, bool) else work.ac_raw
-    return [finding("MW-W-ROUTER-AC", "distributed.moe.ignore_router_for_ac", ac=ac, model=m.name,
+    return [finding("MW-W-ROUTER-AC", "distributed.moe.ignore_router_for_ac", ac=ac, model=m.name if m else "MoE",
                     ep=d.ep_size)]

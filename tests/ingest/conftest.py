@@ -30,8 +30,33 @@ def kb_copy(tmp_path) -> Path:
     return dst
 
 
+def _settings(root: Path, kb: Path):
+    base = load_settings(env={"MESHWISE_CONFIG": str(root / "none.toml")})
+    return replace(base, kb_dir=kb, index_dir=root / "index", data_dir=root)
+
+
 @pytest.fixture
 def kb_settings(tmp_path, kb_copy):
-    """Settings on a private kb copy and index dir, isolated from the user's config."""
-    base = load_settings(env={"MESHWISE_CONFIG": str(tmp_path / "none.toml")})
-    return replace(base, kb_dir=kb_copy, index_dir=tmp_path / "index", data_dir=tmp_path)
+    """Settings on a private kb copy and an empty index dir, isolated from the user's config."""
+    return _settings(tmp_path, kb_copy)
+
+
+@pytest.fixture(scope="session")
+def template_index(tmp_path_factory, encoders) -> Path:
+    """The fixture kb indexed once per session (kb only, not the upstream skill folder)."""
+    from ingest.pipeline import build_index
+    from ingest.sources import Source
+
+    root = tmp_path_factory.mktemp("mw-template")
+    shutil.copytree(FIXTURE_KB, root / "kb")
+    build_index(_settings(root, root / "kb"), [Source("kb", root / "kb")], encoders=encoders)
+    return root
+
+
+@pytest.fixture
+def built_settings(tmp_path, template_index):
+    """Like kb_settings, but starting from a private copy of the session's built index."""
+    root = tmp_path / "built"
+    shutil.copytree(template_index / "kb", root / "kb")
+    shutil.copytree(template_index / "index", root / "index", symlinks=True)
+    return _settings(root, root / "kb")

@@ -55,10 +55,9 @@ def test_cold_build_then_incremental_updates_only_what_changed(kb_settings, enco
     assert "pipeline-parallel.zh" not in Manifest.load(path).documents
 
 
-def test_status_reports_missing_fresh_stale_and_incompatible(kb_settings, encoders):
-    s = kb_settings
-    assert index_status(s).state == "missing"
-    build_index(s, _kb_only(s), encoders=encoders)
+def test_status_reports_missing_fresh_stale_and_incompatible(kb_settings, built_settings):
+    assert index_status(kb_settings).state == "missing"
+    s = built_settings
     assert index_status(s).state == "fresh"  # the recorded sources, not the defaults, are checked
     (s.kb_dir / "en" / "new-doc.md").write_text("---\nid: new-doc.en\ntitle: New\nlang: en\nkind: doc\n---\n# New\nx\n")
     st = index_status(s)
@@ -68,9 +67,8 @@ def test_status_reports_missing_fresh_stale_and_incompatible(kb_settings, encode
     assert st.state == "incompatible" and "embedding models" in st.reasons[0]
 
 
-def test_glossary_edit_makes_chinese_documents_stale_and_re_embeds_them(kb_settings, encoders):
-    s = kb_settings
-    build_index(s, _kb_only(s), encoders=encoders)
+def test_glossary_edit_makes_chinese_documents_stale_and_re_embeds_them(built_settings, encoders):
+    s = built_settings
     g = s.kb_dir / "glossary.yaml"
     g.write_text(g.read_text() + "  - zh: [上下文并行]\n    en: [context parallelism, cp_size]\n")
     st = index_status(s)
@@ -80,9 +78,8 @@ def test_glossary_edit_makes_chinese_documents_stale_and_re_embeds_them(kb_setti
     assert rep.updated >= 4 and rep.unchanged >= 4
 
 
-def test_failed_build_leaves_the_previous_index_serving(kb_settings, encoders, monkeypatch):
-    s = kb_settings
-    build_index(s, _kb_only(s), encoders=encoders)
+def test_failed_build_leaves_the_previous_index_serving(built_settings, encoders, monkeypatch):
+    s = built_settings
     before = current_version(s.index_dir)
     (s.kb_dir / "en" / "hsdp.md").write_text("---\nid: hsdp.en\ntitle: H\nlang: en\nkind: doc\n---\n# H\nchanged\n")
 
@@ -97,9 +94,8 @@ def test_failed_build_leaves_the_previous_index_serving(kb_settings, encoders, m
     assert not list(s.index_dir.glob(".tmp-*"))
 
 
-def test_rebuild_flag_and_incompatible_index_re_embed_everything(kb_settings, encoders):
-    s = kb_settings
-    build_index(s, _kb_only(s), encoders=encoders)
+def test_rebuild_flag_re_embeds_everything(built_settings, encoders):
+    s = built_settings
     rep = build_index(s, _kb_only(s), rebuild=True, encoders=encoders)
     assert rep.full_rebuild and rep.chunks_embedded == rep.chunks
     # Old versions are cleaned up: at most the current and the previous one remain.

@@ -360,3 +360,15 @@ def test_upstream_moe_architectures_inherit_the_mixin():
         assert arch in mixin_classes, arch
         assert f'"{arch}"' in registry, arch
     assert "Mixtral" not in registry  # Mixtral runs through the Hugging Face class
+
+
+def test_router_ac_warns_without_a_model_when_ep_implies_moe():
+    from assistant.validator import validate
+
+    cfg = {"distributed": {"strategy": "fsdp2", "ep_size": 8, "activation_checkpointing": True,
+                           "moe": {"ignore_router_for_ac": False}}}
+    assert "MW-W-ROUTER-AC" in validate(cfg, world_size=8).codes
+    cfg["distributed"]["moe"]["ignore_router_for_ac"] = True
+    assert "MW-W-ROUTER-AC" not in validate(cfg, world_size=8).codes
+    cfg["distributed"].update(ep_size=1, moe={"ignore_router_for_ac": False})
+    assert "MW-W-ROUTER-AC" not in validate(cfg, world_size=8).codes  # moe block ignored without EP
