@@ -299,6 +299,7 @@ class Assistant:
             lang=lang,
             replaced_note=lambda w, reasons: ph.say("gate_replaced", lang, world=w, reasons=reasons),
             removed_note=lambda w, reasons: ph.say("gate_removed", lang, world=w, reasons=reasons),
+            replaced_again_note=lambda w, reasons: ph.say("gate_replaced_again", lang, world=w, reasons=reasons),
             unparseable=ph.say("gate_unparseable", lang),
             exempt_yaml=d.yaml_text if d is not None else None,
         )
@@ -318,8 +319,7 @@ class Assistant:
             text=self._scrub(text),
             language=q.lang,
             intent=q.intent,
-            strategy=report.derived.strategy if report is not None and report.derived is not None
-            else prep.composed.strategy,
+            strategy=prep.composed.strategy or (report.derived.strategy if report is not None and report.derived else None),
             yaml=yaml_text,
             validation=report,
             sources=sources,
@@ -421,10 +421,11 @@ class Assistant:
         elif d is not None:
             yaml_text, report = d.yaml_text, d.report
         extra = ""
-        if yaml_text is None and plan is not None and plan.report.ok and plan.yaml and q.intent in ("strategy", "yaml", "sizing"):
-            # The model left the config out: the validated one belongs in every such answer.
-            extra += f"\n```yaml\n{plan.yaml.rstrip()}\n```\n"
-            yaml_text, report = plan.yaml, plan.report
+        c = prep.composed
+        if yaml_text is None and c.yaml and c.validation is not None and c.validation.ok:
+            # The model left the config out: the validated one the offline answer shows belongs here too.
+            extra += f"\n```yaml\n{c.yaml.rstrip()}\n```\n"
+            yaml_text, report = c.yaml, c.validation
         extra += "\n" + self._sources_block(prep.sources, q.lang)
         yield extra
         text += extra

@@ -35,7 +35,7 @@ from assistant.config import KB_DIR, load_settings  # noqa: E402
 from assistant.retrieve.evaluate import load_queries, score  # noqa: E402
 from assistant.retrieve.fusion import rrf  # noqa: E402
 from assistant.retrieve.retriever import KIND_PRIOR, Retriever, base_id  # noqa: E402
-from ingest.pipeline import _load_all, build_index, default_sources  # noqa: E402
+from ingest.pipeline import build_index, default_sources, load_documents  # noqa: E402
 from ingest.sources import Source  # noqa: E402
 
 
@@ -97,7 +97,8 @@ def main() -> int:
               f"{rep.updated} updated, {rep.chunks_embedded} chunks embedded")
         doc.write_text(doc.read_text(encoding="utf-8") + "\nA second note.\n", encoding="utf-8")
         env = {**os.environ, "MESHWISE_KB_DIR": str(kb), "MESHWISE_INDEX_DIR": str(settings.index_dir)}
-        cmd = [str(Path(sys.executable).with_name("meshwise")), "ingest", "--no-progress", "--threads", str(args.threads)]
+        cmd = [str(Path(sys.executable).with_name("meshwise")), "ingest", "--no-progress",
+               "--threads", str(args.threads)]
         if args.no_skill:
             cmd += ["--only", "--source", str(kb)]
         t = time.perf_counter()
@@ -113,14 +114,16 @@ def main() -> int:
         cache = {q.q: retriever.rankings(q.q) for q in queries}
         names = [r.name for r in next(iter(cache.values()))]
 
-        def fused(q, channels):
+        def fused(q, channels, prior=KIND_PRIOR):
             """Same document-level fusion and kind prior as `Retriever.search`, on a channel subset."""
-            lists = [dedupe(base_id(recs[nid]["doc_id"]) for nid in r.node_ids) for r in cache[q] if r.name in channels]
+            lists = [dedupe(base_id(recs[nid]["doc_id"]) for nid in r.node_ids)
+                     for r in cache[q] if r.name in channels]
             kinds = {base_id(recs[nid]["doc_id"]): recs[nid]["kind"] for r in cache[q] for nid in r.node_ids}
-            scored = [(b, sc * KIND_PRIOR.get(kinds[b], 1.0)) for b, sc in rrf(lists)]
+            scored = [(b, sc * prior.get(kinds[b], 1.0)) for b, sc in rrf(lists)]
             return [b for b, _ in sorted(scored, key=lambda x: -x[1])]
 
-        systems = {"hybrid (search)": lambda q: [base_id(h.doc_id) for h in retriever.search(q, k=5)]}
+        systems = {"hybrid (search)": lambda q: [base_id(h.doc_id) for h in retriever.search(q, k=5)],
+                   "hybrid without kind prior": lambda q: fused(q, set(names), prior={})}
         for n in names:
             systems[f"{n} alone"] = lambda q, n=n: fused(q, {n})
         for i, a in enumerate(names):
@@ -130,7 +133,8 @@ def main() -> int:
 
         counts = score(lambda q: [], queries)
         print(f"\nrecall@5 / MRR per language ({counts['en'].n} en, {counts['zh'].n} zh queries)")
-        print(f"{'system':38s} {'en R@5':>7s} {'en MRR':>7s} {'zh R@5':>7s} {'zh MRR':>7s} {'zh-only MRR':>11s} {'mixed MRR':>9s}")
+        print(f"{'system':38s} {'en R@5':>7s} {'en MRR':>7s} {'zh R@5':>7s} {'zh MRR':>7s} "
+              f"{'zh-only MRR':>11s} {'mixed MRR':>9s}")
         results["quality"] = {}
         for name, fn in systems.items():
             by_lang = score(fn, queries)
@@ -138,8 +142,9 @@ def main() -> int:
             en, zh = by_lang["en"], by_lang["zh"]
             print(f"{name:38s} {en.recall:7.3f} {en.mrr:7.3f} {zh.recall:7.3f} {zh.mrr:7.3f} "
                   f"{by_style['zh'].mrr:11.3f} {by_style['mixed'].mrr:9.3f}")
+            groups = {**by_lang, **{f"style:{s}": x for s, x in by_style.items()}}
             results["quality"][name] = {k: {"recall@5": v.recall, "mrr": v.mrr, "misses": v.misses}
-                                        for k, v in {**by_lang, **{f"style:{s}": x for s, x in by_style.items()}}.items()}
+                                        for k, v in groups.items()}
 
         # 4. warm latency
         for q in queries:
@@ -169,7 +174,7 @@ def baseline(settings, sources):
 
     from assistant.retrieve.embeddings import minilm_dir
 
-    docs, _, _ = _load_all(sources, progress=False)
+    docs, _, _ = load_documents(sources, progress=False)
     embed = HuggingFaceEmbedding(model_name=str(minilm_dir()), device="cpu")
     t = time.perf_counter()
     index = VectorStoreIndex.from_documents(docs, embed_model=embed,

@@ -102,7 +102,9 @@ def _dedupe(sources: Sequence[Source]) -> list[Source]:
     return out
 
 
-def _load_all(sources: Sequence[Source], progress: bool) -> tuple[list[Document], dict[str, dict], list[str]]:
+def load_documents(sources: Sequence[Source], progress: bool = False
+                   ) -> tuple[list[Document], dict[str, dict], list[str]]:
+    """Every document of the sources (first source wins a duplicate id), per-source counts, warnings."""
     docs: list[Document] = []
     per_source: dict[str, dict] = {}
     warnings: list[str] = []
@@ -117,7 +119,8 @@ def _load_all(sources: Sequence[Source], progress: bool) -> tuple[list[Document]
         kept = 0
         for d in res.documents:
             if d.id_ in seen:
-                warnings.append(f"{src.kind} {src.path}: document id {d.id_} already loaded from another source; skipped")
+                warnings.append(f"{src.kind} {src.path}: document id {d.id_} already loaded from another "
+                                "source; skipped")
                 continue
             seen.add(d.id_)
             docs.append(d)
@@ -306,7 +309,7 @@ def index_status(settings: Settings, sources: Sequence[Source] | None = None) ->
     if problems:
         return IndexStatus("incompatible", tuple(problems), version)
     srcs = list(sources) if sources is not None else planned_sources(settings, manifest)
-    docs, _, _ = _load_all(srcs, progress=False)
+    docs, _, _ = load_documents(srcs, progress=False)
     glossary_hash = file_hash(Path(settings.kb_dir) / "glossary.yaml")
     _stamp_glossary(docs, glossary_hash)
     now = {d.id_: d.hash for d in docs}
@@ -339,7 +342,7 @@ def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, 
         old_manifest = Manifest.load(previous) if previous else None
         srcs = _dedupe(list(sources) if sources is not None else planned_sources(settings, old_manifest))
         report = IngestReport(index_path=index_dir)
-        docs, report.per_source, report.warnings = _load_all(srcs, progress)
+        docs, report.per_source, report.warnings = load_documents(srcs, progress)
         report.documents = len(docs)
         glossary_path = Path(settings.kb_dir) / "glossary.yaml"
         glossary = load_glossary(glossary_path)

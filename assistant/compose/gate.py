@@ -45,6 +45,8 @@ class GatePolicy:
     removed_note: Callable[[int | None, str], str]
     unparseable: str = "not a readable recipe"
     exempt_yaml: str | None = None  # the pasted YAML under diagnosis may be quoted back
+    # a later invalid block, once the validated YAML has been shown: a note instead of a second copy
+    replaced_again_note: Callable[[int | None, str], str] | None = None
 
 
 def _norm(text: str) -> str:
@@ -82,6 +84,7 @@ class StreamGate:
         self._info = ""
         self._body: list[str] = []
         self._out: list[str] = []
+        self._fallback_shown = False
 
     @property
     def text(self) -> str:
@@ -159,6 +162,9 @@ class StreamGate:
             return original
         self.result.replaced.append((body, reasons))
         if p.fallback_yaml and p.fallback_report is not None and p.fallback_report.ok:
+            if self._fallback_shown and p.replaced_again_note is not None:
+                return f"\n> {p.replaced_again_note(p.world_size, reasons)}\n"
+            self._fallback_shown = True
             self.result.shown.append((p.fallback_yaml, p.fallback_report))
             fence = "```"
             return f"\n> {p.replaced_note(p.world_size, reasons)}\n\n{fence}yaml\n{p.fallback_yaml.rstrip()}\n{fence}\n"

@@ -332,6 +332,7 @@ def _compose_diagnose(w: _Writer, inp: ComposeInput) -> Composed:
         return Composed(w.render(), None, None, None, w.uncited)
 
     r = d.report
+    # the strategy this answer recommends: the fix's when one is shown, else the user's own
     strategy = r.derived.strategy if r.derived else None
     if r.ok:
         w.heading("diagnosis")
@@ -359,9 +360,11 @@ def _compose_diagnose(w: _Writer, inp: ComposeInput) -> Composed:
         if d.fix_yaml and d.fix_report is not None and d.fix_report.ok:
             w.para(w.say("diag_fix_intro", world=d.world_size) + " " + mesh_text(d.fix_report))
             w.code(d.fix_yaml)
+            strategy = d.fix_report.derived.strategy if d.fix_report.derived else strategy
         elif inp.plan is not None and inp.plan.report.ok and inp.plan.yaml:
             w.para(w.say("diag_fix_intro", world=inp.plan.report.world_size or d.world_size) + " " + mesh_text(inp.plan.report))
             w.code(inp.plan.yaml)
+            strategy = inp.plan.strategy
         else:
             w.para(w.say("diag_no_fix"))
     w.sources()

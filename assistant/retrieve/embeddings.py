@@ -7,7 +7,6 @@ the local Hugging Face cache), and "use-multilingual" ships its weights inside i
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -60,9 +59,7 @@ def minilm_dir() -> Path:
 
 
 def _load_sentence_transformer(name: str) -> Encoder:
-    # huggingface_hub reads this when imported: make sure nothing tries the network.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # local_files_only: a name that is not already on disk fails here instead of downloading.
     path = minilm_dir() if name == MINILM else Path(name).expanduser()
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging

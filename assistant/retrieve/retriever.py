@@ -55,10 +55,13 @@ class Retriever:
         self.manifest = manifest
         self.path = path
         recs = store.records
+        self._by_base: dict[str, list[str]] = {}
+        for nid in sorted(recs, key=lambda n: recs[n]["fid"]):
+            self._by_base.setdefault(base_id(recs[nid]["doc_id"]), []).append(nid)
         self._kinds = sorted({r["kind"] for r in recs.values()})
         self._fids_by_kind = {k: np.asarray(sorted(r["fid"] for r in recs.values() if r["kind"] == k), dtype=np.int64)
                               for k in self._kinds}
-        self._row_kinds = np.asarray([recs[nid]["kind"] for nid in lexical.row_ids]) if lexical.row_ids else np.asarray([])
+        self._row_kinds = np.array([recs[nid]["kind"] for nid in lexical.row_ids], dtype=str)
 
     # ------------------------------------------------------------ loading
     @classmethod
@@ -73,17 +76,15 @@ class Retriever:
         from ingest.store import ChannelStore
 
         settings = settings or load_settings()
-        limit_query_threads()
-        if encoders is None:
-            encoders = load_encoders(tuple(settings.embed_models))
-        if build:
-            path = ensure_index(settings, encoders=encoders)
-        else:
+        if not build:
             status = index_status(settings)
             if not status.fresh or status.path is None:
                 hint = "meshwise ingest --rebuild" if status.state == "incompatible" else "meshwise ingest"
                 raise IndexNotReady(f"index {status.state}: {'; '.join(status.reasons)}. Run `{hint}`.")
-            path = status.path
+        limit_query_threads()
+        if encoders is None:
+            encoders = load_encoders(tuple(settings.embed_models))
+        path = ensure_index(settings, encoders=encoders) if build else status.path
         manifest = Manifest.load(path)
         store = ChannelStore.load(path)
         for enc, ch in zip(encoders, store.channels):
@@ -118,7 +119,7 @@ class Retriever:
             kinds = set(kinds)
             parts = [self._fids_by_kind[k] for k in kinds if k in self._fids_by_kind]
             allowed = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-            mask = np.isin(self._row_kinds, list(kinds)).astype(np.float32) if len(self._row_kinds) else None
+            mask = np.isin(self._row_kinds, list(kinds)).astype(np.float32)
         out = []
         for i, enc in enumerate(self.encoders):
             q = expanded if enc.english_only else query
@@ -129,7 +130,7 @@ class Retriever:
             vec = enc.encode([q])[0]
             ids = [nid for nid, _ in self.store.search(i, vec, candidates, allowed)]
             out.append(ChannelRanking(enc.name, q, ids))
-        rows = self.lexical.search(self.tokenizer(expanded), candidates, mask) if (mask is None or mask.any()) else []
+        rows = self.lexical.search(self.tokenizer(expanded), candidates, mask) if mask is None or mask.any() else []
         out.append(ChannelRanking("bm25", expanded, [self.lexical.row_ids[r] for r, _ in rows]))
         return out
 
@@ -166,6 +167,15 @@ class Retriever:
             for nid in (preferred + others)[:per_doc]:
                 hits.append(self._hit(nid, doc_score))
         return hits
+
+    def doc_chunks(self, base: str, lang: str | None = None) -> list[Hit]:
+        """Every chunk of one document (base id), in document order; with `lang`, that translation
+        first. For callers that know which document states a fact and need no search."""
+        nids = self._by_base.get(base, [])
+        if lang is not None:
+            nids = [n for n in nids if self.store.records[n]["lang"] == lang] + \
+                   [n for n in nids if self.store.records[n]["lang"] != lang]
+        return [self._hit(n, 0.0) for n in nids]
 
     def _hit(self, nid: str, score: float) -> Hit:
         r = self.store.records[nid]

@@ -14,7 +14,8 @@ def test_skill_md_references_and_links_inside_the_folder(tmp_path):
     outside.write_text("# Secret\nnot part of the skill\n")
     skill = tmp_path / "my-skill"
     (skill / "references").mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\nname: my-skill\n---\n# My skill\nSee [more](extra.md) and [x](../secret.md).\n")
+    (skill / "SKILL.md").write_text(
+        "---\nname: my-skill\n---\n# My skill\nSee [more](extra.md) and [x](../secret.md).\n")
     (skill / "references" / "deep.md").write_text("# Deep\nreference text\n")
     (skill / "extra.md").write_text("# Extra\nlinked text\n")
     (skill / "skill-card.md").write_text("# Card\nbookkeeping\n")

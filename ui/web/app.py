@@ -21,15 +21,18 @@ EXAMPLES_FILE = Path(__file__).with_name("examples.yaml")
 CONCURRENCY = 4  # answers at once; the engine serialises retrieval anyway and the target box has 2 cores
 QUEUE_MAX = 64  # waiting requests beyond this get "queue full" instead of a page that hangs
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a whole chat history is sent back with each question
+STATE_SESSIONS = 1000  # browser sessions whose per-answer rows are kept (oldest dropped): bounds server memory
 DEFAULT_VALIDATE_GPU = "h100-80gb"
 # Answers are long and end with their citations, so the chat does not follow the bottom (autoscroll off):
 # when a question is sent it shows the bottom (the question, the answer arriving), and once the answer is
 # complete it shows the answer's beginning.
 SCROLL_TO_BOTTOM_JS = """() => { setTimeout(() => {
+  // Gradio may run this after a quick answer is already complete: then stay at the answer's beginning.
+  if (Date.now() - (window.mwAnsweredAt || 0) < 2000) return;
   const wrap = document.querySelector('#mw-chat .bubble-wrap');
   if (wrap) wrap.scrollTop = wrap.scrollHeight;
 }, 300); }"""
-SCROLL_TO_ANSWER_JS = """() => { setTimeout(() => {
+SCROLL_TO_ANSWER_JS = """() => { window.mwAnsweredAt = Date.now(); setTimeout(() => {
   const bots = document.querySelectorAll('#mw-chat .message.bot');
   const last = bots[bots.length - 1];
   const wrap = last && last.closest('.bubble-wrap');
@@ -247,5 +250,6 @@ def launch(assistant, settings: Settings, *, host: str = "127.0.0.1", port: int 
     demo.launch(server_name=host, server_port=port, share=False, show_error=False, prevent_thread_lock=not block,
                 quiet=True, footer_links=[], max_file_size="1mb", run_history=False, enable_monitoring=False,
                 mcp_server=False, ssr_mode=False, pwa=False, css_paths=[CSS_FILE],
+                state_session_capacity=STATE_SESSIONS,
                 app_kwargs={"middleware": [Middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)]})
     return demo

@@ -14,13 +14,13 @@ BAD_EP = "distributed:\n  strategy: fsdp2\n  tp_size: 8\n  ep_size: 128\n"
 PLAN_YAML = "distributed:\n  strategy: fsdp2\n  tp_size: 8\n  pp_size: 4\n  pipeline:\n    pp_schedule: 1f1b\n    pp_microbatch_size: 1\n"
 
 
-def policy(world=64, fallback=PLAN_YAML, exempt=None, lang="en"):
+def policy(world=64, fallback=PLAN_YAML, exempt=None, lang="en", again=None):
     check = lambda body: validate(body, world_size=world, gpus_per_node=8)
     fb_report = validate(fallback, world_size=world, gpus_per_node=8) if fallback else None
     return GatePolicy(
         check=check, world_size=world, fallback_yaml=fallback, fallback_report=fb_report, lang=lang,
         replaced_note=lambda w, r: f"REPLACED at {w}: {r}", removed_note=lambda w, r: f"REMOVED at {w}: {r}",
-        exempt_yaml=exempt,
+        exempt_yaml=exempt, replaced_again_note=again,
     )
 
 
@@ -116,3 +116,10 @@ def test_stream_emits_prose_before_the_block_closes():
     assert g.feed("  strategy: megatron_fsdp\n  pp_size: 4\n") == ""
     out = g.feed("```\n")
     assert "REPLACED" in out and "megatron_fsdp" not in out
+
+
+def test_the_validated_yaml_is_shown_once_for_several_bad_blocks():
+    text = fenced(BAD_EP) + "and\n" + fenced(BAD_MEGATRON_PP)
+    out, res = gate_text(text, policy(again=lambda w, r: f"AGAIN {r}"))
+    assert out.count(PLAN_YAML.strip()) == 1 and "AGAIN MW-E-" in out and len(res.replaced) == 2
+    assert len(res.shown) == 1

@@ -158,3 +158,10 @@ def test_features_and_mesh_text():
                         "activation_checkpointing": "selective"}) == ["tp", "ep", "sp", "ac"]
     r = validate({"strategy": "fsdp2", "ep_size": 8}, world_size=8)
     assert mesh_text(r) == "(pp=1, dp_replicate=1, dp_shard=8, cp=1, tp=1), moe_mesh (ep_shard=1, ep=8)"
+
+
+def test_diagnose_recommends_the_fixed_strategy():
+    bad = "distributed:\n  strategy: megatron_fsdp\n  pp_size: 2\n"
+    d = diagnose(bad, world_size=8, gpus_per_node=8, validate=validate, unusable=UnusableInput)
+    c, _ = answer(bad, "diagnose", diagnosis=d)
+    assert d.fix_yaml and c.strategy == "fsdp2" and not c.validation.ok

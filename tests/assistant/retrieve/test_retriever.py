@@ -24,7 +24,8 @@ def test_code_anchors_rank_below_kb_documents_unless_asked_for(small_retriever):
     hits = small_retriever.search("where is the mesh built?", k=3)
     assert "anchor:mesh-build" in [base_id(h.doc_id) for h in hits]
     assert small_retriever.search("where is the mesh built?", k=1, kinds=["anchor"])[0].doc_id == "anchor:mesh-build"
-    assert small_retriever.search("设备网格在哪里创建？", k=1, kinds=["anchor"])[0].doc_id == "anchor:mesh-build"
+    zh = small_retriever.search("设备网格在哪里创建？", k=1, kinds=["anchor"])
+    assert zh[0].doc_id == "anchor:mesh-build"
 
 
 def test_hits_carry_every_field_and_one_chunk_per_document(small_retriever):
@@ -51,6 +52,13 @@ def test_kind_filter_and_per_doc(small_retriever):
     many = small_retriever.search("HSDP", k=2, per_doc=2)
     assert len(many) <= 4
     assert max(sum(1 for h in many if base_id(h.doc_id) == b) for b in {base_id(h.doc_id) for h in many}) <= 2
+
+
+def test_doc_chunks_lists_a_document_in_order(small_retriever):
+    zh_first = small_retriever.doc_chunks("pipeline-parallel", lang="zh")
+    assert zh_first and zh_first[0].doc_id == "pipeline-parallel.zh"
+    assert {h.doc_id for h in zh_first} == {"pipeline-parallel.zh", "pipeline-parallel.en"}
+    assert small_retriever.doc_chunks("no-such-doc") == []
 
 
 def test_empty_and_oversized_queries(small_retriever):

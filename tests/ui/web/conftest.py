@@ -105,9 +105,12 @@ def web_client(web_server):
     return Client(web_server["url"], verbose=False)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser_context():
-    """Debian's chromium through Playwright (never `playwright install`), fresh profile, loopback only."""
+    """Debian's chromium through Playwright (never `playwright install`), fresh profile, loopback only.
+
+    Module scope: Playwright's sync API keeps an event loop running on this thread until it stops, which
+    would break later tests that start their own loop."""
     if not CHROMIUM.is_file():
         pytest.skip(f"{CHROMIUM} is missing: run `make install-browser` (apt package chromium)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev extra) is not installed")

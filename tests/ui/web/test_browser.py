@@ -25,6 +25,19 @@ def ask(page, question: str, verdict_contains: str) -> None:
         arg=["#mw-verdict", verdict_contains], timeout=ANSWER_TIMEOUT_MS)
     # The question box is emptied and the last message is complete once the verdict is in.
     page.wait_for_function("() => document.querySelector('#mw-question textarea').value === ''")
+    wait_answer_start_visible(page)
+
+
+def wait_answer_start_visible(page) -> None:
+    """A long answer is shown from its beginning, not scrolled to its citation list."""
+    page.wait_for_function("""() => {
+        const bots = document.querySelectorAll('#mw-chat .message.bot');
+        const last = bots[bots.length - 1];
+        const wrap = last && last.closest('.bubble-wrap');
+        if (!wrap) return false;
+        const d = last.getBoundingClientRect().top - wrap.getBoundingClientRect().top;
+        return d >= -40 && d <= wrap.clientHeight / 2;
+    }""", timeout=10_000)
 
 
 def last_answer(page):
@@ -51,7 +64,6 @@ def test_chinese_question_shows_validated_yaml_verdict_and_sources(page, screens
     # An excerpt opens on click.
     sources.first.locator("summary").click()
     assert sources.first.locator("pre.mw-excerpt").is_visible()
-    answer.scroll_into_view_if_needed()
     shot(page, screenshots, "01-chat-zh")
 
 
@@ -68,7 +80,16 @@ def test_english_question_then_follow_up_replans(page, screenshots):
     follow = last_answer(page)
     assert "world_size 32" in follow.inner_text().replace("world size", "world_size")
     assert "dp_size 1" in page.inner_text("#mw-verdict")
+    time.sleep(0.5)  # past the "show the bottom while it streams" scroll: the answer must stay at its start
+    wait_answer_start_visible(page)
     shot(page, screenshots, "03-follow-up")
+
+
+def test_example_click_asks_at_once(page):
+    page.locator("#mw-examples button", has_text="MoE 模型想用专家并行").first.click()
+    page.wait_for_selector("#mw-sources details", timeout=ANSWER_TIMEOUT_MS)
+    assert "MoE 模型想用专家并行" in page.locator("#mw-chat .message.user").first.inner_text()
+    assert "ep_size" in last_answer(page).inner_text()
 
 
 def test_validate_tab_shows_error_code_fix_and_memory_chart(page, screenshots):
@@ -127,13 +148,17 @@ def test_thumbs_down_is_stored_in_the_jsonl_file(page, web_server, screenshots):
 
 
 def test_interface_switches_to_chinese(page, screenshots):
+    from playwright.sync_api import expect
+
     page.get_by_label("中文").check()
-    page.wait_for_function("() => document.querySelector('#mw-ask').innerText.includes('提问')")
-    assert page.get_by_role("tab", name="校验 YAML").is_visible()
-    assert "新对话" in page.inner_text("#mw-clear")
-    assert "校验结果" in page.inner_text("#mw-verdict")
+    expect(page.locator("#mw-ask")).to_contain_text("提问")
+    expect(page.get_by_role("tab", name="校验 YAML")).to_be_visible()
+    expect(page.locator("#mw-clear")).to_contain_text("新对话")
+    expect(page.locator("#mw-verdict")).to_contain_text("校验结果")
+    expect(page.locator("#mw-question textarea")).to_have_attribute("placeholder", re.compile("例如"))
     page.click("#mw-settings")
-    assert page.get_by_text("每节点 GPU 数").first.is_visible()
+    expect(page.get_by_text("每节点 GPU 数").first).to_be_visible()
+    expect(page.locator("#mw-world")).to_contain_text("从问题中读取")
     shot(page, screenshots, "07-interface-zh")
     # Answers follow the chosen language too, even for an English question.
     ask(page, "Which strategy for an 8B model on 8 GPUs?", "校验通过")

@@ -2,8 +2,26 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from ui.web.limits import BodySizeLimit
+
+
+def _in_thread(coro) -> None:
+    """asyncio.run on a thread of its own: independent of any loop the test session already runs."""
+    errors = []
+
+    def target():
+        try:
+            asyncio.run(coro)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below on the test's thread
+            errors.append(exc)
+
+    th = threading.Thread(target=target)
+    th.start()
+    th.join(30)
+    if errors:
+        raise errors[0]
 
 
 def _run(middleware, headers, chunks):
@@ -27,7 +45,7 @@ def _run(middleware, headers, chunks):
         done.append(True)
 
     scope = {"type": "http", "method": "POST", "path": "/x", "headers": headers}
-    asyncio.run(BodySizeLimit(inner, max_bytes=middleware)(scope, receive, send))
+    _in_thread(BodySizeLimit(inner, max_bytes=middleware)(scope, receive, send))
     return sent[0]["status"], bool(done)
 
 
@@ -54,5 +72,5 @@ def test_non_http_scopes_pass_through():
     async def inner(scope, receive, send):
         seen.append(scope["type"])
 
-    asyncio.run(BodySizeLimit(inner, max_bytes=1)({"type": "websocket"}, None, None))
+    _in_thread(BodySizeLimit(inner, max_bytes=1)({"type": "websocket"}, None, None))
     assert seen == ["websocket"]
