@@ -177,20 +177,19 @@ class EmbedChannels(TransformComponent):
             return list(nodes)
         encoders = self._get_encoders()
         texts = [embed_text({**n.metadata, "text": n.get_content()}) for n in nodes]
+        views = [[dense_view(n, t, enc, self._glossary) for n, t in zip(nodes, texts)] for enc in encoders]
         if self._bar is not None:
-            self._bar.total = (self._bar.total or 0) + len(texts) * len(encoders)
+            self._bar.total = (self._bar.total or 0) + len(texts)
             self._bar.refresh()
-        parts = []
-        for enc in encoders:
-            views = [dense_view(n, t, enc, self._glossary) for n, t in zip(nodes, texts)]
-            vecs = []
-            # Groups of 128: sentence-transformers sorts each call by length (less padding) and the
-            # bar still moves.
-            for i in range(0, len(views), 128):
-                vecs.append(enc.encode(views[i:i + 128]))
-                if self._bar is not None:
-                    self._bar.update(len(views[i:i + 128]))
-            parts.append(np.concatenate(vecs))
+        vecs: list[list[np.ndarray]] = [[] for _ in encoders]
+        # Groups of 128: sentence-transformers sorts each call by length (less padding) and the bar
+        # still moves.
+        for i in range(0, len(texts), 128):
+            for e, enc in enumerate(encoders):
+                vecs[e].append(enc.encode(views[e][i:i + 128]))
+            if self._bar is not None:
+                self._bar.update(len(texts[i:i + 128]))
+        parts = [np.concatenate(v) for v in vecs]
         joined = np.concatenate(parts, axis=1)
         for node, vec in zip(nodes, joined):
             node.embedding = vec.tolist()

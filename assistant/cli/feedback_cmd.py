@@ -24,7 +24,7 @@ def run(args) -> int:
         down = sum(1 for r in rows if not r.get("liked"))
         print(f"{len(rows)} feedback items: {len(rows) - down} up, {down} down ({settings.data_dir / 'feedback.jsonl'})")
         return 0
-    text = yaml.safe_dump({"defaults": {"category": "feedback"}, "cases": draft_cases(rows)}, allow_unicode=True, sort_keys=False)
+    text = yaml.safe_dump({"cases": draft_cases(rows)}, allow_unicode=True, sort_keys=False)
     if args.out == "-":
         sys.stdout.write(text)
     else:

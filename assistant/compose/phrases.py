@@ -32,11 +32,15 @@ class Phrases:
     fields: dict[str, Fact]
     facts: dict[str, Fact]
     topic_facts: dict[str, tuple[str, ...]]
+    lead_topics: tuple[str, ...]
+    code_topic_facts: dict[str, tuple[str, ...]]
+    api_topic_facts: dict[str, tuple[str, ...]]
     pitfalls_by_feature: dict[str, tuple[str, ...]]
     rule_facts: dict[str, tuple[str, ...]]
     limitations: dict[str, tuple[str, ...]]
     cite_map: dict[str, tuple[str, ...]]
     strategy_lacks: dict[str, dict[str, str]]
+    instead_facts: dict[str, str]
     feature_names: dict[str, dict[str, str]]
     scope_match: dict[str, tuple[str, ...]]
 
@@ -63,11 +67,15 @@ class Phrases:
             fields=facts("fields"),
             facts=facts("facts"),
             topic_facts=lists("topic_facts"),
+            lead_topics=tuple(data.get("lead_topics") or ()),
+            code_topic_facts=lists("code_topic_facts"),
+            api_topic_facts=lists("api_topic_facts"),
             pitfalls_by_feature=lists("pitfalls_by_feature"),
             rule_facts=lists("rule_facts"),
             limitations=lists("limitations"),
             cite_map=lists("cite_map"),
             strategy_lacks={k: dict(v or {}) for k, v in data["strategy_lacks"].items()},
+            instead_facts={str(k): str(v) for k, v in (data.get("instead_facts") or {}).items()},
             feature_names=data["feature_names"],
             scope_match=lists("scope_match"),
         )
@@ -76,7 +84,8 @@ class Phrases:
 
     def _check(self) -> None:
         # A dangling fact key in a list is a data bug; fail at load, not mid-answer.
-        for section in (self.topic_facts, self.pitfalls_by_feature, self.rule_facts, self.limitations):
+        for section in (self.topic_facts, self.code_topic_facts, self.api_topic_facts, self.pitfalls_by_feature,
+                        self.rule_facts, self.limitations, {"instead_facts": tuple(self.instead_facts.values())}):
             for name, keys in section.items():
                 missing = [k for k in keys if k not in self.facts]
                 if missing:

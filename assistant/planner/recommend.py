@@ -467,6 +467,14 @@ def _replicate_options(s: Situation, t: Targets, strategy: str, dp: int, relaxed
 
 # --- building and validating ---------------------------------------------------------------------------
 
+def _model_name(s: Situation) -> str | None:
+    return (s.info.name or s.info.key) if s.info is not None else None
+
+
+def _model_class(s: Situation) -> str | None:
+    return s.info.architectures[0] if s.info is not None and s.info.architectures else None
+
+
 def _schedule(s: Situation, pp: int) -> tuple[str, str]:
     pl = load_rules().pipeline
     if s.layers:
@@ -767,9 +775,10 @@ def _why(s: Situation, t: Targets, f: _Found) -> list[Step]:
             f"megatron_fsdp 不支持流水线并行，因此不按深度切分（规模表建议 pp_size {tier['pp'][0]}-{tier['pp'][1]}）；fsdp2 可以。",
         ))
     if s.is_moe and not s.ep_ok:
+        name = _model_name(s)
         out.append(Step(
-            "This model's upstream class has no expert-parallel path (it is not one of AutoModel's MoE classes), so ep_size stays 1 and it is sized like a dense model.",
-            "该模型在上游没有专家并行实现（不属于 AutoModel 的 MoE 类），因此 ep_size 保持 1，按稠密模型来切分。",
+            f"{name or 'This model'} has no expert-parallel path upstream (it is not one of AutoModel's MoE classes), so ep_size stays 1 and it is sized like a dense model.",
+            f"{name or '该模型'}在上游没有专家并行实现（不属于 AutoModel 的 MoE 类），因此 ep_size 保持 1，按稠密模型来切分。",
         ))
     if c.tp > 1:
         out.append(Step(
@@ -1010,9 +1019,15 @@ def plan(
     t = _targets(s, strategy)
     if "ep" in t.required and not s.ep_ok:
         if s.is_moe:
+            name, cls = _model_name(s) or "this model", _model_class(s)
+            cls_en = f" loads through the Hugging Face class `{cls}`, which" if cls else ""
+            cls_zh = f"通过 Hugging Face 的 `{cls}` 类加载，该类" if cls else ""
             rejected.append(Step(
-                "Expert parallelism rejected: upstream accepts ep_size > 1 only for its own MoE model classes, and this model is not one.",
-                "不采用专家并行：上游只对自身的 MoE 模型类接受 ep_size > 1，该模型不在其中。",
+                f"Expert parallelism rejected: {name}{cls_en or ''} does not inherit AutoModel's `MoEFSDPSyncMixin`"
+                f" (it is not one of AutoModel's MoE classes), so `validate_for_mesh` in `_transformers/capabilities.py`"
+                " refuses ep_size > 1 at start-up.",
+                f"不采用专家并行：{name}{cls_zh}没有继承 AutoModel 的 `MoEFSDPSyncMixin`（不属于 AutoModel 的 MoE 类），"
+                "启动时 `_transformers/capabilities.py` 里的 `validate_for_mesh` 会拒绝 ep_size > 1。",
             ))
         else:
             rejected.append(Step(

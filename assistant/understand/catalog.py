@@ -29,6 +29,8 @@ class ModelInfo:
     num_kv_heads: int | None = None
     pp_plan: bool | None = None  # the AutoModel class declares `_pp_plan` (None: not known)
     ep_supported: bool | None = None  # upstream's MoE path exists for this architecture (None: not known)
+    name: str | None = None  # display name ("Mixtral 8x7B")
+    architectures: tuple[str, ...] = ()  # HF config.json `architectures`
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,8 @@ def model_info(key: str) -> ModelInfo | None:
         num_kv_heads=_int(num("num_key_value_heads")),
         pp_plan=_get(entry, "pp_plan") if isinstance(_get(entry, "pp_plan"), bool) else None,
         ep_supported=_ep_supported(entry),
+        name=str(_get(entry, "name")) if isinstance(_get(entry, "name"), str) else None,
+        architectures=tuple(str(a) for a in (_get(entry, "architectures") or ()) if isinstance(a, str)),
     )
 
 

@@ -133,7 +133,7 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
                     with gr.Column(scale=1):
                         v_report = gr.Markdown("", elem_id="mw-report")
                         v_fix = gr.Code(language="yaml", label=t("suggested_fix", "en"), interactive=False, elem_id="mw-fix")
-                        v_plot = gr.Plot(label=t("memory_chart", "en"), elem_id="mw-memory")
+                        v_plot = gr.Plot(label=t("memory_chart", "en"), elem_id="mw-memory", visible=False)
                         v_details = gr.Markdown("", elem_id="mw-memory-details")
 
         # --- chat --------------------------------------------------------------------------
@@ -193,7 +193,8 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
         def run_validate(text, world, gpn_v, model_v, gpu_v, lang_v, request: gr.Request = None):
             ui = h.interface_lang(lang_v, _accept_language(request))
             view = h.validate_yaml(assistant, text, world, gpn_v, model_v, gpu_v, ui)
-            return view.report, view.fix, view.figure, view.details
+            # The chart's box only shows when there is a chart (a model and a GPU were chosen).
+            return view.report, view.fix, gr.update(value=view.figure, visible=view.figure is not None), view.details
 
         v_btn.click(run_validate, [yaml_in, v_world, v_gpn, v_model, v_gpu, lang], [v_report, v_fix, v_plot, v_details],
                     api_name="validate", concurrency_limit=CONCURRENCY, concurrency_id="validate")

@@ -92,11 +92,12 @@ def test_validate_endpoint(web_client):
                                                     "", "", "en", api_name="/validate")
     assert "MW-E-MEGATRON-PP" in report and "Invalid for world size 16" in report
     assert "strategy: fsdp2" in fix
-    assert plot is None and details == ""
+    assert plot.get("visible") is False and details == ""  # no model: no chart box
     report, fix, plot, details = web_client.predict("distributed:\n  strategy: fsdp2\n  tp_size: 8\n", 16, 8, "llama-3.1-70b",
                                            "h100-80gb", "zh", api_name="/validate")
     assert "单卡显存估算" in report
-    assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
+    assert plot["visible"] is True
+    assert plot["value"]["type"] == "matplotlib" and plot["value"]["plot"].startswith("data:image/")
     assert details.startswith("<details><summary>显存估算的依据</summary>")
     report, _, _, _ = web_client.predict("distributed: [unclosed", 16, 8, "", "", "en", api_name="/validate")
     assert "Unusable input" in report
