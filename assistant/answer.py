@@ -24,7 +24,7 @@ class AskRequest:
     gpus_per_node: int | None = None
     lang: Literal["auto", "en", "zh"] = "auto"
     history: tuple[Turn, ...] = ()
-    llm: LlmMode = "offline"
+    llm: LlmMode | None = None  # None: the Assistant's own mode; "offline" forces the offline answer
     gpu: str | None = None  # e.g. "h100-80gb"
     model: str | None = None  # e.g. "llama-3.1-70b"
     id: str | None = None

@@ -11,9 +11,10 @@ import threading
 import time
 import uuid
 from dataclasses import asdict, dataclass, field, replace
-from typing import Iterator
+from typing import Iterator, Mapping
 
 from assistant.answer import Answer, AskRequest, Turn
+from assistant.compose.anchors import Anchor, load_anchors
 from assistant.compose.citations import Citer, base_id, source_lines
 from assistant.compose.diagnose import diagnose
 from assistant.compose.gate import GatePolicy, StreamGate, gate_text
@@ -60,7 +61,7 @@ def check_request(req: AskRequest) -> None:
             raise BadRequest(f"{name} must be a positive integer, got {v!r}")
     if req.lang not in ("auto", "en", "zh"):
         raise BadRequest(f"lang must be auto, en or zh, got {req.lang!r}")
-    if req.llm not in LLM_MODES:
+    if req.llm is not None and req.llm not in LLM_MODES:
         raise BadRequest(f"llm must be one of {', '.join(LLM_MODES)}, got {req.llm!r}")
     if len(req.history) > MAX_HISTORY_TURNS * 2:
         raise BadRequest(f"history longer than {MAX_HISTORY_TURNS * 2} turns")
@@ -102,10 +103,11 @@ class Assistant:
     """One loaded engine: settings, index, retriever, phrasing and (optionally) an LLM client."""
 
     def __init__(self, settings: Settings, retriever, phrases: Phrases, llm_mode: str = "offline",
-                 llm_client=None, local_server=None):
+                 llm_client=None, local_server=None, code_anchors: Mapping[str, Anchor] | None = None):
         self.settings = settings
         self.retriever = retriever
         self.phrases = phrases
+        self.code_anchors = dict(code_anchors or {})
         self.llm_mode = llm_mode
         self._llm = llm_client
         self._local = local_server
@@ -130,6 +132,7 @@ class Assistant:
         # Retriever.load runs ingest's ensure_index first: a missing or stale index is built/updated.
         retriever = Retriever.load(settings)
         phrases = Phrases.load()
+        code_anchors = load_anchors(settings.kb_dir / "anchors.yaml")
         timings["index_and_retriever"] = (time.perf_counter() - t) * 1000
 
         client = server = None
@@ -153,7 +156,7 @@ class Assistant:
                                         max_tokens=400, context_window=4096)
         timings["llm"] = (time.perf_counter() - t) * 1000
 
-        a = cls(settings, retriever, phrases, llm, client, server)
+        a = cls(settings, retriever, phrases, llm, client, server, code_anchors)
         t = time.perf_counter()
         if warm_up:
             a._warm_up()
@@ -271,7 +274,7 @@ class Assistant:
 
         t = time.perf_counter()
         citer = Citer(hits, q.lang, lookup=self._lookup(q.lang), max_lookups=40 if self._doc_chunks() else 6)
-        composed = compose(ComposeInput(q, plan, gpn, diag, anchors), citer, self.phrases)
+        composed = compose(ComposeInput(q, plan, gpn, diag, anchors, self.code_anchors), citer, self.phrases)
         timings["compose"] = (time.perf_counter() - t) * 1000
         return _Prepared(q, plan, composed, list(citer.sources), diag, timings)
 
@@ -359,10 +362,17 @@ class Assistant:
         t0 = time.perf_counter()
         with self._lock:
             prep = self._prepare(req)
-        mode = req.llm if req.llm != "offline" else self.llm_mode
+        # The request's explicit choice wins ("offline" forces the offline answer even with an LLM
+        # loaded); None means the mode this Assistant was loaded with.
+        mode = req.llm if req.llm is not None else self.llm_mode
+        usable = mode != "offline" and self._llm is not None and mode == self.llm_mode
         # Nonsense and out-of-scope answers are fixed, short and grounded: no model needed.
-        if mode == "offline" or self._llm is None or prep.query.intent in ("nonsense", "out_of_scope"):
-            notices = [self.phrases.say("llm_not_configured", prep.query.lang)] if mode != "offline" and self._llm is None else []
+        if not usable or prep.query.intent in ("nonsense", "out_of_scope"):
+            notices = []
+            if mode != "offline" and not usable:
+                lang = prep.query.lang
+                notices = [self.phrases.say("llm_not_configured", lang) if self._llm is None else
+                           self.phrases.say("llm_mode_unavailable", lang, mode=mode, loaded=self.llm_mode)]
             answer = self._offline_answer(req, prep, t0, notices)
             for i in range(0, len(answer.text), _STREAM_CHUNK):
                 yield answer.text[i:i + _STREAM_CHUNK]

@@ -35,7 +35,7 @@ def _as_json(answer: Any) -> dict:
     return answer.to_json() if hasattr(answer, "to_json") else dict(answer)
 
 
-def resolve_history(assistant: Asker, case: Case, llm: str) -> tuple[Turn, ...]:
+def resolve_history(assistant: Asker, case: Case, llm: str | None = None) -> tuple[Turn, ...]:
     """The case's history with every unanswered user turn answered by the engine."""
     turns: list[Turn] = []
     for i, t in enumerate(case.history):
@@ -50,14 +50,14 @@ def resolve_history(assistant: Asker, case: Case, llm: str) -> tuple[Turn, ...]:
     return tuple(turns)
 
 
-def request_for(case: Case, history: tuple[Turn, ...], llm: str) -> AskRequest:
+def request_for(case: Case, history: tuple[Turn, ...], llm: str | None = None) -> AskRequest:
     return AskRequest(
         question=case.question, world_size=case.world_size, gpus_per_node=case.gpus_per_node,
         history=history, llm=llm, id=case.id,
     )
 
 
-def run_case(assistant: Asker, case: Case, *, llm: str = "offline", validate_fn=None) -> tuple[CaseScore, dict | None]:
+def run_case(assistant: Asker, case: Case, *, llm: str | None = None, validate_fn=None) -> tuple[CaseScore, dict | None]:
     """Ask one case and score it; an engine exception fails the case instead of the run."""
     try:
         history = resolve_history(assistant, case, llm)

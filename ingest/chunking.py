@@ -15,7 +15,7 @@ MAX_TOKENS = 240
 # Small sections are packed together up to this size; smaller chunks rank more precisely.
 TARGET_TOKENS = 200
 # Bumped when chunking or what the encoders see changes: every index built before becomes incompatible.
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 
 
 @dataclass(frozen=True)

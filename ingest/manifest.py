@@ -80,14 +80,19 @@ class Manifest:
 
 
 def incompatibilities(manifest: Manifest, embed_models: tuple[str, ...], chunker_version: str,
-                      tokenizer_version: str) -> list[str]:
-    """Reasons the stored vectors cannot be reused (empty list: compatible)."""
+                      tokenizer_version: str, model_ids: list[str] | None = None) -> list[str]:
+    """Reasons the stored vectors cannot be reused (empty list: compatible). `model_ids` (of loaded
+    encoders, when at hand) also catches a same-named model that now embeds differently."""
     problems = []
     if manifest.schema != SCHEMA:
         problems.append(f"index schema {manifest.schema}, this version writes {SCHEMA}")
     names = tuple(c["name"] for c in manifest.channels)
     if names != tuple(embed_models):
         problems.append(f"index built with embedding models {list(names)}, settings ask for {list(embed_models)}")
+    elif model_ids is not None:
+        for c, mid in zip(manifest.channels, model_ids):
+            if c.get("model_id") and c["model_id"] != mid:
+                problems.append(f"{c['name']} was {c['model_id']} at build time, now {mid}")
     if manifest.chunker_version != chunker_version:
         problems.append(f"chunker version {manifest.chunker_version} != {chunker_version}")
     if manifest.tokenizer_version != tokenizer_version:

@@ -326,6 +326,14 @@ def index_status(settings: Settings, sources: Sequence[Source] | None = None) ->
 
 # ---------------------------------------------------------------- build
 
+class _ModelChanged(Exception):
+    """Models loaded mid-ingest turned out to differ from the ones the index was built with."""
+
+    def __init__(self, encoders: list[Encoder]):
+        super().__init__("embedding model changed")
+        self.encoders = encoders
+
+
 def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, rebuild: bool = False,
                 progress: bool = False, encoders: list[Encoder] | None = None,
                 threads: int | None = None) -> IngestReport:
@@ -334,6 +342,18 @@ def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, 
 
     threads: math-library threads while embedding (default: one, as at query time; the CLI passes
     the core count). Encoders are set back to one thread afterwards."""
+    try:
+        return _build(settings, sources, rebuild=rebuild, progress=progress, encoders=encoders, threads=threads)
+    except _ModelChanged as changed:
+        # Same model names, different vectors (e.g. another quantisation): start from scratch.
+        report = _build(settings, sources, rebuild=True, progress=progress, encoders=changed.encoders,
+                        threads=threads)
+        report.rebuild_reasons = ["embedding model changed since the index was built"]
+        return report
+
+
+def _build(settings: Settings, sources: Sequence[Source] | None, *, rebuild: bool, progress: bool,
+           encoders: list[Encoder] | None, threads: int | None) -> IngestReport:
     t0 = time.perf_counter()
     index_dir = Path(settings.index_dir)
     with _locked(index_dir):
@@ -352,14 +372,19 @@ def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, 
         def get_encoders() -> list[Encoder]:
             if not loaded:
                 loaded.extend(load_encoders(tuple(settings.embed_models)))
+                if store is not None and not report.full_rebuild and incompatibilities(
+                        old_manifest, tuple(settings.embed_models), CHUNKER_VERSION, TOKENIZER_VERSION,
+                        [e.model_id for e in loaded]):
+                    raise _ModelChanged(loaded)
             for e in loaded:
                 e.set_threads(threads or 1)
             return loaded
 
         store, docstore = None, None
         if old_manifest is not None and not rebuild:
-            report.rebuild_reasons = incompatibilities(old_manifest, tuple(settings.embed_models),
-                                                       CHUNKER_VERSION, TOKENIZER_VERSION)
+            report.rebuild_reasons = incompatibilities(
+                old_manifest, tuple(settings.embed_models), CHUNKER_VERSION, TOKENIZER_VERSION,
+                [e.model_id for e in loaded] if loaded else None)
             if not report.rebuild_reasons:
                 store = ChannelStore.load(previous)
                 docstore = SimpleDocumentStore.from_persist_path(str(previous / DOCSTORE_NAME))
@@ -489,5 +514,8 @@ def ensure_index(settings: Settings, *, progress: bool = False, encoders: list[E
     stale. Used by `make run`, the engine and the tests on first start."""
     status = index_status(settings)
     if status.fresh and status.path is not None:
-        return status.path
+        manifest = Manifest.load(status.path)
+        if encoders is None or not incompatibilities(manifest, tuple(settings.embed_models), CHUNKER_VERSION,
+                                                     TOKENIZER_VERSION, [e.model_id for e in encoders]):
+            return status.path
     return build_index(settings, progress=progress, encoders=encoders).index_path

@@ -69,7 +69,7 @@ def request_from_json(obj, *, defaults: argparse.Namespace, line_no: int) -> Ask
         gpus_per_node=_positive("gpus_per_node", obj.get("gpus_per_node", defaults.gpus_per_node)),
         lang=lang,
         history=tuple(history),
-        llm=defaults.llm,
+        llm=None,  # the loaded Assistant's mode (`--llm`)
         gpu=obj.get("gpu", defaults.gpu) if isinstance(obj.get("gpu", defaults.gpu), (str, type(None))) else None,
         model=obj.get("model", defaults.model) if isinstance(obj.get("model", defaults.model), (str, type(None))) else None,
         id=str(rid) if rid is not None else f"line-{line_no}",
@@ -116,7 +116,7 @@ def run_single(assistant, args, question: str, stdout=None) -> int:
 
     stdout = stdout or sys.stdout
     req = AskRequest(question=question, world_size=args.world_size, gpus_per_node=args.gpus_per_node,
-                     lang=args.lang, llm=args.llm, gpu=args.gpu, model=args.model)
+                     lang=args.lang, llm=None, gpu=args.gpu, model=args.model)
     if args.json:
         answer = assistant.ask(req)
         stdout.write(json.dumps(answer.to_json(), ensure_ascii=False) + "\n")

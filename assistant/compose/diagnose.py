@@ -72,11 +72,31 @@ def diagnose(
                          error_en=getattr(exc, "message", str(exc)),
                          error_zh=getattr(exc, "message_zh", None) or getattr(exc, "message", str(exc)))
     fix_yaml = fix_report = None
-    if not report.ok and report.suggested_fix:
-        try:
-            candidate = validate(report.suggested_fix, **kwargs)
-        except unusable:
-            candidate = None
-        if candidate is not None and candidate.ok:
-            fix_yaml, fix_report = report.suggested_fix, candidate
+    if not report.ok:
+        for fix in (_schedule_kept(yaml_text, report), report.suggested_fix):
+            if not fix:
+                continue
+            try:
+                candidate = validate(fix, **kwargs)
+            except unusable:
+                candidate = None
+            if candidate is not None and candidate.ok:
+                fix_yaml, fix_report = fix, candidate
+                break
     return Diagnosis(yaml_text, world_size, gpus_per_node, assumed, report, fix_yaml=fix_yaml, fix_report=fix_report)
+
+
+def _schedule_kept(yaml_text: str, report: ValidationReport) -> str | None:
+    """`pipeline: interleaved1f1b` means the schedule: the fix that keeps it moves the name under
+    `pipeline.pp_schedule` (the generic fix, `pipeline: {}`, would drop what the user asked for)."""
+    if "MW-E-PIPELINE-VALUE" not in report.codes or len(yaml_text.encode("utf-8", "replace")) > _PARSE_CAP:
+        return None
+    try:
+        data = yaml.safe_load(yaml_text)
+    except yaml.YAMLError:
+        return None
+    dist = data.get("distributed", data) if isinstance(data, dict) else None  # a whole recipe or the bare section
+    if not isinstance(dist, dict) or not isinstance(dist.get("pipeline"), str) or not dist["pipeline"].strip():
+        return None
+    dist["pipeline"] = {"pp_schedule": dist["pipeline"].strip()}
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

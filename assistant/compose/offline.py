@@ -9,23 +9,36 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import yaml
 
+from assistant.compose.anchors import Anchor, anchor_of
 from assistant.compose.citations import Citer, source_lines, with_citation
 from assistant.compose.diagnose import Diagnosis
 from assistant.compose.phrases import Phrases
 from assistant.planner.plan import Plan, Step
 from assistant.retrieve.hit import Hit
 from assistant.understand.query import Query
-from assistant.validator.report import Finding, ValidationReport
+from assistant.validator.report import Derived, Finding, ValidationReport
 
 FENCE = "```"
 _FEATURE_ORDER = ("tp", "pp", "cp", "ep", "sp", "hsdp", "ac", "packing", "mixed_precision", "grad_sync")
 _FIELD_ORDER = ("strategy", "tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
                 "activation_checkpointing", "defer_fsdp_grad_sync")
 _MAX_PITFALLS = 4
+_MAX_CODE_ANCHORS = 4
+_MAX_CODE_FACTS = 3
+_WORD = re.compile(r"(?<![A-Za-z0-9_])_?[A-Za-z][A-Za-z0-9_]{3,}(?![A-Za-z0-9_])")
+
+
+def _identifiers(text: str) -> set[str]:
+    """snake_case and CamelCase names in a question: `global_batch_size`, `_pp_plan`, `FSDP2Config`."""
+    return {t.lower() for t in _WORD.findall(text)
+            if "_" in t or (sum(c.isupper() for c in t) >= 2 and any(c.islower() for c in t))}
+# The key that turns a feature on: a planner note naming it is about that feature.
+_SIZE_KEYS = {"tp": "tp_size", "pp": "pp_size", "cp": "cp_size", "ep": "ep_size", "hsdp": "dp_replicate_size",
+              "sp": "sequence_parallel"}
 
 
 @dataclass(frozen=True)
@@ -35,6 +48,7 @@ class ComposeInput:
     gpus_per_node: int
     diagnosis: Diagnosis | None = None
     anchors: Sequence[Hit] = ()  # code-anchor hits, for code_location
+    code_anchors: Mapping[str, Anchor] = field(default_factory=dict)  # kb/anchors.yaml by anchor id
 
 
 @dataclass
@@ -75,6 +89,9 @@ class _Writer:
         """A line computed from the user's numbers: cited to the doc that explains the rule, if any."""
         n = self.citer.cite_by_terms(sentence, self.p.cite_map)
         return with_citation(sentence, [n]) if n else sentence
+
+    def mesh(self, report: ValidationReport) -> str:
+        return mesh_text(report, no_mesh=self.say("mesh_none"))
 
     def step(self, s: Step) -> str:
         return self.computed(s.zh if self.lang == "zh" else s.en)
@@ -146,10 +163,13 @@ def features_of(dist: dict) -> list[str]:
     return [f for f in _FEATURE_ORDER if f in on]
 
 
-def mesh_text(report: ValidationReport) -> str:
+def mesh_text(report: ValidationReport, no_mesh: str = "()") -> str:
+    """`(pp=2, dp_replicate=1, ...)`; `no_mesh` when the strategy builds none (ddp)."""
     d = report.derived
     if d is None:
         return "?"
+    if not d.mesh_shape:
+        return no_mesh
     mesh = "(" + ", ".join(f"{n}={s}" for n, s in zip(d.mesh_dim_names, d.mesh_shape)) + ")"
     if d.moe_mesh_shape:
         mesh += f", moe_mesh (ep_shard={d.moe_mesh_shape[0]}, ep={d.moe_mesh_shape[1]})"
@@ -200,7 +220,8 @@ def _yaml_value(v: object) -> str:
 
 
 # --- sections --------------------------------------------------------------------------------
-def _config_sections(w: _Writer, plan: Plan, query: Query, *, fields: bool, rationale: bool) -> tuple[str | None, ValidationReport | None]:
+def _config_sections(w: _Writer, plan: Plan, query: Query, *, fields: bool, rationale: bool,
+                     declined_said: bool = False) -> tuple[str | None, ValidationReport | None]:
     """Recommendation, YAML, fields, sizing, what not to use, pitfalls. Returns the YAML shown."""
     dist = plan.distributed or {}
     feats = features_of(dist)
@@ -210,6 +231,9 @@ def _config_sections(w: _Writer, plan: Plan, query: Query, *, fields: bool, rati
     named = query.params.strategy
     if named and named != strategy:
         w.para(w.say("strategy_named_rejected", strategy=named, chosen=strategy))
+    declined = _declined(plan, query, feats)
+    if not declined_said:
+        _say_declined(w, declined)
     if plan.assumptions:
         w.para("_" + w.p.heading("assumptions", w.lang) + w.colon.strip() + "_ " +
                ("" if w.lang == "zh" else " ").join((s.zh if w.lang == "zh" else s.en) for s in plan.assumptions))
@@ -219,15 +243,19 @@ def _config_sections(w: _Writer, plan: Plan, query: Query, *, fields: bool, rati
     shown_yaml, shown_report = None, None
     if not plan.feasible:
         reason = plan.infeasible_reason
-        w.para(w.say("no_valid_yaml", reason=(reason.zh if w.lang == "zh" else reason.en) if reason else ""))
-        if plan.report.ok and plan.yaml:
+        closest = plan.report.ok and bool(plan.yaml)
+        why = ((reason.zh if w.lang == "zh" else reason.en) if reason else "").strip()
+        if why and not why.endswith((".", "。", "!", "！")):
+            why += "。" if w.lang == "zh" else "."
+        w.para(w.say("no_valid_yaml_closest" if closest else "no_valid_yaml", reason=why).strip())
+        if closest:
             w.para(w.say("closest"))
     if plan.report.ok and plan.yaml:
         r = plan.report
         world = r.world_size or plan.world_size
         gpn = r.gpus_per_node or plan.gpus_per_node
         verdict_key = "verdict_ok_warn" if r.warnings else "verdict_ok"
-        w.heading("yaml", " — " + w.say(verdict_key, world=world, gpn=gpn, mesh=mesh_text(r), n=len(r.warnings)))
+        w.heading("yaml", " — " + w.say(verdict_key, world=world, gpn=gpn, mesh=w.mesh(r), n=len(r.warnings)))
         w.code(plan.yaml)
         shown_yaml, shown_report = plan.yaml, r
         if r.warnings:
@@ -259,12 +287,26 @@ def _config_sections(w: _Writer, plan: Plan, query: Query, *, fields: bool, rati
         sizing.append(w.fact("batch_divisible"))
     w.bullets(sizing, heading="sizing")
 
-    _unsupported(w, plan, feats)
+    _unsupported(w, plan, feats, skip=declined)
     _pitfalls(w, feats, shown_report)
     return shown_yaml, shown_report
 
 
-def _unsupported(w: _Writer, plan: Plan, feats: Sequence[str]) -> None:
+def _say_declined(w: _Writer, declined: Sequence[Step]) -> None:
+    said = [w.step(s) for s in declined]
+    if any(_SIZE_KEYS["ep"] in s.en and "MoEFSDPSyncMixin" not in s.en for s in declined):
+        said.append(w.fact("ep_needs_moe_class"))  # the rule behind a refusal that does not name it
+    w.para(("" if w.lang == "zh" else " ").join(x for x in said if x))
+
+
+def _declined(plan: Plan, query: Query, feats: Sequence[str]) -> list[Step]:
+    """The planner's notes on features the user asked for that the plan leaves out: they answer the
+    question, so they come right after the recommendation instead of under "what not to use"."""
+    missing = [f for f in _wanted(query) if f not in feats and f in _SIZE_KEYS]
+    return [s for s in plan.rejected if any(_SIZE_KEYS[f] in s.en for f in missing)]
+
+
+def _unsupported(w: _Writer, plan: Plan, feats: Sequence[str], skip: Sequence[Step] = ()) -> None:
     items: list[str | None] = []
     covered: set[str] = set()
     for other in ("megatron_fsdp", "ddp"):
@@ -277,6 +319,8 @@ def _unsupported(w: _Writer, plan: Plan, feats: Sequence[str]) -> None:
         if keys:
             covered.add(other)
     for s in plan.rejected:
+        if s in skip:
+            continue
         text = s.en + " " + s.zh
         if any(name in text for name in covered):
             continue  # already said, with a citation, in our own words above
@@ -336,11 +380,9 @@ def _compose_diagnose(w: _Writer, inp: ComposeInput) -> Composed:
     strategy = r.derived.strategy if r.derived else None
     if r.ok:
         w.heading("diagnosis")
-        w.para(w.say("diag_ok", world=d.world_size, gpn=d.gpus_per_node, mesh=mesh_text(r)))
-        explained = []
-        if r.derived is not None and r.derived.grad_acc_steps:
-            explained.append(w.say("grad_acc", value=r.derived.grad_acc_steps))
-        w.bullets(explained)
+        w.para(w.say("diag_ok", world=d.world_size, gpn=d.gpus_per_node, mesh=w.mesh(r)))
+        if r.derived is not None:
+            w.bullets(_mesh_arithmetic(w, r.derived), heading="sizing")
         if r.warnings:
             w.bullets([_finding(w, f) for f in r.warnings], heading="warnings")
     else:
@@ -358,11 +400,11 @@ def _compose_diagnose(w: _Writer, inp: ComposeInput) -> Composed:
     if not r.ok:
         w.heading("fix")
         if d.fix_yaml and d.fix_report is not None and d.fix_report.ok:
-            w.para(w.say("diag_fix_intro", world=d.world_size) + " " + mesh_text(d.fix_report))
+            w.para(w.say("diag_fix_intro", world=d.world_size, mesh=w.mesh(d.fix_report)))
             w.code(d.fix_yaml)
             strategy = d.fix_report.derived.strategy if d.fix_report.derived else strategy
         elif inp.plan is not None and inp.plan.report.ok and inp.plan.yaml:
-            w.para(w.say("diag_fix_intro", world=inp.plan.report.world_size or d.world_size) + " " + mesh_text(inp.plan.report))
+            w.para(w.say("diag_fix_intro", world=inp.plan.report.world_size or d.world_size, mesh=w.mesh(inp.plan.report)))
             w.code(inp.plan.yaml)
             strategy = inp.plan.strategy
         else:
@@ -370,6 +412,28 @@ def _compose_diagnose(w: _Writer, inp: ComposeInput) -> Composed:
     w.sources()
     # The YAML under diagnosis is the one this answer is about: its report is the verdict shown.
     return Composed(w.render(), d.yaml_text, r, strategy, w.uncited)
+
+
+def _mesh_arithmetic(w: _Writer, d: Derived) -> list[str | None]:
+    """The sizes a passing config resolves to, as arithmetic on the user's numbers."""
+    so = "，所以" if w.lang == "zh" else ", so"
+    out: list[str | None] = []
+    if d.strategy in ("fsdp2", "megatron_fsdp") and d.world_size > 1:
+        if d.strategy == "fsdp2":
+            out.append(w.computed(f"dp_size = world_size / (tp_size * pp_size * cp_size) = {d.world_size} / "
+                                  f"({d.tp_size}*{d.pp_size}*{d.cp_size}) = {d.dp_size}"))
+        else:
+            out.append(w.computed(f"dp_size = world_size / (tp_size * cp_size) = {d.world_size} / "
+                                  f"({d.tp_size}*{d.cp_size}) = {d.dp_size}"))
+    if d.ep_size > 1:
+        prod = d.dp_size * d.cp_size * d.tp_size
+        shard = f"{so} ep_shard = {prod} / {d.ep_size} = {d.ep_shard_size}" if d.ep_shard_size else ""
+        out.append(w.computed(f"dp_size * cp_size * tp_size = {d.dp_size}*{d.cp_size}*{d.tp_size} = {prod}; "
+                              f"{prod} % ep_size = {prod} % {d.ep_size} = {prod % d.ep_size}{shard}"))
+        out.append(w.fact("ep_divides", required=True))
+    if d.grad_acc_steps:
+        out.append(w.say("grad_acc", value=d.grad_acc_steps))
+    return out
 
 
 def _limitation_strategies(query: Query) -> list[str]:
@@ -381,18 +445,30 @@ def _limitation_strategies(query: Query) -> list[str]:
     return ["megatron_fsdp", "ddp"]
 
 
+def _limitation_features(query: Query) -> list[str]:
+    """The features asked about; "selective AC" is its own feature here, since strategies differ on it."""
+    wanted = _wanted(query)
+    if "ac_selective" in query.topics:
+        wanted = [f for f in wanted if f != "ac"] + ["ac_selective"]
+    return wanted
+
+
 def _compose_limitations(w: _Writer, inp: ComposeInput) -> Composed:
     query, plan = inp.query, inp.plan
-    wanted = _wanted(query)
+    wanted = _limitation_features(query)
     strategies = _limitation_strategies(query)
+    all_missing: list[str] = []
     for strategy in strategies:
         lacks = w.p.strategy_lacks.get(strategy, {})
         missing = [f for f in wanted if f in lacks]
+        all_missing += missing
         names = lambda fs: ("、" if w.lang == "zh" else ", ").join(w.p.feature(f, w.lang) for f in fs)
         if missing:
             w.para("**" + w.say("limits_no", strategy=strategy, features=names(missing)) + "**")
         elif wanted and strategy != "fsdp2":
             w.para("**" + w.say("limits_yes", strategy=strategy, features=names(wanted)) + "**")
+            # what the supported feature is and asks of the config, in one line each
+            w.bullets([w.fact(w.p.topic_facts[f][0]) for f in wanted if w.p.topic_facts.get(f)])
         elif strategy != "fsdp2":
             w.para(w.say("limits_list", strategy=strategy))
         keys = list(w.p.limitations.get(strategy, ()))
@@ -408,24 +484,38 @@ def _compose_limitations(w: _Writer, inp: ComposeInput) -> Composed:
     if named_ok:
         r = plan.report
         w.heading("yaml", " — " + w.say("verdict_ok_warn" if r.warnings else "verdict_ok", world=r.world_size or plan.world_size,
-                                         gpn=r.gpus_per_node or plan.gpus_per_node, mesh=mesh_text(r), n=len(r.warnings)))
+                                         gpn=r.gpus_per_node or plan.gpus_per_node, mesh=w.mesh(r), n=len(r.warnings)))
         w.code(plan.yaml)
         shown, report = plan.yaml, r
         if r.warnings:
             w.bullets([_finding(w, f) for f in r.warnings], heading="warnings")
     elif strategies != ["fsdp2"]:
         w.heading("instead")
-        w.para(w.fact("fsdp2_for_all", required=True))
+        instead = next((w.p.instead_facts[f] for f in all_missing if f in w.p.instead_facts),
+                       w.p.instead_facts.get("default", "fsdp2_for_all"))
+        w.para(w.fact(instead, required=True))
         if plan is not None and plan.report.ok and plan.yaml and plan.strategy == "fsdp2":
             r = plan.report
             w.para(w.say("verdict_ok_warn" if r.warnings else "verdict_ok", world=r.world_size or plan.world_size,
-                         gpn=r.gpus_per_node or plan.gpus_per_node, mesh=mesh_text(r), n=len(r.warnings)))
+                         gpn=r.gpus_per_node or plan.gpus_per_node, mesh=w.mesh(r), n=len(r.warnings)))
             w.code(plan.yaml)
             shown, report = plan.yaml, r
-        if "ddp" not in strategies:
+        ddp_lacks = w.p.strategy_lacks.get("ddp", {})
+        if "ddp" not in strategies and (not wanted or any(f in ddp_lacks for f in wanted)):
             w.para(w.say("not_ddp_either") + ("" if w.lang == "zh" else " ") + (w.fact("ddp_simple", required=True) or ""))
     w.sources()
     return Composed(w.render(), shown, report, plan.strategy if plan else "fsdp2", w.uncited)
+
+
+def _asked_first(w: _Writer, keys: Sequence[str], question: str) -> list[str]:
+    """Facts about an identifier the question names ("must local_batch_size be 1?") answer it: they
+    go first, the rest keep their order."""
+    q = question.lower()
+
+    def named(key: str) -> bool:
+        return any("_" in t and t.lower() in q for t in w.p.facts[key].terms)
+
+    return [k for k in keys if named(k)] + [k for k in keys if not named(k)]
 
 
 def _plan_is_relevant(plan: Plan | None, query: Query, feats: Sequence[str]) -> bool:
@@ -441,43 +531,112 @@ def _compose_howto(w: _Writer, inp: ComposeInput) -> Composed:
     query, plan = inp.query, inp.plan
     feats = _wanted(query)
     topic_keys = [t for t in query.topics if t in w.p.topic_facts and t not in feats]
-    groups = feats + topic_keys
+    first = [t for t in topic_keys if t in w.p.lead_topics]
+    groups = first + feats + [t for t in topic_keys if t not in first]
     if not groups:
         return _compose_retrieved(w, inp) if plan is None else _compose_plan_answer(w, inp, fields=False, rationale=False)
+    relevant = _plan_is_relevant(plan, query, feats)
+    declined = _declined(plan, query, features_of(plan.distributed or {})) if relevant else []
+    if declined:
+        _say_declined(w, declined)  # "how do I use EP for Mixtral?": that it cannot comes first
     names = ("、" if w.lang == "zh" else ", ").join(w.p.feature(f, w.lang) for f in groups)
     w.para(w.say("howto_intro", features=names))
-    w.bullets([w.fact(key) for g in groups for key in w.p.topic_facts.get(g, ())])
+    keys = list(dict.fromkeys(key for g in groups for key in w.p.topic_facts.get(g, ())))
+    w.bullets([w.fact(key) for key in _asked_first(w, keys, query.text)])
     shown = report = None
-    if _plan_is_relevant(plan, query, feats):
-        shown, report = _config_sections(w, plan, query, fields=False, rationale=False)
+    if relevant:
+        shown, report = _config_sections(w, plan, query, fields=False, rationale=False, declined_said=bool(declined))
     w.sources()
     return Composed(w.render(), shown, report, plan.strategy if shown and plan else None, w.uncited)
 
 
-def _anchor_fields(h: Hit) -> tuple[str, list[str], str, str]:
-    """(path, symbols, summary, summary_zh) of an anchor chunk (a YAML record), or of a code chunk."""
+def _chunk_anchor_fields(h: Hit, lang: str) -> tuple[str, list[str], str]:
+    """(path, symbols, first sentence) of a code chunk, or of an anchor chunk missing from the table."""
     data = None
     if h.kind == "anchor" and len(h.text) < 16_000:
         try:
             data = yaml.safe_load(h.text)
         except yaml.YAMLError:
             data = None
-    if isinstance(data, dict):
-        symbols = [str(s) for s in data.get("symbols") or []]
-        summary = str(data.get("summary") or "")
-        return str(data.get("path") or h.path), symbols, summary, str(data.get("summary_zh") or summary)
-    symbols = re.findall(r"`([A-Za-z_][\w.]*(?:\(\))?)`", h.text)[:4]
-    first = _first_sentence(h.text)
-    return h.path, symbols, first, first
+    if isinstance(data, dict) and isinstance(data.get("summary"), str):
+        summary = data.get("summary_zh") if lang == "zh" and isinstance(data.get("summary_zh"), str) else data["summary"]
+        return str(data.get("path") or h.path), [str(s) for s in data.get("symbols") or []], _first_sentence(summary)
+    # a chunk's text is not a record: name only what it shows in backticks, say nothing it does not state
+    symbols = re.findall(r"`([A-Za-z_][\w.]*(?:\(\))?)`", h.text)[:4] if h.kind == "code" else []
+    return h.path, symbols, _first_sentence(h.text) if h.kind == "code" else ""
 
 
-def _anchor_line(w: _Writer, h: Hit) -> str:
-    path, symbols, summary, summary_zh = _anchor_fields(h)
-    sym = (" — " + ", ".join(f"`{s}`" for s in dict.fromkeys(symbols[:4]))) if symbols else ""
-    what = (summary_zh if w.lang == "zh" else summary).strip().rstrip(".。")
-    n = w.citer.add(h) + 1
-    w.citer.cited.add(n)
-    return with_citation(w.say("code_item", path=path, symbols=sym, what=what), [n])
+@dataclass(frozen=True)
+class _CodeEntry:
+    hit: Hit
+    path: str
+    symbols: tuple[str, ...]
+    what: str
+    anchor: Anchor | None = None
+
+
+def _code_entries(inp: ComposeInput, lang: str) -> list[_CodeEntry]:
+    """One entry per anchor (a long anchor comes back as several chunks), in retrieval order."""
+    out: list[_CodeEntry] = []
+    seen: set[str] = set()
+    for h in inp.anchors:
+        if h.kind not in ("anchor", "code"):
+            continue
+        a = anchor_of(h, inp.code_anchors)
+        key = a.id if a else h.doc_id
+        if key in seen:
+            continue
+        seen.add(key)
+        if a is not None:
+            out.append(_CodeEntry(h, a.path, a.symbols, a.what(lang), a))
+        else:
+            path, symbols, what = _chunk_anchor_fields(h, lang)
+            if symbols or what:
+                out.append(_CodeEntry(h, path, tuple(symbols), what))
+    # An anchor that names an identifier from the question ("global_batch_size", "MeshContext") is
+    # the answer, whatever its rank; anchors about the question's topics come next, and when there
+    # are a few of those the others are noise.
+    named = _identifiers(inp.query.text)
+    topics = set(inp.query.topics)
+
+    def names(e: _CodeEntry) -> int:
+        text = (e.anchor.text if e.anchor is not None else " ".join((e.path, *e.symbols, e.what))).lower()
+        return sum(n in text for n in named)
+
+    def on_topic(e: _CodeEntry) -> bool:
+        return names(e) > 0 or (e.anchor is not None and bool(topics & set(e.anchor.topics)))
+
+    out = sorted(out, key=lambda e: -names(e))  # stable: retrieval order otherwise
+    relevant = [e for e in out if on_topic(e)]
+    if len(relevant) >= 2:
+        out = relevant
+    return out[:_MAX_CODE_ANCHORS]
+
+
+def _code_lines(w: _Writer, entries: Sequence[_CodeEntry]) -> list[str]:
+    """A file per bullet; when one file holds several of the anchors, its symbols are nested under it."""
+    by_path: dict[str, list[_CodeEntry]] = {}
+    for e in entries:
+        by_path.setdefault(e.path, []).append(e)
+    lines: list[str] = []
+    for path, group in by_path.items():
+        items = []
+        for e in group:
+            n = w.citer.add(e.hit) + 1
+            w.citer.cited.add(n)
+            syms = ", ".join(f"`{s}`" for s in dict.fromkeys(e.symbols[:4]))
+            what = e.what or ""
+            if len(group) == 1:
+                text = w.say("code_item", path=path, symbols=(" — " + syms) if syms else "", what=what)
+            else:
+                text = w.say("code_symbol_item", symbols=syms or f"`{path}`", what=what)
+            items.append(with_citation(text.rstrip(": ：") if not what else text, [n]))
+        if len(group) == 1:
+            lines.append(f"- {items[0]}")
+        else:
+            lines.append(f"- `{path}`")
+            lines += [f"  - {i}" for i in items]
+    return lines
 
 
 def _first_sentence(text: str, limit: int = 220) -> str:
@@ -488,34 +647,51 @@ def _first_sentence(text: str, limit: int = 220) -> str:
 
 
 def _compose_code_location(w: _Writer, inp: ComposeInput) -> Composed:
-    anchors = [h for h in inp.anchors if h.kind in ("anchor", "code")][:5]
-    if anchors:
+    entries = _code_entries(inp, w.lang)
+    if entries:
         w.heading("code")
-        w.bullets([_anchor_line(w, h) for h in anchors])
+        w.lines += _code_lines(w, entries) + [""]
     else:
         w.para(w.say("code_none"))
-    extra = [w.fact(k) for t in inp.query.topics for k in w.p.topic_facts.get(t, ()) if t in ("flow", "mesh")][:3]
-    w.bullets(extra)
+    topics = inp.query.topics
+    defaults = [k for t in topics for k in w.p.code_topic_facts.get(t, ())]
+    pool = set(defaults) | {k for t in topics for section in (w.p.topic_facts, w.p.limitations) for k in section.get(t, ())}
+    q = inp.query.text.lower()
+    cued = [k for k, cues in w.p.code_cues.items() if k in pool and any(c in q for c in cues)]
+    facts = [f for f in (w.fact(k) for k in dict.fromkeys(cued + defaults)) if f][:_MAX_CODE_FACTS]
+    w.bullets(facts, heading="background")
     w.sources()
     return Composed(w.render(), None, None, None, w.uncited)
 
 
-def _python_snippet(plan: Plan) -> str:
+def _python_snippet(plan: Plan, *, mixed_precision: bool, world_comment: str) -> str:
+    """The plan's config as the Python API builds it, starting with the process group."""
     dist = plan.distributed or {}
     cls = {"fsdp2": "FSDP2Config", "megatron_fsdp": "MegatronFSDPConfig", "ddp": "DDPConfig"}.get(plan.strategy, "FSDP2Config")
     flags = []
     if plan.strategy == "fsdp2" and dist.get("sequence_parallel") is True:
         flags.append("sequence_parallel=True")
+    mp = mixed_precision and plan.strategy == "fsdp2"
+    if mp:
+        # the defaults, written out: the user edits the dtypes they want to change
+        flags.append("mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32, "
+                     "output_dtype=torch.bfloat16)")
     sizes = [f"{k}={dist[k]}" for k in ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size")
              if isinstance(dist.get(k), int) and dist[k] > 1]
-    lines = [
-        "from nemo_automodel.components.distributed.config import DistributedSetup, " + cls,
-        "from nemo_automodel.components.distributed.mesh import ParallelismSizes",
+    lines = ["import torch", "from torch.distributed.fsdp import MixedPrecisionPolicy"] if mp else []
+    lines += [
+        "from nemo_automodel.components.distributed import (",
+        f"    DistributedSetup, {cls}, ParallelismSizes, initialize_distributed,",
+        ")",
         "",
+        'dist_env = initialize_distributed("nccl")',
         "setup = DistributedSetup.build(",
-        f"    strategy={cls}({', '.join(flags)}),",
-        f"    parallelism_sizes=ParallelismSizes({', '.join(sizes)}),",
     ]
+    if len(flags) == 1 and len(flags[0]) > 60:
+        lines += [f"    strategy={cls}(", f"        {flags[0]},", "    ),"]
+    else:
+        lines.append(f"    strategy={cls}({', '.join(flags)}),")
+    lines.append(f"    parallelism_sizes=ParallelismSizes({', '.join(sizes)}),")
     if isinstance(dist.get("pipeline"), dict) and _size(dist, "pp_size") > 1:
         lines.append(f"    pipeline_config={dict(dist['pipeline'])!r},")
     if isinstance(dist.get("moe"), dict) and _size(dist, "ep_size") > 1:
@@ -523,22 +699,29 @@ def _python_snippet(plan: Plan) -> str:
     ac = dist.get("activation_checkpointing")
     if ac not in (None, False):
         lines.append(f"    activation_checkpointing={ac!r},")
-    if plan.world_size:
-        lines.append(f"    world_size={plan.world_size},")
+    lines.append("    world_size=dist_env.world_size," + (f"  # {world_comment}" if world_comment else ""))
     lines.append(")")
     return "\n".join(lines)
 
 
 def _compose_python_api(w: _Writer, inp: ComposeInput) -> Composed:
-    plan = inp.plan
-    w.bullets([w.fact("api_build", required=True), w.fact("api_configs", required=True), w.fact("api_from_pretrained")])
+    query, plan = inp.query, inp.plan
+    topics = list(dict.fromkeys([*query.topics, *_wanted(query)]))
+    asked = [k for t in topics for k in w.p.api_topic_facts.get(t, ())]
+    general = ["api_build", "api_configs", "api_from_pretrained"]
+    if "api_sizes_strategy" in asked:
+        general.remove("api_configs")  # the asked-for fact already says where each setting goes
+    keys = list(dict.fromkeys(asked + general))
+    w.bullets([w.fact(k, required=k in asked or k in ("api_build", "api_configs")) for k in keys])
     shown = report = None
     if plan is not None and plan.report.ok and plan.yaml:
         w.heading("api")
-        w.code(_python_snippet(plan), lang="python")
+        world = plan.report.world_size or plan.world_size
+        w.code(_python_snippet(plan, mixed_precision="mixed_precision" in topics,
+                               world_comment=w.say("api_world_comment", world=world) if world else ""), lang="python")
         r = plan.report
         w.heading("yaml", " — " + w.say("verdict_ok_warn" if r.warnings else "verdict_ok", world=r.world_size or plan.world_size,
-                                         gpn=r.gpus_per_node or plan.gpus_per_node, mesh=mesh_text(r), n=len(r.warnings)))
+                                         gpn=r.gpus_per_node or plan.gpus_per_node, mesh=w.mesh(r), n=len(r.warnings)))
         w.code(plan.yaml)
         shown, report = plan.yaml, r
     w.sources()

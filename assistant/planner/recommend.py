@@ -27,6 +27,10 @@ from assistant.validator.memory import estimate_for_sizes
 from assistant.validator.models import load_gpu, load_model
 from assistant.validator.report import ValidationReport
 
+# Data files are parsed at first use on every cold start: libyaml's safe loader is ~10x faster than
+# the pure-Python one and just as safe (no arbitrary tags).
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 _SIZING_PATH = Path(__file__).with_name("sizing.yaml")
 MAX_WORLD_SIZE = 1 << 20  # beyond any cluster; larger inputs are refused before any search
 _DIMS = ("tp", "pp", "cp", "ep")
@@ -50,7 +54,7 @@ class Rules:
 
 @lru_cache(maxsize=1)
 def load_rules(path: Path = _SIZING_PATH) -> Rules:
-    d = yaml.safe_load(path.read_text(encoding="utf-8"))
+    d = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
     return Rules(
         dense=tuple(d["dense"]),
         moe=tuple(d["moe"]),
@@ -93,6 +97,12 @@ class Situation:
     model_facts: object | None = None  # the validator's ModelFacts, for the memory pre-check
     gpu_facts: object | None = None  # the validator's GpuFacts
     world_from_sizes: str | None = None  # "8*4*2*2" when the world size was derived from the user's sizes
+    ac_selective: bool = False  # the question asks for selective activation checkpointing
+
+
+def _ac_value(s: Situation, strategy: str) -> bool | str:
+    # selective AC is accepted by fsdp2 and ddp only (MW-E-AC-SELECTIVE); elsewhere full AC is what exists
+    return "selective" if s.ac_selective and strategy in ("fsdp2", "ddp") else True
 
 
 def _situation(p: Params, gpus_per_node: int | None, world_size: int | None, model: str | None, gpu: str | None) -> Situation:
@@ -524,7 +534,7 @@ def _build(s: Situation, c: Candidate) -> tuple[dict, dict]:
     if c.strategy == "fsdp2" and c.tp > 1 and "sp" in s.params.wanted:
         dist["sequence_parallel"] = True
     if c.ac:
-        dist["activation_checkpointing"] = True
+        dist["activation_checkpointing"] = _ac_value(s, c.strategy)
     if c.pp > 1:
         sched, _ = _schedule(s, c.pp)
         dist["pipeline"] = {"pp_schedule": sched, "pp_microbatch_size": _microbatch(s)}
@@ -778,7 +788,7 @@ def _why(s: Situation, t: Targets, f: _Found) -> list[Step]:
         name = _model_name(s)
         out.append(Step(
             f"{name or 'This model'} has no expert-parallel path upstream (it is not one of AutoModel's MoE classes), so ep_size stays 1 and it is sized like a dense model.",
-            f"{name or '该模型'}在上游没有专家并行实现（不属于 AutoModel 的 MoE 类），因此 ep_size 保持 1，按稠密模型来切分。",
+            f"{name + ' ' if name else '该模型'}在上游没有专家并行实现（不属于 AutoModel 的 MoE 类），因此 ep_size 保持 1，按稠密模型来切分。",
         ))
     if c.tp > 1:
         out.append(Step(
@@ -822,7 +832,12 @@ def _why(s: Situation, t: Targets, f: _Found) -> list[Step]:
             f"dp_replicate_size {c.dp_replicate}: HSDP replicates across {c.dp_replicate} groups and shards inside each.",
             f"dp_replicate_size {c.dp_replicate}：HSDP 在 {c.dp_replicate} 组之间复制，组内切分。",
         ))
-    if c.ac:
+    if c.ac and _ac_value(s, c.strategy) == "selective":
+        out.append(Step(
+            "activation_checkpointing: selective recomputes only part of each block, so it costs less compute than full checkpointing and saves less memory.",
+            "activation_checkpointing: selective 只重算每个 block 的一部分，比完整检查点省计算，但省下的显存也更少。",
+        ))
+    elif c.ac:
         out.append(Step(
             "activation_checkpointing: true trades about a third more compute for much less activation memory.",
             "activation_checkpointing: true 用大约三成的额外计算换取大幅减少的激活显存。",
@@ -1015,19 +1030,21 @@ def plan(
     `gpus_per_node` None unless the user set it, so "4 GPUs per node" in the text counts."""
     p = query_or_params.params if isinstance(query_or_params, Query) else query_or_params
     s = _situation(p, gpus_per_node, world_size, model, gpu)
+    if isinstance(query_or_params, Query) and "ac_selective" in query_or_params.topics:
+        s = replace(s, ac_selective=True)
     strategy, rejected, rationale = _choose_strategy(s)
     t = _targets(s, strategy)
     if "ep" in t.required and not s.ep_ok:
         if s.is_moe:
-            name, cls = _model_name(s) or "this model", _model_class(s)
+            name, cls = _model_name(s), _model_class(s)
             cls_en = f" loads through the Hugging Face class `{cls}`, which" if cls else ""
-            cls_zh = f"通过 Hugging Face 的 `{cls}` 类加载，该类" if cls else ""
+            cls_zh = f" 通过 Hugging Face 的 `{cls}` 类加载，该类" if cls else " "
             rejected.append(Step(
-                f"Expert parallelism rejected: {name}{cls_en or ''} does not inherit AutoModel's `MoEFSDPSyncMixin`"
+                f"Expert parallelism rejected: {name or 'this model'}{cls_en} does not inherit AutoModel's `MoEFSDPSyncMixin`"
                 f" (it is not one of AutoModel's MoE classes), so `validate_for_mesh` in `_transformers/capabilities.py`"
                 " refuses ep_size > 1 at start-up.",
-                f"不采用专家并行：{name}{cls_zh}没有继承 AutoModel 的 `MoEFSDPSyncMixin`（不属于 AutoModel 的 MoE 类），"
-                "启动时 `_transformers/capabilities.py` 里的 `validate_for_mesh` 会拒绝 ep_size > 1。",
+                f"不采用专家并行：{name or '该模型'}{cls_zh if name else cls_zh.strip()}没有继承 AutoModel 的 `MoEFSDPSyncMixin`"
+                "（不属于 AutoModel 的 MoE 类），启动时 `_transformers/capabilities.py` 里的 `validate_for_mesh` 会拒绝 ep_size > 1。",
             ))
         else:
             rejected.append(Step(

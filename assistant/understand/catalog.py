@@ -13,6 +13,10 @@ from functools import lru_cache
 
 import yaml
 
+# Data files are parsed at first use on every cold start: libyaml's safe loader is ~10x faster than
+# the pure-Python one and just as safe (no arbitrary tags).
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 _SEP = r"[\s_\-]*"
 
 
@@ -74,7 +78,7 @@ def _table(name: str) -> dict:
     path = KB_DIR / name
     if not path.is_file() or path.stat().st_size > _TABLE_MAX_BYTES:
         return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER) or {}  # noqa: S506 - a safe loader
     section = data.get("models" if name == "models.yaml" else "gpus", {}) if isinstance(data, dict) else {}
     return section if isinstance(section, dict) else {}
 
@@ -186,7 +190,7 @@ def _upstream_moe_archs() -> frozenset[str]:
     path = KB_DIR / "models.yaml"
     if not path.is_file():
         return frozenset()
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER) or {}  # noqa: S506 - a safe loader
     return frozenset(data.get("upstream_moe_architectures") or ())
 
 

@@ -149,8 +149,12 @@ def test_code_location_names_the_upstream_file(a):
     assert ans.intent == "code_location"
     assert "nemo_automodel/components/distributed/mesh_utils.py" in ans.text
     assert re.search(r"`_create_\w+`", ans.text)
+    # anchor facts come from kb/anchors.yaml, never as a raw record split across chunks
+    fsdp2 = ask(a, "Where is the FSDP2 device mesh built?")
+    assert "`_create_fsdp2_device_mesh`" in fsdp2.text
+    assert not re.search(r"\b(?:id|symbols|summary|questions|topics): ", fsdp2.text)
     zh = ask(a, "moe_mesh 是在哪个文件里构建的？")
-    assert "mesh_utils.py" in zh.text and zh.language == "zh"
+    assert "mesh_utils.py" in zh.text and zh.language == "zh" and checks.cjk_ratio(zh.text) > 0.2
 
 
 def test_python_api_shows_a_matching_snippet(a):
@@ -259,3 +263,28 @@ def test_asking_for_an_llm_the_server_does_not_have_says_so(a):
     ans = a.ask(AskRequest(question=Q70, llm="openai"))
     assert ans.notices == [a.phrases.say("llm_not_configured", "en")] and ans.text.startswith("_No LLM")
     assert ans.validation.ok
+
+
+class _ScriptedLLM:
+    """Stands in for the OpenAI-compatible client: records calls, streams a fixed answer."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def stream(self, messages):
+        self.calls += 1
+        yield "Use fsdp2 with TP inside the node.\n"
+
+
+def test_the_requests_llm_choice_wins_over_the_loaded_mode(a):
+    llm = _ScriptedLLM()
+    b = Assistant(a.settings, a.retriever, a.phrases, "openai", llm, code_anchors=a.code_anchors)
+    forced = b.ask(AskRequest(question=Q70, llm="offline"))  # the web UI's "offline" radio
+    assert llm.calls == 0 and forced.notices == [] and forced.validation.ok
+    assert forced.text.startswith("**Recommendation**")
+    default = b.ask(AskRequest(question=Q70))  # None: the mode the Assistant was loaded with
+    assert llm.calls == 1 and default.text.startswith("Use fsdp2 with TP inside the node.")
+    other = b.ask(AskRequest(question=Q70, llm="local"))  # a mode this server did not load
+    assert llm.calls == 1 and other.notices == [a.phrases.say("llm_mode_unavailable", "en", mode="local", loaded="openai")]
+    with pytest.raises(BadRequest):
+        b.ask(AskRequest(question=Q70, llm="gpt"))

@@ -78,6 +78,21 @@ def test_glossary_edit_makes_chinese_documents_stale_and_re_embeds_them(built_se
     assert rep.updated >= 4 and rep.unchanged >= 4
 
 
+def test_a_model_that_now_embeds_differently_forces_a_full_rebuild(built_settings, encoders, monkeypatch):
+    import copy
+
+    s = built_settings
+    doc = s.kb_dir / "en" / "hsdp.md"
+    doc.write_text(doc.read_text() + "\nOne more line.\n")
+    changed = [copy.copy(e) for e in encoders]
+    changed[0].model_id += "+other-quantisation"
+    monkeypatch.setattr(pipeline, "load_encoders", lambda names: changed)  # what the CLI would load
+    rep = build_index(s, _kb_only(s))
+    assert rep.full_rebuild and rep.chunks_embedded == rep.chunks
+    assert "embedding model changed" in rep.rebuild_reasons[0]
+    assert Manifest.load(current_version(s.index_dir)).channels[0]["model_id"].endswith("+other-quantisation")
+
+
 def test_failed_build_leaves_the_previous_index_serving(built_settings, encoders, monkeypatch):
     s = built_settings
     before = current_version(s.index_dir)

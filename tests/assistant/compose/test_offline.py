@@ -7,6 +7,7 @@ import re
 import pytest
 
 from answer_checks import citations, cjk_ratio, prose, sentences, shown_configs
+from assistant.compose.anchors import Anchor
 from assistant.compose.citations import Citer
 from assistant.compose.diagnose import diagnose, guess_world_size
 from assistant.compose.offline import ComposeInput, compose, features_of, mesh_text
@@ -146,11 +147,136 @@ def test_code_location_reads_anchor_records():
     assert "`nemo_automodel/components/distributed/mesh_utils.py` — `_create_moe_mesh`：构建二维 moe_mesh" in c.text
 
 
+MESH = "nemo_automodel/components/distributed/mesh_utils.py"
+TABLE = {
+    "fsdp2-device-mesh": Anchor("fsdp2-device-mesh", MESH, ("_create_fsdp2_device_mesh", "_infer_dp_size"),
+                                "Builds the 5-D FSDP2 mesh and checks (dp*cp*tp) % ep_size. Registers flattened axes.",
+                                "构建五维 FSDP2 网格，检查 (dp*cp*tp) % ep_size。", ("mesh", "ep")),
+    "create-device-meshes": Anchor("create-device-meshes", MESH, ("_create_device_meshes",), "Routes mesh creation by strategy.",
+                                   "按策略分派 mesh 构建。", ("mesh",)),
+    "step-scheduler": Anchor("step-scheduler", "nemo_automodel/components/training/step_scheduler.py", ("StepScheduler",),
+                             "Requires global_batch_size % (local_batch_size * dp_size) == 0.", "要求整除。", ("sizing",)),
+    "tp-heads-check": Anchor("tp-heads-check", "nemo_automodel/components/distributed/parallelizer.py", ("validate_tp_mesh",),
+                             "Asserts heads divide by the TP size.", "断言头数能被 TP 整除。", ("tp",)),
+}
+
+
+def anchor_hit(aid, part=0, text="questions:\n  - where?\ntopics:\n  - mesh"):
+    a = TABLE[aid]
+    return Hit(f"anchor:{aid}#{part}", f"anchor:{aid}", aid, a.path, f"Code anchor > {aid}", "anchor", "en", 0.1, text)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_code_location_reads_the_anchor_table_for_split_chunks(lang):
+    hits = [anchor_hit("fsdp2-device-mesh", 1), anchor_hit("fsdp2-device-mesh", 0), anchor_hit("tp-heads-check"),
+            anchor_hit("create-device-meshes")]
+    q = Query(text="Where is the expert-parallel divisibility checked?", lang=lang, intent="code_location",
+              params=Params(), topics=("ep", "mesh"))
+    citer = Citer([], lang, lookup=lookup)
+    c = compose(ComposeInput(q, None, 8, None, hits, TABLE), citer, PHRASES)
+    t = prose(c.text)
+    assert "questions:" not in t and "topics:" not in t  # the record is not dumped
+    assert f"- `{MESH}`" in t and t.count(MESH) == 1  # one bullet per file, its anchors nested
+    assert "  - `_create_fsdp2_device_mesh`, `_infer_dp_size`" in t and "  - `_create_device_meshes`" in t
+    assert ("Builds the 5-D FSDP2 mesh and checks (dp*cp*tp) % ep_size" if lang == "en" else "构建五维 FSDP2 网格") in t
+    assert "Registers flattened axes" not in t  # one sentence per anchor
+    assert "validate_tp_mesh" not in t  # off the question's topics, with two anchors on them
+    assert "`MW-E-EP-DIVIDES`" in t and c.uncited == []  # what the located code checks, cited
+
+
 def test_python_api_snippet_matches_the_plan():
     plan = make_plan({"strategy": "fsdp2", "tp_size": 2, "sequence_parallel": True}, 8)
     c, _ = answer("from python", "python_api", plan)
     assert "FSDP2Config(sequence_parallel=True)" in c.text and "ParallelismSizes(tp_size=2)" in c.text
-    assert "world_size=8" in c.text
+    # the process group first: build() needs the world size it reports
+    code = c.text.split("```python", 1)[1].split("```", 1)[0]
+    assert code.index('initialize_distributed("nccl")') < code.index("DistributedSetup.build(")
+    assert "world_size=dist_env.world_size,  # the sizes are validated for 8 GPUs" in c.text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_python_api_answers_the_part_asked_about(lang):
+    plan = make_plan({"strategy": "fsdp2"}, 8)
+    c, _ = answer("What goes into ParallelismSizes?", "python_api", plan, lang=lang, topics=("api_sizes",))
+    first = prose(c.text).splitlines()[0]
+    for field in ("dp_size", "dp_replicate_size", "tp_size", "pp_size", "cp_size", "ep_size"):
+        assert f"`{field}`" in first
+    assert c.uncited == []
+    c, _ = answer("initialize_distributed: before or after build?", "python_api", plan, lang=lang, topics=("api_init",))
+    first = prose(c.text).splitlines()[0]
+    assert "`initialize_distributed(" in first and ("before `DistributedSetup.build`" in first or "再调用 `DistributedSetup.build`" in first)
+    c, _ = answer("override mixed precision in Python", "python_api", plan, lang=lang,
+                  params=Params(wanted=frozenset({"mixed_precision"})), topics=("mixed_precision",))
+    first = prose(c.text).splitlines()[0]
+    assert "FSDP2Config(mp_policy=...)" in first and "`reduce_dtype=float32`" in first
+    assert "mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32" in c.text
+    assert "from torch.distributed.fsdp import MixedPrecisionPolicy" in c.text
+
+
+def test_infeasible_with_a_closest_config_does_not_claim_none_is_shown():
+    ok = make_plan({"strategy": "fsdp2", "tp_size": 8}, 16)
+    plan = Plan("fsdp2", ok.distributed, ok.yaml, ok.report, 16, 8, feasible=False,
+                infeasible_reason=Step("pp_size 3 does not divide 16", "pp_size 3 不能整除 16"))
+    c, _ = answer("pp_size 3 on 16 GPUs", "yaml", plan)
+    assert "none is shown" not in c.text and "closest valid config" in c.text
+    assert [x["distributed"] for x in shown_configs(c.text)] == [ok.distributed]
+
+
+def test_a_declined_feature_is_said_right_after_the_recommendation():
+    note = Step("Expert parallelism rejected: Mixtral 8x7B does not inherit `MoEFSDPSyncMixin`, so ep_size > 1 is refused.",
+                "不采用专家并行：Mixtral 8x7B 没有继承 `MoEFSDPSyncMixin`，ep_size > 1 会被拒绝。")
+    plan = make_plan({"strategy": "fsdp2", "tp_size": 4}, 16, rejected=(note,))
+    c, _ = answer("Mixtral on 16 GPUs with EP", "strategy", plan,
+                  params=Params(wanted=frozenset({"ep"}), is_moe=True))
+    paras = [p for p in prose(c.text).split("\n\n") if p.strip()]
+    assert paras[0].startswith("**Recommendation**") and paras[1].startswith("Expert parallelism rejected: Mixtral")
+    assert c.text.count("Expert parallelism rejected") == 1  # not repeated under "What not to use"
+    dense = Step("Expert parallelism rejected: ep_size > 1 needs a MoE model; this model is dense.", "不采用专家并行：稠密模型。")
+    c, _ = answer("Llama with EP", "strategy", make_plan({"strategy": "fsdp2"}, 8, rejected=(dense,)),
+                  params=Params(wanted=frozenset({"ep"})))
+    assert "`MoEFSDPSyncMixin`" in c.text  # the rule behind the refusal, cited
+
+
+def test_limitations_selective_ac_on_megatron():
+    plan = make_plan({"strategy": "megatron_fsdp", "activation_checkpointing": True}, 8)
+    c, _ = answer("Does megatron_fsdp support selective activation checkpointing?", "limitations", plan,
+                  params=Params(strategy="megatron_fsdp", wanted=frozenset({"ac"})), topics=("ac", "megatron_fsdp", "ac_selective"))
+    assert prose(c.text).startswith("**No: `megatron_fsdp` cannot do selective activation checkpointing.**")
+    assert "`MW-E-AC-SELECTIVE`" in c.text and shown_configs(c.text) == [] and c.uncited == []
+    assert "And not `ddp` either" not in c.text  # ddp does support it
+    c, _ = answer("Does ddp support selective activation checkpointing?", "limitations", make_plan({"strategy": "ddp"}, 8),
+                  params=Params(strategy="ddp", wanted=frozenset({"ac"})), topics=("ac", "ac_selective"))
+    assert prose(c.text).startswith("**Yes: `ddp` supports selective activation checkpointing.**")
+
+
+def test_howto_states_the_fact_the_question_names_first():
+    c, _ = answer("tp_size 写成 2.0 会怎样？", "howto", lang="zh", params=Params(wanted=frozenset({"tp"})), topics=("tp", "non_int"))
+    assert prose(c.text).splitlines()[2].startswith("- 并行度必须是整数")
+    c, _ = answer("With packing, must local_batch_size be 1?", "howto", params=Params(wanted=frozenset({"packing"})),
+                  topics=("packing", "batch"))
+    assert prose(c.text).splitlines()[2].startswith("- Packing does not force `local_batch_size: 1`")
+
+
+def test_diagnose_pipeline_schedule_name_fix_keeps_the_schedule():
+    bad = "distributed:\n  strategy: fsdp2\n  tp_size: 4\n  pp_size: 2\n  pipeline: interleaved1f1b\n"
+    d = diagnose(bad, world_size=16, gpus_per_node=8, validate=validate, unusable=UnusableInput)
+    assert "MW-E-PIPELINE-VALUE" in d.report.codes and d.fix_report.ok
+    assert __import__("yaml").safe_load(d.fix_yaml)["distributed"]["pipeline"] == {"pp_schedule": "interleaved1f1b"}
+    c, _ = answer(bad, "diagnose", diagnosis=d, lang="zh")
+    assert "`pipeline.pp_schedule`" in c.text and c.uncited == []
+    # a name torch rejects is not kept: the generic fix (defaults) instead
+    d = diagnose(bad.replace("interleaved1f1b", "interleaved_1f1b"), world_size=16, gpus_per_node=8,
+                 validate=validate, unusable=UnusableInput)
+    assert d.fix_report is None or d.fix_report.ok and "interleaved_1f1b" not in d.fix_yaml
+
+
+def test_passing_diagnosis_shows_the_ep_arithmetic():
+    ok = "distributed:\n  strategy: fsdp2\n  ep_size: 8\n"
+    d = diagnose(ok, world_size=16, gpus_per_node=8, validate=validate, unusable=UnusableInput)
+    c, _ = answer(ok, "diagnose", diagnosis=d, lang="zh")
+    assert d.report.ok and "dp_size = world_size / (tp_size * pp_size * cp_size) = 16 / (1*1*1) = 16" in c.text
+    assert "dp_size * cp_size * tp_size = 16*1*1 = 16; 16 % ep_size = 16 % 8 = 0，所以 ep_shard = 16 / 8 = 2" in c.text
+    assert "`MW-E-EP-DIVIDES`" in c.text and c.uncited == []
 
 
 def test_features_and_mesh_text():
@@ -165,3 +291,12 @@ def test_diagnose_recommends_the_fixed_strategy():
     d = diagnose(bad, world_size=8, gpus_per_node=8, validate=validate, unusable=UnusableInput)
     c, _ = answer(bad, "diagnose", diagnosis=d)
     assert d.fix_yaml and c.strategy == "fsdp2" and not c.validation.ok
+
+
+def test_code_location_puts_the_anchor_naming_the_questions_identifier_first():
+    hits = [anchor_hit(a) for a in ("tp-heads-check", "fsdp2-device-mesh", "create-device-meshes", "step-scheduler")]
+    q = Query(text="Which file implements the global_batch_size divisibility check?", lang="en", intent="code_location",
+              params=Params(), topics=("batch",))
+    c = compose(ComposeInput(q, None, 8, None, hits, TABLE), Citer([], "en", lookup=lookup), PHRASES)
+    first = prose(c.text).split("\n")[2]
+    assert first.startswith("- `nemo_automodel/components/training/step_scheduler.py` — `StepScheduler`")

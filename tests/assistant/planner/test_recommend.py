@@ -207,6 +207,10 @@ def test_mixtral_ep_request_is_rejected():
     p = plan(understand("Mixtral 8x7B on 16 GPUs with expert parallelism"))
     d = _check(p, model="mixtral-8x7b")
     assert "ep_size" not in d and any("ep_size > 1" in s.en for s in p.rejected)
+    # why, in upstream's terms: the HF class it loads through lacks the MoE mixin the capability check wants
+    why = next(s for s in p.rejected if "ep_size > 1" in s.en)
+    for part in ("Mixtral 8x7B", "`MixtralForCausalLM`", "`MoEFSDPSyncMixin`", "`validate_for_mesh`"):
+        assert part in why.en and part in why.zh
 
 
 def test_four_gpu_nodes_keep_tp_inside_a_node():

@@ -66,6 +66,7 @@ ZH = [
     ("训练启动时报错 non_pp_size=8 must be a multiple of ep_size=3", "diagnose"),
     ("帮我检查一下这个配置：distributed: {strategy: ddp, tp_size: 2}", "diagnose"),
     ("如果需要流水线并行、专家并行或 sequence_parallel，NeMo AutoModel 里能用 megatron_fsdp 吗？", "limitations"),
+    ("ddp 支持选择性激活检查点吗？", "limitations"),  # 选择性 is "selective", not "choose"
     ("ddp 能开 TP 吗？", "limitations"),
     ("megatron_fsdp 有哪些限制？", "limitations"),
     ("megatron_fsdp 支持专家并行吗？", "limitations"),

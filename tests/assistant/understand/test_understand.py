@@ -153,6 +153,10 @@ def test_subject_topics_reach_the_composer_but_not_the_wishes():
     assert "non_int" in understand("tp_size 写成 2.0 会怎样？").topics
     assert "ac_selective" in understand("Does megatron_fsdp support selective activation checkpointing?").topics
     assert "flow" in understand("Where are the managers instantiated from the parsed config?").topics
+    # the part of the Python API a question is about
+    assert "api_sizes" in understand("What goes into ParallelismSizes?").topics
+    assert "api_init" in understand("initialize_distributed 是做什么的？").topics
+    assert "api_init" in understand("Do I have to start the process group myself?").topics
 
 
 def test_subject_topics_add_no_words_to_retrieval():
