@@ -381,10 +381,10 @@ def _compose_diagnose(w: _Writer, inp: ComposeInput) -> Composed:
     if r.ok:
         w.heading("diagnosis")
         w.para(w.say("diag_ok", world=d.world_size, gpn=d.gpus_per_node, mesh=w.mesh(r)))
+        if r.warnings:  # what still deserves a change comes before the arithmetic
+            w.bullets([_finding(w, f) for f in r.warnings], heading="warnings")
         if r.derived is not None:
             w.bullets(_mesh_arithmetic(w, r.derived), heading="sizing")
-        if r.warnings:
-            w.bullets([_finding(w, f) for f in r.warnings], heading="warnings")
     else:
         w.heading("diagnosis")
         w.para(w.say("diag_fail", n=len(r.errors), world=d.world_size, gpn=d.gpus_per_node))
