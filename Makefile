@@ -54,8 +54,11 @@ test: install install-local install-browser
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow" -x -q
 
+# Benchmarks print medians and ratios; they are not part of `make test`.
 bench: install
 	$(BIN)/python benchmarks/validator_throughput.py
+	$(BIN)/python benchmarks/retrieval.py --threads 1
+	$(BIN)/python benchmarks/answer_latency.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -15,7 +15,7 @@ from typing import Iterator, Mapping
 
 from assistant.answer import Answer, AskRequest, Turn
 from assistant.compose.anchors import Anchor, load_anchors
-from assistant.compose.citations import Citer, base_id, source_lines
+from assistant.compose.citations import Citer, source_lines
 from assistant.compose.diagnose import diagnose
 from assistant.compose.gate import GatePolicy, StreamGate, gate_text
 from assistant.compose.offline import ComposeInput, Composed, compose
@@ -113,7 +113,6 @@ class Assistant:
         self._local = local_server
         self._lock = threading.Lock()  # the retriever and its models are shared; LLM streaming is not locked
         self._lookup_cache: dict[tuple[str, str], list[Hit]] = {}
-        self._by_doc: dict[str, list[str]] | None = None
         self.load_ms: dict[str, float] = {}
         self._closed = False
 
@@ -192,32 +191,15 @@ class Assistant:
         return validate(recipe, **kwargs)
 
     # --- the offline part -------------------------------------------------------------------
-    def _doc_chunks(self) -> dict[str, list[str]] | None:
-        """Chunk ids per document base id, read once from the loaded index (None if it does not expose them)."""
-        if self._by_doc is None:
-            recs = getattr(getattr(self.retriever, "store", None), "records", None)
-            if not isinstance(recs, dict) or not callable(getattr(self.retriever, "_hit", None)):
-                self._by_doc = {}
-            else:
-                by_doc: dict[str, list[str]] = {}
-                for nid, r in recs.items():
-                    by_doc.setdefault(base_id(r["doc_id"]), []).append(nid)
-                self._by_doc = by_doc
-        return self._by_doc or None
-
     def _lookup(self, lang: str):
         """Support for one fact: the chunks of the documents that state it, straight from the index
-        (no encoding needed); a targeted search when the index does not expose its chunks."""
-        by_doc = self._doc_chunks()
+        (no encoding needed), in the answer's language first."""
 
         def lookup(text: str, docs) -> list[Hit]:
-            key = (text, lang) if by_doc is None else ("\0".join(docs), lang)
+            key = ("\0".join(docs), lang)
             hits = self._lookup_cache.get(key)
             if hits is None:
-                if by_doc is not None:
-                    hits = [self.retriever._hit(nid, 0.0) for d in docs for nid in by_doc.get(d, ())]
-                else:
-                    hits = list(self.retriever.search(text, k=MAIN_K, lang=lang))
+                hits = [h for d in docs for h in self.retriever.doc_chunks(d, lang=lang)]
                 if len(self._lookup_cache) >= _LOOKUP_CACHE_MAX:
                     self._lookup_cache.clear()
                 self._lookup_cache[key] = hits
@@ -273,7 +255,7 @@ class Assistant:
         timings["validate"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
-        citer = Citer(hits, q.lang, lookup=self._lookup(q.lang), max_lookups=40 if self._doc_chunks() else 6)
+        citer = Citer(hits, q.lang, lookup=self._lookup(q.lang), max_lookups=40)
         composed = compose(ComposeInput(q, plan, gpn, diag, anchors, self.code_anchors), citer, self.phrases)
         timings["compose"] = (time.perf_counter() - t) * 1000
         return _Prepared(q, plan, composed, list(citer.sources), diag, timings)
