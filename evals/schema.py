@@ -38,6 +38,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal
+from assistant.answer import Turn  # a case's history is the same turns the engine takes
 
 import yaml
 
@@ -101,12 +102,6 @@ class FieldCheck:
     path: str
     op: str
     value: Any = None
-
-
-@dataclass(frozen=True)
-class Turn:
-    role: Literal["user", "assistant"]
-    content: str
 
 
 @dataclass(frozen=True)

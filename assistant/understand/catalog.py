@@ -2,8 +2,8 @@
 
 The tables (`kb/models.yaml`, `kb/gpus.yaml`) are shared data, maintained with the validator; this
 module turns their keys and aliases into text patterns ("llama-3.1-70b" matches "Llama 3.1 70B",
-"llama3.1-70b-instruct") and reads the few facts the understanding and planning steps need. When the
-tables are not there, nothing is recognised by name and sizes still come from the text.
+"llama3.1-70b-instruct") and hands on the few facts the understanding and planning steps need. It reads
+the tables only through `assistant.validator.models`, so each data file has one reader.
 """
 from __future__ import annotations
 
@@ -11,11 +11,6 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-import yaml
-
-# Data files are parsed at first use on every cold start: libyaml's safe loader is ~10x faster than
-# the pure-Python one and just as safe (no arbitrary tags).
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _SEP = r"[\s_\-]*"
 
@@ -67,49 +62,18 @@ def name_pattern(key: str) -> NamePattern:
     return NamePattern(key=key, full=full, family=family, size=size)
 
 
-_TABLE_MAX_BYTES = 2 * 1024 * 1024
-
-
-@lru_cache(maxsize=4)
-def _table(name: str) -> dict:
-    """A kb data table (`models.yaml`, `gpus.yaml`) as a mapping of key -> entry; {} when absent."""
-    from assistant.config import KB_DIR  # noqa: PLC0415  (imported late: tests point KB_DIR elsewhere)
-
-    path = KB_DIR / name
-    if not path.is_file() or path.stat().st_size > _TABLE_MAX_BYTES:
-        return {}
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER) or {}  # noqa: S506 - a safe loader
-    section = data.get("models" if name == "models.yaml" else "gpus", {}) if isinstance(data, dict) else {}
-    return section if isinstance(section, dict) else {}
-
-
-def _get(obj, *names):
-    for n in names:
-        v = obj.get(n) if isinstance(obj, dict) else getattr(obj, n, None)
-        if v is not None:
-            return v
-    return None
-
-
-def _names(key: str, entry) -> list[str]:
-    aliases = _get(entry, "aliases") or [] if isinstance(entry, dict) else []
-    if isinstance(aliases, str):
-        aliases = [aliases]
-    names = [key, *(a for a in aliases if isinstance(a, str))]
-    display = _get(entry, "name") if isinstance(entry, dict) else None
-    if isinstance(display, str):
-        names.append(display)
-    return names
-
-
 @lru_cache(maxsize=1)
 def model_patterns() -> tuple[tuple[str, NamePattern], ...]:
-    """(table key, pattern) for every model name and alias in kb/models.yaml."""
+    """(table key, pattern) for every model name and alias in the validator's model table."""
+    from assistant.validator.models import list_models, lookup_model  # noqa: PLC0415
+
     out = []
-    for key, entry in _table("models.yaml").items():
-        for n in _names(str(key), entry):
+    for key in list_models():
+        facts = lookup_model(key)
+        names = [key, *facts.aliases, facts.name, *([facts.hf_id] if facts.hf_id else [])]
+        for n in dict.fromkeys(names):
             # HF ids: the part after the organisation is what people type
-            out.append((str(key), name_pattern(n.split("/")[-1])))
+            out.append((key, name_pattern(n.split("/")[-1])))
     return tuple(out)
 
 
@@ -146,68 +110,44 @@ def find_model(text: str, patterns: tuple[tuple[str, NamePattern], ...] | None =
 
 @lru_cache(maxsize=64)
 def model_info(key: str) -> ModelInfo | None:
-    """Facts about a model from kb/models.yaml (HF config.json field names), or None when unknown."""
-    entry = _table("models.yaml").get(key) if key else None
-    if entry is None:
+    """The facts sizing decisions use, from the validator's model table (one reader of kb/models.yaml)."""
+    from assistant.validator.models import lookup_model  # noqa: PLC0415
+
+    f = lookup_model(key) if key else None
+    if f is None:
         return None
-
-    def num(*names):
-        v = _get(entry, *names)
-        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-
-    experts = num("n_routed_experts", "num_experts", "num_local_experts")
-    total = num("params_b")
-    active = num("active_params_b")
     return ModelInfo(
-        key=key,
-        total_b=float(total) if total is not None else None,
-        active_b=float(active) if active is not None else None,
-        is_moe=bool(experts and experts > 1),
-        num_experts=int(experts) if experts else None,
-        num_layers=_int(num("num_hidden_layers")),
-        num_heads=_int(num("num_attention_heads")),
-        num_kv_heads=_int(num("num_key_value_heads")),
-        pp_plan=_get(entry, "pp_plan") if isinstance(_get(entry, "pp_plan"), bool) else None,
-        ep_supported=_ep_supported(entry),
-        name=str(_get(entry, "name")) if isinstance(_get(entry, "name"), str) else None,
-        architectures=tuple(str(a) for a in (_get(entry, "architectures") or ()) if isinstance(a, str)),
+        key=f.key,
+        total_b=float(f.params_b),
+        active_b=float(f.active_params_b) if f.active_params_b is not None else None,
+        is_moe=f.num_routed_experts > 1,
+        num_experts=f.num_routed_experts or None,
+        num_layers=f.num_layers,
+        num_heads=f.num_attention_heads,
+        num_kv_heads=f.num_kv_heads,
+        pp_plan=f.pp_plan,
+        # Upstream builds an expert-parallel model only for its own MoE classes.
+        ep_supported=f.upstream_moe if f.architecture else None,
+        name=f.name,
+        architectures=(f.architecture,) if f.architecture else (),
     )
-
-
-def _ep_supported(entry) -> bool | None:
-    # Upstream builds an expert-parallel model only for its own MoE classes (the table lists them).
-    archs = _get(entry, "architectures") or []
-    data = _upstream_moe_archs()
-    if not data or not archs:
-        return None
-    return any(a in data for a in archs)
-
-
-@lru_cache(maxsize=1)
-def _upstream_moe_archs() -> frozenset[str]:
-    from assistant.config import KB_DIR  # noqa: PLC0415
-
-    path = KB_DIR / "models.yaml"
-    if not path.is_file():
-        return frozenset()
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER) or {}  # noqa: S506 - a safe loader
-    return frozenset(data.get("upstream_moe_architectures") or ())
-
-
-def _int(v) -> int | None:
-    return int(v) if v is not None else None
 
 
 @lru_cache(maxsize=1)
 def gpu_keys() -> tuple[str, ...]:
-    """Keys of kb/gpus.yaml (e.g. "h100-80gb"), or () when it is not there."""
-    return tuple(str(k) for k in _table("gpus.yaml"))
+    """Keys of the validator's GPU table (e.g. "h100-80gb")."""
+    from assistant.validator.models import list_gpus  # noqa: PLC0415
+
+    return tuple(list_gpus())
 
 
 def gpu_memory_gib(key: str) -> float | None:
-    entry = _table("gpus.yaml").get(key)
-    v = _get(entry, "memory_gib", "memory_gb") if entry else None
-    return float(v) if isinstance(v, (int, float)) else None
+    from assistant.validator.models import load_gpu  # noqa: PLC0415
+
+    try:
+        return float(load_gpu(key).memory_gib)
+    except ValueError:
+        return None
 
 
 def resolve_gpu(gpu_type: str, memory_gb: int | None, keys: tuple[str, ...] | None = None) -> str | None:
