@@ -13,11 +13,10 @@ from typing import Mapping
 
 import yaml
 
+from assistant.datafile import read_yaml
+
 from assistant.retrieve.hit import Hit
 
-# Data files are parsed at first use on every cold start: libyaml's safe loader is ~10x faster than
-# the pure-Python one and just as safe (no arbitrary tags).
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _MAX_BYTES = 1024 * 1024
 _SENTENCE_END = re.compile(r"(?<=[.。])\s+(?=[A-Z`\u4e00-\u9fff])")
@@ -61,14 +60,8 @@ def load_anchors(path: Path) -> dict[str, Anchor]:
     """Anchor id -> Anchor; an absent or unreadable file gives an empty table (answers then fall back
     to the chunk text)."""
     try:
-        raw = path.read_bytes()
-    except OSError:
-        return {}
-    if len(raw) > _MAX_BYTES:
-        return {}
-    try:
-        data = yaml.load(raw, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader (libyaml's when present)
-    except yaml.YAMLError:
+        data = read_yaml(path, max_bytes=_MAX_BYTES)
+    except (OSError, ValueError, yaml.YAMLError):
         return {}
     entries = data.get("anchors") if isinstance(data, dict) else data
     out: dict[str, Anchor] = {}

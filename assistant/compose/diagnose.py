@@ -6,6 +6,8 @@ from typing import Callable
 
 import yaml
 
+from assistant.validator.coerce import load_yaml  # the validator's bounded safe loader
+
 from assistant.validator.report import ValidationReport
 
 _PARSE_CAP = 256 * 1024  # only for guessing a world size; the validator enforces its own cap
@@ -39,8 +41,8 @@ def guess_world_size(yaml_text: str, gpus_per_node: int) -> tuple[int, str]:
     product = 1
     if len(yaml_text.encode("utf-8", "replace")) <= _PARSE_CAP:
         try:
-            data = yaml.safe_load(yaml_text)
-        except yaml.YAMLError:
+            data = load_yaml(yaml_text)
+        except ValueError:  # UnusableInput: not YAML, too big, too deep
             data = None
         dist = data.get("distributed", data) if isinstance(data, dict) else None
         if isinstance(dist, dict):
@@ -92,8 +94,8 @@ def _schedule_kept(yaml_text: str, report: ValidationReport) -> str | None:
     if "MW-E-PIPELINE-VALUE" not in report.codes or len(yaml_text.encode("utf-8", "replace")) > _PARSE_CAP:
         return None
     try:
-        data = yaml.safe_load(yaml_text)
-    except yaml.YAMLError:
+        data = load_yaml(yaml_text)
+    except ValueError:  # UnusableInput: not YAML, too big, too deep
         return None
     dist = data.get("distributed", data) if isinstance(data, dict) else None  # a whole recipe or the bare section
     if not isinstance(dist, dict) or not isinstance(dist.get("pipeline"), str) or not dist["pipeline"].strip():

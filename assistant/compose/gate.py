@@ -13,6 +13,8 @@ from typing import Callable
 
 import yaml
 
+from assistant.validator.coerce import load_yaml  # the validator's bounded safe loader
+
 from assistant.validator.report import ValidationReport
 
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n`]*$")
@@ -64,8 +66,8 @@ def looks_like_config(info: str, body: str) -> bool:
     if len(body.encode("utf-8", "replace")) > _MAX_BLOCK_BYTES:
         return True  # an oversized untagged block is not shown unchecked
     try:
-        data = yaml.safe_load(body)
-    except yaml.YAMLError:
+        data = load_yaml(body)
+    except ValueError:  # UnusableInput: not YAML, too big, too deep
         return False
     return isinstance(data, dict) and bool(_CONFIG_KEYS & {str(k) for k in data})
 

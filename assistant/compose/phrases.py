@@ -4,11 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from assistant.datafile import read_yaml
 
-# Data files are parsed at first use on every cold start: libyaml's safe loader is ~10x faster than
-# the pure-Python one and just as safe (no arbitrary tags).
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 PHRASES_PATH = Path(__file__).with_name("phrases.yaml")
 _MAX_BYTES = 512 * 1024
@@ -51,10 +48,7 @@ class Phrases:
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Phrases":
-        raw = (path or PHRASES_PATH).read_bytes()
-        if len(raw) > _MAX_BYTES:
-            raise ValueError(f"phrases file larger than {_MAX_BYTES} bytes")
-        data = yaml.load(raw, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader (libyaml's when present)
+        data = read_yaml(path or PHRASES_PATH, max_bytes=_MAX_BYTES)
 
         def facts(section: str) -> dict[str, Fact]:
             return {

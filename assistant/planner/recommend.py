@@ -18,6 +18,8 @@ from pathlib import Path
 
 import yaml
 
+from assistant.datafile import read_yaml
+
 from assistant.planner.plan import Plan, Step
 from assistant.understand import catalog
 from assistant.understand.catalog import ModelInfo
@@ -27,9 +29,6 @@ from assistant.validator.memory import estimate_for_sizes
 from assistant.validator.models import load_gpu, load_model
 from assistant.validator.report import ValidationReport
 
-# Data files are parsed at first use on every cold start: libyaml's safe loader is ~10x faster than
-# the pure-Python one and just as safe (no arbitrary tags).
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _SIZING_PATH = Path(__file__).with_name("sizing.yaml")
 MAX_WORLD_SIZE = 1 << 20  # beyond any cluster; larger inputs are refused before any search
@@ -54,7 +53,7 @@ class Rules:
 
 @lru_cache(maxsize=1)
 def load_rules(path: Path = _SIZING_PATH) -> Rules:
-    d = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+    d = read_yaml(path)
     return Rules(
         dense=tuple(d["dense"]),
         moe=tuple(d["moe"]),

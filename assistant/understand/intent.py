@@ -11,14 +11,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
+from assistant.datafile import read_yaml
 
 from assistant.understand.params import MAX_PROSE_CHARS, load_vocab, normalize, tame
 from assistant.understand.query import Intent, Params
 
-# Data files are parsed at first use on every cold start: libyaml's safe loader is ~10x faster than
-# the pure-Python one and just as safe (no arbitrary tags).
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _TABLE_PATH = Path(__file__).with_name("intents.yaml")
 
@@ -53,7 +50,7 @@ class IntentScore:
 
 @lru_cache(maxsize=1)
 def load_table(path: Path = _TABLE_PATH) -> IntentTable:
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+    data = read_yaml(path)
     rules = {
         name: tuple(
             Rule(re.compile(r["p"], re.I), float(r["w"]), r.get("without_strategy"), bool(r.get("only_limited_strategy")),

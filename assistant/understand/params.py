@@ -14,15 +14,12 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
+from assistant.datafile import read_yaml
 
 from assistant.understand import catalog
 from assistant.understand.numbers import NUMBER, ZH_NUMBER, parse_number
 from assistant.understand.query import Params
 
-# Data files are parsed at first use on every cold start: libyaml's safe loader is ~10x faster than
-# the pure-Python one and just as safe (no arbitrary tags).
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MAX_QUESTION_CHARS = 20_000  # longer input is cut: nobody asks a sizing question this long
 # Parameters come from the prose around a pasted YAML; beyond this many characters (a pasted log, say)
@@ -64,7 +61,7 @@ def _alt(patterns: list[str]) -> re.Pattern:
 
 @lru_cache(maxsize=1)
 def load_vocab(path: Path = _VOCAB_PATH) -> Vocab:
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+    data = read_yaml(path)
     gpus = {
         name: (re.compile(rf"(?<![a-z0-9]){spec['pattern']}s?(?![a-z0-9])", re.I), int(spec["memory_gb"]))
         for name, spec in data["gpus"].items()

@@ -1,0 +1,19 @@
+"""Reading the project's own YAML data files (tables, phrases, vocab): one safe loader, one size cap.
+
+User input never comes through here: the validator parses recipes with its own alias-bounded loader.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MAX_DATA_BYTES = 2 * 1024 * 1024
+
+
+def read_yaml(path: Path, *, max_bytes: int = MAX_DATA_BYTES) -> Any:
+    raw = Path(path).read_bytes()
+    if len(raw) > max_bytes:
+        raise ValueError(f"{path} is larger than {max_bytes} bytes")
+    return yaml.safe_load(raw)
