@@ -623,8 +623,6 @@ def extract_params(question: str) -> Params:
     if gpu_type:
         mem = gpu_mem if gpu_mem is not None else default_mem
         gpu_key = catalog.resolve_gpu(gpu_type, mem)
-        if gpu_key is None and not catalog.gpu_keys():
-            gpu_key = f"{gpu_type}-{mem}gb"
     return Params(
         model=found.key,
         model_size_b=found.size_b,
