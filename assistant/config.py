@@ -31,6 +31,8 @@ DEFAULT_EMBED_MODELS = ("minilm", "use-multilingual")
 class Settings:
     index_dir: Path = field(default_factory=lambda: Path(platformdirs.user_data_dir(_APP)) / "index")
     data_dir: Path = field(default_factory=lambda: Path(platformdirs.user_data_dir(_APP)))
+    # Models derived on this machine from shipped weights (the ONNX export of MiniLM); safe to delete.
+    model_cache_dir: Path = field(default_factory=lambda: Path(platformdirs.user_cache_dir(_APP)) / "models")
     kb_dir: Path = KB_DIR
     embed_models: tuple[str, ...] = DEFAULT_EMBED_MODELS
     llm_base_url: str | None = None
@@ -61,6 +63,7 @@ _ENV = {
     "MESHWISE_INDEX_DIR": ("index_dir", Path),
     "MESHWISE_DATA_DIR": ("data_dir", Path),
     "MESHWISE_KB_DIR": ("kb_dir", Path),
+    "MESHWISE_MODEL_CACHE_DIR": ("model_cache_dir", Path),
     "MESHWISE_EMBED_MODELS": ("embed_models", lambda s: tuple(x.strip() for x in s.split(",") if x.strip())),
     "MESHWISE_LLM_BASE_URL": ("llm_base_url", str),
     "MESHWISE_LLM_MODEL": ("llm_model", str),

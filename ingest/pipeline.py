@@ -1,11 +1,8 @@
 """Build and update the index: sources -> llama-index IngestionPipeline -> FAISS channels + BM25.
 
-Layout of `Settings.index_dir`:
-    current -> v-<time>-<id>/   symlink, switched atomically when a build succeeds
-    v-<time>-<id>/              manifest.json, docstore.json, dense-<i>.faiss, chunks.json, bm25/
-    .lock                       one ingest at a time
-A build works in memory and writes a new version directory; only a finished build moves `current`,
-so an interrupted or failed ingest leaves the previous index serving.
+The layout of `Settings.index_dir` and the fast freshness check are in `ingest.status`. A build works
+in memory and writes a new version directory; only a finished build moves `current`, so an
+interrupted or failed ingest leaves the previous index serving.
 
 Incremental: the pipeline's docstore keeps each document's hash; an unchanged document is skipped,
 a changed one has its chunks deleted from the store and re-embedded, and documents no longer in the
@@ -30,7 +27,7 @@ from llama_index.core.schema import BaseNode, Document, NodeRelationship, TextNo
 from llama_index.core.storage.docstore import SimpleDocumentStore
 from tqdm.auto import tqdm
 
-from assistant.config import UPSTREAM_SKILL_DIR, Settings
+from assistant.config import Settings
 from assistant.retrieve.embeddings import Encoder, load_encoders
 from assistant.retrieve.expand import Glossary, encoder_view, has_cjk, load_glossary
 from ingest.chunking import CHUNKER_VERSION
@@ -38,17 +35,16 @@ from ingest.lexical import TOKENIZER_VERSION, LexicalIndex, LexicalTokenizer
 from ingest.manifest import Manifest, file_hash, incompatibilities, library_versions
 from ingest.sources import Source, chunk_document, detect_source, load_source
 from ingest.sources.common import LoadResult
-from ingest.sources.skill_folder import is_skill_folder
+from ingest.status import (CURRENT, IndexNotReady, IndexStatus, current_version, dedupe, default_sources,
+                           index_status, planned_sources, sources_digest)
 from ingest.store import Channel, ChannelStore
 
-CURRENT = "current"
+__all__ = ["IndexNotReady", "IndexStatus", "build_index", "content_status", "current_version", "default_sources",
+           "ensure_index", "index_status", "load_documents", "planned_sources", "resolve_sources"]
+
 DOCSTORE_NAME = "docstore.json"
 BM25_DIR = "bm25"
 _DOC_BATCH = 64  # documents per pipeline run: bounds the memory of list-typed node embeddings
-
-
-class IndexNotReady(RuntimeError):
-    """No usable index and building was not allowed (the message says what to run)."""
 
 
 @dataclass
@@ -68,38 +64,10 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class IndexStatus:
-    state: str  # missing | incompatible | stale | fresh
-    reasons: tuple[str, ...] = ()
-    path: Path | None = None
-
-    @property
-    def fresh(self) -> bool:
-        return self.state == "fresh"
-
-
 # ---------------------------------------------------------------- sources
-
-def default_sources(settings: Settings) -> list[Source]:
-    """The kb, plus the upstream skill folder when it is present beside the repo."""
-    out = [Source("kb", Path(settings.kb_dir).resolve())]
-    if is_skill_folder(UPSTREAM_SKILL_DIR):
-        out.append(Source("skill", UPSTREAM_SKILL_DIR.resolve()))
-    return out
-
 
 def resolve_sources(paths: Sequence[Path]) -> list[Source]:
     return [detect_source(Path(p)) for p in paths]
-
-
-def _dedupe(sources: Sequence[Source]) -> list[Source]:
-    seen, out = set(), []
-    for s in sources:
-        if s.path not in seen:
-            seen.add(s.path)
-            out.append(s)
-    return out
 
 
 def load_documents(sources: Sequence[Source], progress: bool = False
@@ -221,14 +189,6 @@ def _stamp_glossary(docs: Sequence[Document], glossary_hash: str) -> None:
 
 # ---------------------------------------------------------------- index directory
 
-def current_version(index_dir: Path) -> Path | None:
-    link = Path(index_dir) / CURRENT
-    if not link.exists():
-        return None
-    target = link.resolve()
-    return target if target.is_dir() else None
-
-
 @contextmanager
 def _locked(index_dir: Path) -> Iterator[None]:
     index_dir.mkdir(parents=True, exist_ok=True)
@@ -282,32 +242,11 @@ def _kb_version(settings: Settings, docs: Sequence[Document]) -> str:
 
 # ---------------------------------------------------------------- status
 
-def planned_sources(settings: Settings, manifest: Manifest | None = None) -> list[Source]:
-    """What the index should hold: the sources of the last ingest (so `ingest --source CHECKOUT` or
-    `--only` survive a restart) with the kb taken from the settings; the defaults when there is no
-    index yet. Recorded sources that no longer exist are dropped."""
-    if manifest is None or not manifest.sources:
-        return default_sources(settings)
-    out = []
-    for s in manifest.sources:
-        if s["kind"] == "kb":
-            out.append(Source("kb", Path(settings.kb_dir).resolve()))
-        elif Path(s["path"]).exists():
-            out.append(Source(s["kind"], Path(s["path"])))
-    return _dedupe(out)
-
-
-def index_status(settings: Settings, sources: Sequence[Source] | None = None) -> IndexStatus:
-    version = current_version(Path(settings.index_dir))
-    if version is None:
-        return IndexStatus("missing", (f"no index under {settings.index_dir}",))
-    manifest = Manifest.load(version)
-    if manifest is None:
-        return IndexStatus("incompatible", ("manifest missing or unreadable",), version)
-    problems = incompatibilities(manifest, tuple(settings.embed_models), CHUNKER_VERSION, TOKENIZER_VERSION)
-    if problems:
-        return IndexStatus("incompatible", tuple(problems), version)
-    srcs = list(sources) if sources is not None else planned_sources(settings, manifest)
+def content_status(settings: Settings, srcs: Sequence[Source], manifest: Manifest, version: Path) -> IndexStatus:
+    """Fresh or stale by the documents' content hashes, for a compatible index whose file listing
+    changed since it was built (`ingest.status.index_status` decides the rest from `stat` calls).
+    A fresh index gets the new listing recorded, so the next check is decided from `stat` again."""
+    digest = sources_digest(srcs)  # before reading: an edit during the read makes the next check look again
     docs, _, _ = load_documents(srcs, progress=False)
     glossary_hash = file_hash(Path(settings.kb_dir) / "glossary.yaml")
     _stamp_glossary(docs, glossary_hash)
@@ -321,6 +260,12 @@ def index_status(settings: Settings, sources: Sequence[Source] | None = None) ->
             reasons.append(f"{len(ids)} {label} document(s): {', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}")
     if glossary_hash != manifest.glossary_hash:
         reasons.append("glossary changed")
+    if not reasons and digest and manifest.sources_digest != digest:
+        manifest.sources_digest = digest
+        try:
+            manifest.save(version)
+        except OSError:  # a read-only index still serves; its checks just stay slow
+            pass
     return IndexStatus("stale" if reasons else "fresh", tuple(reasons), version)
 
 
@@ -359,8 +304,10 @@ def _build(settings: Settings, sources: Sequence[Source] | None, *, rebuild: boo
     with _locked(index_dir):
         previous = current_version(index_dir)
         old_manifest = Manifest.load(previous) if previous else None
-        srcs = _dedupe(list(sources) if sources is not None else planned_sources(settings, old_manifest))
+        srcs = dedupe(list(sources) if sources is not None else planned_sources(settings, old_manifest))
         report = IngestReport(index_path=index_dir)
+        # Before reading: a file edited while this build runs then differs from the recorded listing.
+        digest = sources_digest(srcs)
         docs, report.per_source, report.warnings = load_documents(srcs, progress)
         report.documents = len(docs)
         glossary_path = Path(settings.kb_dir) / "glossary.yaml"
@@ -371,7 +318,7 @@ def _build(settings: Settings, sources: Sequence[Source] | None, *, rebuild: boo
 
         def get_encoders() -> list[Encoder]:
             if not loaded:
-                loaded.extend(load_encoders(tuple(settings.embed_models)))
+                loaded.extend(load_encoders(tuple(settings.embed_models), settings.model_cache_dir))
                 if store is not None and not report.full_rebuild and incompatibilities(
                         old_manifest, tuple(settings.embed_models), CHUNKER_VERSION, TOKENIZER_VERSION,
                         [e.model_id for e in loaded]):
@@ -412,7 +359,12 @@ def _build(settings: Settings, sources: Sequence[Source] | None, *, rebuild: boo
         if (not report.full_rebuild and report.unchanged == len(docs) == len(old_ids)
                 and old_manifest.glossary_hash == glossary_hash
                 and old_manifest.sources == [s.to_json() for s in srcs]):
-            # Nothing to do: the current version already is this index.
+            # Nothing to do: the current version already is this index. Its listing may differ (files
+            # touched, or an index from before listings were recorded): record it, so the next start
+            # is decided from `stat` calls again.
+            if digest and old_manifest.sources_digest != digest:
+                old_manifest.sources_digest = digest
+                old_manifest.save(previous)
             report.chunks = len(store)
             report.per_source = old_manifest.per_source or report.per_source
             report.index_path = previous
@@ -477,7 +429,7 @@ def _build(settings: Settings, sources: Sequence[Source] | None, *, rebuild: boo
                 documents={d.id_: d.hash for d in docs}, glossary_hash=glossary_hash,
                 kb_version=_kb_version(settings, docs), chunks=len(store),
                 created_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), build_seconds=round(report.seconds, 3),
-                per_source=report.per_source,
+                per_source=report.per_source, sources_digest=digest,
             ).save(tmp)
             report.index_path = _publish(index_dir, tmp)
         except BaseException:
@@ -512,10 +464,7 @@ def _count_chunks(report: IngestReport, store: ChannelStore, docs: Sequence[Docu
 def ensure_index(settings: Settings, *, progress: bool = False, encoders: list[Encoder] | None = None) -> Path:
     """The current index version directory, built or updated first when missing, incompatible or
     stale. Used by `make run`, the engine and the tests on first start."""
-    status = index_status(settings)
+    status = index_status(settings, model_ids=[e.model_id for e in encoders] if encoders is not None else None)
     if status.fresh and status.path is not None:
-        manifest = Manifest.load(status.path)
-        if encoders is None or not incompatibilities(manifest, tuple(settings.embed_models), CHUNKER_VERSION,
-                                                     TOKENIZER_VERSION, [e.model_id for e in encoders]):
-            return status.path
+        return status.path
     return build_index(settings, progress=progress, encoders=encoders).index_path

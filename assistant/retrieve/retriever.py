@@ -22,6 +22,7 @@ from assistant.retrieve.expand import Glossary, encoder_view, load_glossary, que
 from assistant.retrieve.fusion import rrf
 from assistant.retrieve.hit import Hit
 from assistant.retrieve.threads import limit_query_threads
+from ingest.manifest import Manifest
 
 QUERY_MAX_CHARS = 2000
 # Fused-score factor per chunk kind (1.0 when absent). On evals/retrieval (108 queries) any value in
@@ -66,27 +67,30 @@ class Retriever:
     # ------------------------------------------------------------ loading
     @classmethod
     def load(cls, settings: Settings | None = None, *, build: bool = True,
-             encoders: list[Encoder] | None = None) -> "Retriever":
+             encoders: list[Encoder] | None = None, warm_up: bool = True) -> "Retriever":
         """Load the index under `settings.index_dir`. With `build` (default) a missing, stale or
         incompatible index is built or updated first; without it such an index raises IndexNotReady
-        with the command to run."""
+        with the command to run. A fresh index loads without importing llama-index (the ingestion
+        side); `warm_up` runs one search so the first user's query pays no lazy initialisation."""
+        from ingest.channels import ChannelIndex
         from ingest.lexical import LexicalIndex, LexicalTokenizer
-        from ingest.manifest import Manifest
-        from ingest.pipeline import IndexNotReady, ensure_index, index_status
-        from ingest.store import ChannelStore
+        from ingest.status import IndexNotReady, index_status
 
         settings = settings or load_settings()
-        if not build:
-            status = index_status(settings)
-            if not status.fresh or status.path is None:
-                hint = "meshwise ingest --rebuild" if status.state == "incompatible" else "meshwise ingest"
-                raise IndexNotReady(f"index {status.state}: {'; '.join(status.reasons)}. Run `{hint}`.")
-        limit_query_threads()
         if encoders is None:
-            encoders = load_encoders(tuple(settings.embed_models))
-        path = ensure_index(settings, encoders=encoders) if build else status.path
-        manifest = Manifest.load(path)
-        store = ChannelStore.load(path)
+            encoders = load_encoders(tuple(settings.embed_models), settings.model_cache_dir)
+        limit_query_threads()
+        status = index_status(settings, model_ids=[e.model_id for e in encoders])
+        if status.fresh and status.path is not None:
+            path = status.path
+        elif build:
+            from ingest.pipeline import ensure_index
+
+            path = ensure_index(settings, encoders=encoders)
+        else:
+            hint = "meshwise ingest --rebuild" if status.state == "incompatible" else "meshwise ingest"
+            raise IndexNotReady(f"index {status.state}: {'; '.join(status.reasons)}. Run `{hint}`.")
+        store = ChannelIndex.load(path)
         for enc, ch in zip(encoders, store.channels):
             if enc.name != ch.name or enc.dim != ch.dim:
                 raise IndexNotReady(f"index channel {ch.name} ({ch.dim} dims) does not match encoder "
@@ -94,10 +98,11 @@ class Retriever:
         glossary = load_glossary(Path(settings.kb_dir) / "glossary.yaml")
         tokenizer = LexicalTokenizer(glossary.zh_terms)
         lexical = LexicalIndex.load(path / "bm25")
+        manifest = Manifest.load(path)
         retriever = cls(store=store, lexical=lexical, tokenizer=tokenizer, glossary=glossary, encoders=encoders,
                         manifest=manifest, path=path)
-        # The first search pays for lazy initialisation (kernels, caches): pay it here, not in a user's.
-        retriever.search("warm up 预热 tp_size", k=1)
+        if warm_up:
+            retriever.search("warm up 预热 tp_size", k=1)
         return retriever
 
     @property

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from llama_index.core.schema import Document
+if TYPE_CHECKING:  # `Source` is needed on the query path, which must not pay for importing llama-index
+    from llama_index.core.schema import Document
 
-from ingest.chunking import Chunk
-from ingest.sources.common import LoadResult
+    from ingest.chunking import Chunk
+    from ingest.sources.common import LoadResult
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from llama_index.core.schema import Document
+if TYPE_CHECKING:  # llama-index loads in a second; the query path imports this package without it
+    from llama_index.core.schema import Document
 
 DOC_MAX_BYTES = 2 * 1024 * 1024
 
@@ -25,6 +27,8 @@ class LoadResult:
 
 def make_document(*, doc_id: str, text: str, title: str, path: str, kind: str, lang: str, fmt: str,
                   context: str = "") -> Document:
+    from llama_index.core.schema import Document
+
     meta = {"doc_id": doc_id, "title": title, "path": path, "kind": kind, "lang": lang, "format": fmt,
             "context": context}
     return Document(id_=doc_id, text=text, metadata=meta)

@@ -5,6 +5,7 @@ glossary and anchors; tests that change documents work on their own copy.
 """
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -14,13 +15,14 @@ import pytest
 from assistant.config import load_settings
 
 FIXTURE_KB = Path(__file__).parent / "fixtures" / "kb"
+TEST_MODEL_CACHE = Path(os.environ["MESHWISE_MODEL_CACHE_DIR"])  # set by tests/conftest.py
 
 
 @pytest.fixture(scope="session")
 def encoders():
     from assistant.retrieve.embeddings import load_encoders
 
-    return load_encoders(("minilm", "use-multilingual"))
+    return load_encoders(("minilm", "use-multilingual"), TEST_MODEL_CACHE)
 
 
 @pytest.fixture
@@ -32,7 +34,7 @@ def kb_copy(tmp_path) -> Path:
 
 def _settings(root: Path, kb: Path):
     base = load_settings(env={"MESHWISE_CONFIG": str(root / "none.toml")})
-    return replace(base, kb_dir=kb, index_dir=root / "index", data_dir=root)
+    return replace(base, kb_dir=kb, index_dir=root / "index", data_dir=root, model_cache_dir=TEST_MODEL_CACHE)
 
 
 @pytest.fixture

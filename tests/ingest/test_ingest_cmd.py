@@ -7,7 +7,7 @@ from ingest.pipeline import current_version
 
 
 def test_ingest_command_builds_and_reports_counts(kb_copy, tmp_path, capsys, monkeypatch, encoders):
-    monkeypatch.setattr("ingest.pipeline.load_encoders", lambda names: list(encoders))  # loaded once per session
+    monkeypatch.setattr("ingest.pipeline.load_encoders", lambda names, cache_dir=None: list(encoders))  # loaded once per session
     monkeypatch.setenv("MESHWISE_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.setenv("MESHWISE_KB_DIR", str(kb_copy))
     index = tmp_path / "idx"

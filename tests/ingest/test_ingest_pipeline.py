@@ -86,7 +86,7 @@ def test_a_model_that_now_embeds_differently_forces_a_full_rebuild(built_setting
     doc.write_text(doc.read_text() + "\nOne more line.\n")
     changed = [copy.copy(e) for e in encoders]
     changed[0].model_id += "+other-quantisation"
-    monkeypatch.setattr(pipeline, "load_encoders", lambda names: changed)  # what the CLI would load
+    monkeypatch.setattr(pipeline, "load_encoders", lambda names, cache_dir=None: changed)  # what the CLI would load
     rep = build_index(s, _kb_only(s))
     assert rep.full_rebuild and rep.chunks_embedded == rep.chunks
     assert "embedding model changed" in rep.rebuild_reasons[0]
@@ -119,7 +119,7 @@ def test_rebuild_flag_re_embeds_everything(built_settings, encoders):
 
 def test_ensure_index_builds_once_then_reuses(kb_settings, encoders, monkeypatch):
     s = kb_settings
-    monkeypatch.setattr(pipeline, "default_sources", _kb_only)
+    monkeypatch.setattr("ingest.status.default_sources", _kb_only)
     p1 = ensure_index(s, encoders=encoders)
     calls = []
     monkeypatch.setattr(pipeline, "build_index", lambda *a, **k: calls.append(1))

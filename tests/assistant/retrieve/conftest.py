@@ -2,6 +2,7 @@
 ingest fixture kb (a few documents in English and Chinese, a glossary and two anchors)."""
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +20,8 @@ def small_settings(tmp_path_factory):
     kb = root / "kb"
     shutil.copytree(FIXTURE_KB, kb)
     base = load_settings(env={"MESHWISE_CONFIG": str(root / "none.toml")})
-    return replace(base, kb_dir=kb, index_dir=root / "index", data_dir=root)
+    return replace(base, kb_dir=kb, index_dir=root / "index", data_dir=root,
+                   model_cache_dir=Path(os.environ["MESHWISE_MODEL_CACHE_DIR"]))  # set by tests/conftest.py
 
 
 @pytest.fixture(scope="session")
@@ -31,3 +33,8 @@ def small_retriever(small_settings):
     # kb only (not the upstream skill folder): small and deterministic.
     build_index(small_settings, [Source("kb", Path(small_settings.kb_dir).resolve())])
     return Retriever.load(small_settings)
+
+
+@pytest.fixture(scope="session")
+def minilm(small_retriever):
+    return next(e for e in small_retriever.encoders if e.name == "minilm")
