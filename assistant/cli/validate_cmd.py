@@ -233,7 +233,7 @@ def render(report: ValidationReport, lang: str = "en") -> str:
         lines.append(f"{t['memory']}: {t['total']} {m.total_gib:.1f} GiB{cap}")
         lines.append(f"  {t['params']} {m.params_gib:.1f}, {t['grads']} {m.grads_gib:.1f}, {t['optim']} "
                      f"{m.optimizer_gib:.1f}, {t['acts']} {m.activations_gib:.1f} GiB")
-        for a in m.assumptions:
+        for a in m.assumptions_in(lang):
             lines.append(f"  - {a}")
     if not report.ok:
         if report.suggested_fix:

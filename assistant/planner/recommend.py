@@ -789,7 +789,15 @@ def _why(s: Situation, t: Targets, f: _Found) -> list[Step]:
             f"{name or 'This model'} has no expert-parallel path upstream (it is not one of AutoModel's MoE classes), so ep_size stays 1 and it is sized like a dense model.",
             f"{name + ' ' if name else '该模型'}在上游没有专家并行实现（不属于 AutoModel 的 MoE 类），因此 ep_size 保持 1，按稠密模型来切分。",
         ))
-    if c.tp > 1:
+    if c.tp > 1 and getattr(s.gpu_facts, "nvlink_domain", None) == 1:
+        gpu = s.gpu_facts.key
+        out.append(Step(
+            f"tp_size {c.tp} stays inside one node of {s.gpn} GPUs, but {gpu} has no NVLink: TP's per-layer "
+            "all-reduces cross PCIe, so keep tp_size as small as memory allows; TP across nodes is slower still.",
+            f"tp_size {c.tp} 位于单个 {s.gpn} 卡节点内，但 {gpu} 没有 NVLink：TP 每层的 all-reduce 走 PCIe，"
+            "在显存允许的前提下 tp_size 越小越好；跨节点的 TP 更慢。",
+        ))
+    elif c.tp > 1:
         out.append(Step(
             f"tp_size {c.tp} stays inside one node of {s.gpn} GPUs (NVLink); TP across nodes is slow.",
             f"tp_size {c.tp} 位于单个 {s.gpn} 卡节点内（NVLink）；跨节点的 TP 很慢。",

@@ -150,21 +150,26 @@ def gpu_memory_gib(key: str) -> float | None:
         return None
 
 
-def resolve_gpu(gpu_type: str, memory_gb: int | None, keys: tuple[str, ...] | None = None) -> str | None:
-    """The GPU table key for a type ("h100") and optional memory (80), e.g. "h100-80gb"."""
-    table = gpu_keys() if keys is None else keys
-    cands = []
-    for k in table:
-        toks = re.split(r"[\s_\-]+", k.lower())
-        if toks and re.sub(r"^(?:nvidia|amd|rtx)", "", toks[0]) == re.sub(r"^(?:rtx)", "", gpu_type.lower()):
-            mem = next((int(m.group(1)) for t in toks[1:] if (m := re.fullmatch(r"(\d+)g(?:b|ib)?", t))), None)
-            cands.append((k, mem))
-    if not cands:
+def gpu_memory_gb(key: str) -> int | None:
+    """The advertised memory (decimal GB) of a table GPU, as users say it ("H100 80G")."""
+    from assistant.validator.models import load_gpu  # noqa: PLC0415
+
+    try:
+        return int(load_gpu(key).memory_gb)
+    except ValueError:
         return None
-    if memory_gb is not None:
-        exact = [k for k, mem in cands if mem == memory_gb]
-        if exact:
-            return exact[0]
+
+
+def resolve_gpu(gpu_type: str, memory_gb: int | None) -> str | None:
+    """The GPU table key for a type ("h100", "rtx4090") and optional memory (80), e.g. "h100-80gb".
+
+    The table's own name matching (keys and aliases, see kb/gpus.yaml) decides: a type alone takes the
+    variant the table's alias names (the largest one current clusters run: A100 means 80GB); with a
+    memory only that exact variant, or None ("H100 94G" is not in the table)."""
+    from assistant.validator.models import load_gpu  # noqa: PLC0415
+
+    name = f"{gpu_type}-{memory_gb}gb" if memory_gb is not None else gpu_type
+    try:
+        return load_gpu(name).key
+    except ValueError:
         return None
-    # Type only: the largest-memory variant is what current clusters run (A100 80GB over 40GB).
-    return max(cands, key=lambda c: (c[1] or 0))[0]

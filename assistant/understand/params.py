@@ -40,7 +40,7 @@ class Vocab:
     strategy_negation_zh: re.Pattern
     moe: re.Pattern
     dense: re.Pattern
-    gpus: dict[str, tuple[re.Pattern, int]]
+    gpus: dict[str, tuple[re.Pattern, int | None]]  # type -> (pattern, memory_gb when the GPU table lacks it)
     gpu_any: str  # regex fragment matching any GPU type name
     gpu_words: str
     zh_gpu_classifier: str
@@ -63,7 +63,8 @@ def _alt(patterns: list[str]) -> re.Pattern:
 def load_vocab(path: Path = _VOCAB_PATH) -> Vocab:
     data = read_yaml(path)
     gpus = {
-        name: (re.compile(rf"(?<![a-z0-9]){spec['pattern']}s?(?![a-z0-9])", re.I), int(spec["memory_gb"]))
+        name: (re.compile(rf"(?<![a-z0-9]){spec['pattern']}s?(?![a-z0-9])", re.I),
+               int(spec["memory_gb"]) if "memory_gb" in spec else None)
         for name, spec in data["gpus"].items()
     }
     gpu_any = "|".join(f"(?:{spec['pattern']})" for spec in data["gpus"].values())
@@ -619,10 +620,9 @@ def extract_params(question: str) -> Params:
     sizes = _sizes(prose)
     wanted, unwanted = _features(prose, v, sizes)
     gbs, lbs = _batches(prose)
-    gpu_key = None
-    if gpu_type:
-        mem = gpu_mem if gpu_mem is not None else default_mem
-        gpu_key = catalog.resolve_gpu(gpu_type, mem)
+    gpu_key = catalog.resolve_gpu(gpu_type, gpu_mem) if gpu_type else None
+    if gpu_key and default_mem is None:
+        default_mem = catalog.gpu_memory_gb(gpu_key)  # a table GPU: its memory lives in kb/gpus.yaml only
     return Params(
         model=found.key,
         model_size_b=found.size_b,

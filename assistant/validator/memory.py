@@ -268,49 +268,60 @@ def _rank_memory(m: ModelFacts, c: ParamCounts, s: Sizing) -> list[RankMemory]:
     return out
 
 
-def _assumptions(m: ModelFacts, s: Sizing, worst: RankMemory) -> tuple[str, ...]:
+def _source_name(source: str, lang: str) -> str:
+    """A recipe key stays as it is; the two made-up sources read in the answer's language."""
+    names = _phrases()["assumptions"]["source"]
+    return names[source][lang] if source in names else source
+
+
+def _assumptions(m: ModelFacts, s: Sizing, worst: RankMemory) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The estimate's assumptions in English and Chinese: the same lines, from memory_knobs.yaml."""
+    ph = _phrases()["assumptions"]
     prec = PRECISIONS[s.weights_dtype]
-    dtype_note = "model.torch_dtype" if s.weights_dtype_stated else "model.torch_dtype not stated: assumed"
-    items = [
-        f"model {m.key}: {m.params_b:g}B parameters, {m.num_layers} layers, hidden {m.hidden_size}"
-        + (f", {m.num_routed_experts} routed experts (top-{m.experts_per_token})" if m.is_moe else ""),
-        (f"PEFT: base weights frozen at {prec.weight} B/param; adapter weights, grads and optimizer states not counted"
-         if s.peft else
-         f"{dtype_note} {s.weights_dtype}: weights {prec.weight} B + grads {prec.grad} B + AdamW states {prec.optim} B "
-         f"= {prec.weight + prec.grad + prec.optim} B per parameter; compute in bf16 (FSDP2 MixedPrecisionPolicy)"),
-        (f"no sharding of model state (ddp replicates it)" if s.strategy == "ddp" else
-         f"FSDP shards model state over dp_shard*cp = {s.dp_shard}*{s.cp} = {s.fsdp_shard} ranks (the dp_shard_cp mesh)"
-         + (f"; replicated over dp_replicate = {s.dp_replicate}" if s.dp_replicate > 1 else "")),
-        f"TP splits attention, MLP and embedding weights by tp = {s.tp}",
+    # (key, values, [suffix keys that apply]) per line
+    lines: list[tuple[str, dict, list[str]]] = [
+        ("model", dict(key=m.key, params_b=f"{m.params_b:g}", layers=m.num_layers, hidden=m.hidden_size,
+                       experts=m.num_routed_experts, topk=m.experts_per_token), ["model+moe"] if m.is_moe else []),
+        ("peft", dict(w=prec.weight), []) if s.peft else
+        ("precision_stated" if s.weights_dtype_stated else "precision_assumed",
+         dict(dtype=s.weights_dtype, w=prec.weight, g=prec.grad, o=prec.optim, total=prec.weight + prec.grad + prec.optim),
+         []),
+        ("ddp", {}, []) if s.strategy == "ddp" else
+        ("fsdp", dict(dp_shard=s.dp_shard, cp=s.cp, fsdp=s.fsdp_shard, replicate=s.dp_replicate),
+         ["fsdp+replicate"] if s.dp_replicate > 1 else []),
+        ("tp", dict(tp=s.tp), []),
     ]
     if m.is_moe:
-        items.append(
-            f"routed experts split over ep*ep_shard = {s.ep}*{s.ep_shard}" if s.ep > 1 else
-            f"routed experts (ep_size 1) sharded by FSDP over {s.fsdp_shard} ranks and not split by TP"
-        )
-    items += [
-        f"pipeline: pp = {s.pp}, schedule {s.pp_schedule}; busiest rank {worst.rank} holds {worst.layers} layers"
-        + (", the embedding" if worst.rank == 0 else "") + (" and the output head" if worst.logits else "")
-        + f" with {worst.in_flight:g} micro-batch(es) in flight",
-        "FSDP working buffers: two units (one layer each) gathered in bf16 plus one fp32 reduce-scatter buffer",
-        f"sequence length {s.seq_len} ({s.seq_source}), {math.ceil(s.seq_len / max(1, s.cp))} tokens per CP rank;"
-        f" micro-batch {s.micro_batch} ({s.micro_batch_source})",
-        "activations: Korthikanti et al. 2022 per-layer terms with the model's attention and MLP widths"
-        + ("; flash/SDPA attention keeps no s*s score matrix" if s.flash_attention else "; s*s attention scores stored")
-        + ("; sequence parallel splits norm and dropout activations by tp" if s.sequence_parallel and s.tp > 1 else ""),
-        {"none": "no activation checkpointing: every layer keeps its full activations",
-         "full": "full activation checkpointing: each layer keeps its 2*s*b*h input, plus one layer rebuilt in backward",
-         "selective": "selective checkpointing: layer input, attention output and every other matmul output kept, "
-                      "plus one layer rebuilt in backward"}[s.ac],
-        "output head: fp32 log-probabilities 4*s*b*vocab/tp bytes on the last stage",
-        "not counted: CUDA context, NCCL buffers, allocator fragmentation, transient backward buffers",
+        lines.append(("experts_ep", dict(ep=s.ep, ep_shard=s.ep_shard), []) if s.ep > 1 else
+                     ("experts_no_ep", dict(fsdp=s.fsdp_shard), []))
+    extras = (["pipeline+embedding"] if worst.rank == 0 else []) + (["pipeline+head"] if worst.logits else [])
+    lines += [
+        ("pipeline", dict(pp=s.pp, schedule=s.pp_schedule, rank=worst.rank, layers=worst.layers,
+                          inflight=f"{worst.in_flight:g}"), extras),
+        ("buffers", {}, []),
+        ("workload", dict(seq=s.seq_len, per_cp=math.ceil(s.seq_len / max(1, s.cp)), mb=s.micro_batch), []),
+        ("activations", {}, ["activations+flash" if s.flash_attention else "activations+scores"]
+         + (["activations+sp"] if s.sequence_parallel and s.tp > 1 else [])),
+        (f"ac_{s.ac}", {}, []),
+        ("head", {}, []),
+        ("not_counted", {}, []),
     ]
-    return tuple(items)
+    out: dict[str, list[str]] = {"en": [], "zh": []}
+    for lang in ("en", "zh"):
+        for key, values, suffixes in lines:
+            values = dict(values, seq_source=_source_name(s.seq_source, lang),
+                          mb_source=_source_name(s.micro_batch_source, lang))
+            if key == "pipeline":  # the suffixes sit inside the sentence, before "with ... in flight"
+                values["extras"] = "".join(ph[x][lang] for x in suffixes)
+                suffixes = []
+            out[lang].append(ph[key][lang].format(**values) + "".join(ph[x][lang].format(**values) for x in suffixes))
+    return tuple(out["en"]), tuple(out["zh"])
 
 
 def _estimate(m: ModelFacts, s: Sizing, gpu: GpuFacts | None) -> tuple[MemoryEstimate, RankMemory]:
     ranks = _rank_memory(m, param_counts(m), s)
     worst = max(ranks, key=lambda r: r.total)
+    en, zh = _assumptions(m, s, worst)
     est = MemoryEstimate(
         gpu=gpu.key if gpu else None,
         capacity_gib=gpu.memory_gib if gpu else None,
@@ -319,7 +330,8 @@ def _estimate(m: ModelFacts, s: Sizing, gpu: GpuFacts | None) -> tuple[MemoryEst
         optimizer_gib=round(worst.optim / GIB, 2),
         activations_gib=round(worst.acts / GIB, 2),
         total_gib=round(worst.total / GIB, 2),
-        assumptions=_assumptions(m, s, worst),
+        assumptions=en,
+        assumptions_zh=zh,
     )
     return est, worst
 
@@ -647,5 +659,7 @@ def _finding_values(worst: RankMemory, s: Sizing, gpu: GpuFacts, total: float, o
         acts=_fmt(worst.acts / GIB), rank=worst.rank,
         knob=knob_en, knob_zh=knob_zh, others=others_en, others_zh=others_zh,
         basis=ph["basis"]["en"].format(precision=prec["en"].format(wbytes=wbytes), **basis_vals),
-        basis_zh=ph["basis"]["zh"].format(precision_zh=prec["zh"].format(wbytes=wbytes), **basis_vals),
+        basis_zh=ph["basis"]["zh"].format(precision_zh=prec["zh"].format(wbytes=wbytes),
+                                          **dict(basis_vals, seq_source=_source_name(s.seq_source, "zh"),
+                                                 mb_source=_source_name(s.micro_batch_source, "zh"))),
     )

@@ -44,7 +44,11 @@ class MemoryEstimate:
     optimizer_gib: float
     activations_gib: float
     total_gib: float
-    assumptions: tuple[str, ...]
+    assumptions: tuple[str, ...]  # English
+    assumptions_zh: tuple[str, ...] = ()  # the same lines in Chinese
+
+    def assumptions_in(self, lang: str) -> tuple[str, ...]:
+        return self.assumptions_zh if lang == "zh" and self.assumptions_zh else self.assumptions
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ def memory_details_md(m: MemoryEstimate | None, lang: str) -> str:
     """The estimate's assumptions, folded: the chart says how much, this says why."""
     if m is None:
         return ""
-    items = "\n".join(f"- {md_text(a)}" for a in m.assumptions)
+    items = "\n".join(f"- {md_text(a)}" for a in m.assumptions_in(lang))
     return f"<details><summary>{t('memory_details', lang)}</summary>\n\n{items}\n\n</details>"
 
 

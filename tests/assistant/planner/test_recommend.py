@@ -385,3 +385,14 @@ def test_formula_in_the_question_adds_no_parallelism():
     d = _check(p)
     assert (d.get("tp_size"), d.get("ep_size"), d.get("cp_size")) == (2, 8, None)
     assert any("= 4" in s.en and s.en.startswith("dp_size") for s in p.arithmetic)
+
+
+def test_tp_on_a_gpu_without_nvlink_is_not_described_as_nvlink():
+    """kb/gpus.yaml says the RTX 4090 is PCIe only: the rationale must say so in both languages."""
+    p = plan(understand("Llama 3.1 8B full fine-tune on 8 RTX 4090s"))
+    d = _check(p)
+    assert d.get("tp_size", 1) > 1  # 24 GB needs TP for 8B here; the claim under test is about the link
+    tp_steps = [s for s in p.rationale if s.en.startswith("tp_size")]
+    assert tp_steps and all("no NVLink" in s.en and "PCIe" in s.en and "没有 NVLink" in s.zh for s in tp_steps)
+    h100 = plan(understand("Llama 3.1 70B on 8 nodes of 8 H100"))
+    assert any("(NVLink)" in s.en for s in h100.rationale if s.en.startswith("tp_size"))

@@ -44,7 +44,8 @@ def test_model_facts_from_the_table():
 
 @pytest.mark.parametrize("gpu,mem,key", [
     ("h100", None, "h100-80gb"), ("h100", 80, "h100-80gb"), ("a100", None, "a100-80gb"), ("a100", 40, "a100-40gb"),
-    ("h100", 94, None), ("tpu", None, None),
+    ("h100", 94, None), ("tpu", None, None), ("rtx4090", None, "rtx-4090-24gb"), ("rtx4090", 24, "rtx-4090-24gb"),
+    ("l40", None, None), ("l40s", 48, "l40s-48gb"),
 ])
 def test_resolve_gpu(gpu, mem, key):
     assert catalog.resolve_gpu(gpu, mem) == key

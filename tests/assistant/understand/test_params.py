@@ -43,6 +43,10 @@ EN = [
     ("H100 80G", {"gpu": "h100-80gb", "gpu_memory_gb": 80}),
     ("A100 40GB cards", {"gpu": "a100-40gb", "gpu_memory_gb": 40}),
     ("on H200s", {"gpu": "h200-141gb"}),
+    ("8 RTX 4090 GPUs", {"gpu": "rtx-4090-24gb", "gpu_memory_gb": 24, "world_size": 8}),
+    ("8 张 4090", {"gpu": "rtx-4090-24gb", "gpu_memory_gb": 24}),
+    ("on A100s", {"gpu": "a100-80gb", "gpu_memory_gb": 80}),
+    ("16 张 H20", {"gpu": None, "gpu_memory_gb": 96}),
     # sequence length
     ("seq len 8192", {"seq_len": 8192}),
     ("32k context", {"seq_len": 32768}),
@@ -334,3 +338,14 @@ def test_pipeline_microbatch_is_not_the_local_batch():
     p = extract_params("pp_microbatch_size 2 and local_batch_size 8")
     assert (p.pp_microbatch_size, p.local_batch_size) == (2, 8)
     assert extract_params("micro batch size 2").local_batch_size == 2  # the per-GPU micro batch is local_batch_size
+
+
+def test_each_gpu_type_has_one_source_for_its_memory():
+    """A type the GPU table knows takes its memory from kb/gpus.yaml; vocab.yaml states memory_gb only
+    for the types the table lacks, so no GPU fact lives in two places."""
+    from assistant.understand import catalog
+    from assistant.understand.params import load_vocab
+
+    for name, (_, vocab_mem) in load_vocab().gpus.items():
+        key = catalog.resolve_gpu(name, None)
+        assert (key is None) != (vocab_mem is None), (name, key, vocab_mem)

@@ -187,6 +187,26 @@ def test_reference_70b_on_64_h100_tp8_pp4_fits():
     assert "4 micro-batch(es) in flight" in text
 
 
+def test_assumptions_are_the_same_lines_in_chinese():
+    """Chinese reports list the assumptions in Chinese, line for line, with the same numbers and
+    identifiers; only made-up sources ("default") are translated, recipe keys stay as they are."""
+    import re
+
+    r = recipe({"tp_size": 8, "pp_size": 4, "pipeline": {"pp_microbatch_size": 1}}, lbs=8, seq=4096)
+    est, _ = estimate("llama-3.1-70b", derived(64, tp=8, pp=4), r)
+    assert len(est.assumptions_zh) == len(est.assumptions) > 8
+    assert est.assumptions_in("zh") == est.assumptions_zh and est.assumptions_in("en") == est.assumptions
+    for en, zh in zip(est.assumptions, est.assumptions_zh):
+        assert re.search(r"[\u4e00-\u9fff]", zh), zh
+        assert sorted(re.findall(r"\d+", en)) == sorted(re.findall(r"\d+", zh)), (en, zh)
+        for ident in re.findall(r"[a-z]+_[a-z_]+|dataset\.[a-z_]+", en):
+            assert ident in zh, (ident, zh)
+    moe, _ = estimate("qwen3-30b-a3b", derived(16, ep=8), recipe({"ep_size": 8}, lbs=2, seq=2048))
+    assert any("路由专家" in a for a in moe.assumptions_zh)
+    default, _ = estimate("llama-3.1-8b", derived(8), recipe({}, lbs=1, seq=None))
+    assert any("4096（默认值）" in a for a in default.assumptions_zh)
+
+
 def test_reference_70b_on_8_h100_pure_fsdp_does_not_fit():
     r = recipe({"strategy": "fsdp2"}, lbs=1, seq=8192)
     est, findings = estimate("llama-3.1-70b", derived(8), r)

@@ -155,4 +155,6 @@ def test_memory_details_fold_the_assumptions():
     md = memory_details_md(report.memory, "en")
     assert md.startswith("<details><summary>How the memory estimate was computed</summary>")
     assert md.count("\n- ") == len(report.memory.assumptions)
+    zh = memory_details_md(report.memory, "zh")
+    assert zh.count("\n- ") == len(report.memory.assumptions) and "未计入" in zh and "not counted" not in zh
     assert memory_details_md(None, "en") == ""
