@@ -226,8 +226,29 @@ def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
             yield 0.3, _with(cfg, path, s), f"pp_schedule: {s}"
         yield 1.0, _with(cfg, path, rules.PIPELINE_DEFAULT_SCHEDULE), "pp_schedule: 1f1b"
     elif code == "MW-E-MEMORY":
-        if _dist(cfg).get("activation_checkpointing") in (None, False):
-            yield 1.0, _with(cfg, "distributed.activation_checkpointing", True), "activation_checkpointing: true"
+        yield from _memory_edits(cfg, world, gpus_per_node)
+
+
+def _memory_edits(cfg: dict, world: int, gpus_per_node: int) -> Iterable[Edit]:
+    """The knobs of memory.py's advice, as edits: checkpointing, sharding instead of replicas, more
+    TP inside the node, a smaller micro-batch. Combinations come from the search (AC and TP 2x, ...)."""
+    d = _dist(cfg)
+    if d.get("activation_checkpointing") in (None, False):
+        yield 1.0, _with(cfg, "distributed.activation_checkpointing", True), "activation_checkpointing: true"
+    if rules.STRATEGIES.get(str(d.get("strategy", "fsdp2")).lower()) == "DDPConfig":
+        yield _switch_to_fsdp2(cfg)
+    sizes = _sizes(cfg, world)
+    tp = sizes["tp_size"]
+    non_dp = tp * 2 * sizes["cp_size"] * sizes["pp_size"]
+    if tp * 2 <= gpus_per_node and world % non_dp == 0:
+        yield 1.0 + _ratio(tp * 2, tp), _with(cfg, "distributed.tp_size", tp * 2), f"tp_size: {tp * 2}"
+    pipe = d.get("pipeline")
+    mbs = pipe.get("pp_microbatch_size") if isinstance(pipe, dict) else None
+    if sizes["pp_size"] > 1 and derive.is_positive_int(mbs) and mbs > 1:
+        yield 1.0, _with(cfg, "distributed.pipeline.pp_microbatch_size", 1), "pp_microbatch_size: 1"
+    lbs = _ss(cfg).get("local_batch_size")
+    if sizes["pp_size"] == 1 and derive.is_positive_int(lbs) and lbs > 1:
+        yield 1.0, _with(cfg, "step_scheduler.local_batch_size", 1), "local_batch_size: 1"
 
 
 def _get(cfg: dict, path: str) -> Any:

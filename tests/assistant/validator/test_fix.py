@@ -69,3 +69,24 @@ def test_no_fix_when_valid_or_hopeless():
 
 def test_fix_can_be_switched_off():
     assert validate({"ep_size": 16}, world_size=8, suggest_fix=False).suggested_fix is None
+
+
+@pytest.mark.parametrize("dist,lbs,seq,world,model", [
+    ({"strategy": "fsdp2"}, 8, 8192, 8, "llama-3.1-8b"),  # micro-batch 8 of 8K tokens, no checkpointing
+    ({"strategy": "fsdp2"}, 8, 32768, 8, "llama-3.1-8b"),  # needs two knobs together
+    ({"strategy": "ddp"}, 1, 2048, 8, "llama-3.1-8b"),  # replicas of a full 8B: shard instead
+])
+def test_memory_errors_get_a_fix_that_fits(dist, lbs, seq, world, model):
+    recipe = {"distributed": dist, "step_scheduler": {"global_batch_size": 64, "local_batch_size": lbs},
+              "dataset": {"seq_len": seq}}
+    report = validate(yaml.safe_dump(recipe), world_size=world, model=model, gpu="h100-80gb")
+    assert "MW-E-MEMORY" in report.codes and not report.ok
+    assert report.suggested_fix
+    fixed = validate(report.suggested_fix, world_size=world, model=model, gpu="h100-80gb")
+    assert fixed.ok and fixed.memory.total_gib <= fixed.memory.capacity_gib, fixed.codes
+
+
+def test_a_model_too_big_for_any_single_edit_gets_no_fix():
+    recipe = {"distributed": {"strategy": "fsdp2"}, "step_scheduler": {"global_batch_size": 64, "local_batch_size": 1}}
+    report = validate(yaml.safe_dump(recipe), world_size=8, model="llama-3.1-405b", gpu="h100-80gb")
+    assert "MW-E-MEMORY" in report.codes and report.suggested_fix is None  # 405B of fp32 state on 8 GPUs
