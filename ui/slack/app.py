@@ -64,6 +64,17 @@ def require(settings: Settings, mode: str) -> None:
             raise MissingSetting(f"{var} is not set (needed for Slack {mode} mode; set it in the environment or the config file)")
 
 
+def _retry_num(headers) -> int:
+    """The delivery's retry count. Socket Mode sets the header on every envelope, first deliveries
+    included ("0"), so only a count above zero is a retry."""
+    v = headers.get("x-slack-retry-num")
+    v = v[0] if isinstance(v, (list, tuple)) and v else v
+    try:
+        return int(v or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 def build_app(assistant, settings: Settings, *, mode: str = "http", options: SlackOptions | None = None) -> App:
     """A ready bolt `App`. `assistant` is a loaded `assistant.engine.Assistant`."""
     require(settings, mode)
@@ -83,7 +94,7 @@ def build_app(assistant, settings: Settings, *, mode: str = "http", options: Sla
     @app.middleware
     def drop_retries(request, next):
         # Slack retries when our ack was slow; the first delivery is already being answered.
-        if request.headers.get("x-slack-retry-num"):
+        if _retry_num(request.headers) > 0:
             return BoltResponse(status=200, body="")
         return next()
 

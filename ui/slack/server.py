@@ -34,7 +34,13 @@ def serve_http(app: App, host: str = "127.0.0.1", port: int = 3000) -> None:
     uvicorn.run(asgi_app(app), host=host, port=port, log_level="warning")
 
 
-def serve_socket(app: App, app_token: str) -> None:
+def socket_handler(app: App, app_token: str):
+    """Socket Mode over slack-sdk's built-in WebSocket client; the Web API calls (including
+    apps.connections.open, which hands out the socket URL) go through the app's client."""
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-    SocketModeHandler(app, app_token).start()
+    return SocketModeHandler(app, app_token)
+
+
+def serve_socket(app: App, app_token: str) -> None:
+    socket_handler(app, app_token).start()

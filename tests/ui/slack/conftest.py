@@ -37,6 +37,7 @@ class FakeSlack:
             def log_message(self, *args):
                 pass
 
+        self.socket_url: str | None = None  # what apps.connections.open hands out (Socket Mode tests)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -51,6 +52,10 @@ class FakeSlack:
         if method == "auth.test":
             return {"ok": True, "url": "https://example.slack.com/", "team": "T", "user": "meshwise",
                     "team_id": "T1", "user_id": BOT_USER, "bot_id": "BBOT"}
+        if method == "apps.connections.open":
+            if not auth.startswith("Bearer xapp-"):
+                return {"ok": False, "error": "invalid_auth"}  # Slack wants the app-level token here
+            return {"ok": True, "url": self.socket_url} if self.socket_url else {"ok": False, "error": "no_socket"}
         if method == "chat.postMessage":
             return {"ok": True, "channel": params.get("channel"), "ts": ts, "message": {"text": params.get("text"), "ts": ts}}
         return {"ok": True}
