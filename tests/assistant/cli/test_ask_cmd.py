@@ -131,3 +131,20 @@ def test_console_script_end_to_end(mw_settings):
     out = [json.loads(x) for x in p.stdout.splitlines()]
     assert [o["id"] for o in out] == [0, 1]
     assert out[0]["strategy"] == "fsdp2" and out[1]["language"] == "zh"
+
+
+def test_a_one_shot_ask_imports_neither_torch_nor_the_ingestion_side(mw_settings):
+    """What keeps a cold `meshwise ask` in seconds: the whole path (engine, retrieval, composer, CLI)
+    runs on onnxruntime, numpy and faiss once the index is fresh."""
+    env = dict(os.environ, MESHWISE_INDEX_DIR=str(mw_settings.index_dir), MESHWISE_DATA_DIR=str(mw_settings.data_dir),
+               MESHWISE_CONFIG=str(mw_settings.data_dir / "none.toml"), MESHWISE_MODEL_CACHE_DIR=str(mw_settings.model_cache_dir))
+    code = ("import sys\n"
+            "from assistant.cli import main\n"
+            "rc = main(['ask', '70B 模型，8 个节点，要 TP+PP，YAML 怎么写？', '--json'])\n"
+            "heavy = ('torch', 'transformers', 'sentence_transformers', 'sklearn', 'llama_index')\n"
+            "sys.stderr.write('HEAVY=' + ','.join(m for m in heavy if m in sys.modules) + '\\n')\n"
+            "sys.exit(rc)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads(p.stdout)["yaml"]
+    assert "HEAVY=\n" in p.stderr, p.stderr[-500:]
