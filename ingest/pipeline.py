@@ -150,7 +150,7 @@ class EmbedChannels(TransformComponent):
             self._bar.total = (self._bar.total or 0) + len(texts)
             self._bar.refresh()
         vecs: list[list[np.ndarray]] = [[] for _ in encoders]
-        # Groups of 128: sentence-transformers sorts each call by length (less padding) and the bar
+        # Groups of 128: the encoders sort each call by length (less padding) and the bar
         # still moves.
         for i in range(0, len(texts), 128):
             for e, enc in enumerate(encoders):

