@@ -128,7 +128,7 @@ class Assistant:
         settings = settings or load_settings()
         from assistant.retrieve.retriever import Retriever
 
-        # A missing or stale index is built or updated first (ingest's ensure_index).
+        # A missing or stale index is built or updated first (Retriever.load).
         retriever = Retriever.load(settings, warm_up=warm_up)
         phrases = Phrases.load()
         code_anchors = load_anchors(settings.kb_dir / "anchors.yaml")

@@ -40,7 +40,7 @@ from ingest.status import (CURRENT, IndexNotReady, IndexStatus, current_version,
 from ingest.store import Channel, ChannelStore
 
 __all__ = ["IndexNotReady", "IndexStatus", "build_index", "content_status", "current_version", "default_sources",
-           "ensure_index", "index_status", "load_documents", "planned_sources", "resolve_sources"]
+           "index_status", "load_documents", "planned_sources", "resolve_sources"]
 
 DOCSTORE_NAME = "docstore.json"
 BM25_DIR = "bm25"
@@ -460,11 +460,3 @@ def _count_chunks(report: IngestReport, store: ChannelStore, docs: Sequence[Docu
         if key is not None:
             report.per_source[key]["chunks"] += 1
 
-
-def ensure_index(settings: Settings, *, progress: bool = False, encoders: list[Encoder] | None = None) -> Path:
-    """The current index version directory, built or updated first when missing, incompatible or
-    stale. Used by `make run`, the engine and the tests on first start."""
-    status = index_status(settings, model_ids=[e.model_id for e in encoders] if encoders is not None else None)
-    if status.fresh and status.path is not None:
-        return status.path
-    return build_index(settings, progress=progress, encoders=encoders).index_path

@@ -26,8 +26,8 @@ from ingest.sources import Source
 from ingest.sources.skill_folder import is_skill_folder
 
 CURRENT = "current"
+RACY_S = 2.0  # files younger than this give no digest (see sources_digest)
 # Directories no loader reads; leaving them out keeps the digest stable when tools write caches.
-RACY_S = 2.0
 _SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules", ".venv"}
 
 

@@ -83,10 +83,10 @@ class Retriever:
         status = index_status(settings, model_ids=[e.model_id for e in encoders])
         if status.fresh and status.path is not None:
             path = status.path
-        elif build:
-            from ingest.pipeline import ensure_index
+        elif build:  # the status above already read the documents if it had to: build, do not re-check
+            from ingest.pipeline import build_index
 
-            path = ensure_index(settings, encoders=encoders)
+            path = build_index(settings, encoders=encoders).index_path
         else:
             hint = "meshwise ingest --rebuild" if status.state == "incompatible" else "meshwise ingest"
             raise IndexNotReady(f"index {status.state}: {'; '.join(status.reasons)}. Run `{hint}`.")

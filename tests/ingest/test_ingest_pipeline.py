@@ -7,7 +7,7 @@ import pytest
 
 from ingest import pipeline
 from ingest.manifest import Manifest
-from ingest.pipeline import build_index, current_version, ensure_index, index_status
+from ingest.pipeline import build_index, current_version, index_status
 from ingest.sources import Source
 from ingest.store import ChannelStore
 
@@ -117,10 +117,13 @@ def test_rebuild_flag_re_embeds_everything(built_settings, encoders):
     assert len(list(s.index_dir.glob("v-*"))) <= 2
 
 
-def test_ensure_index_builds_once_then_reuses(kb_settings, encoders, monkeypatch):
+def test_the_retriever_builds_a_missing_index_once_then_reuses_it(kb_settings, encoders, monkeypatch):
+    from assistant.retrieve.retriever import Retriever
+
     s = kb_settings
     monkeypatch.setattr("ingest.status.default_sources", _kb_only)
-    p1 = ensure_index(s, encoders=encoders)
+    p1 = Retriever.load(s, encoders=encoders, warm_up=False).path
+    assert p1 == current_version(s.index_dir)
     calls = []
     monkeypatch.setattr(pipeline, "build_index", lambda *a, **k: calls.append(1))
-    assert ensure_index(s, encoders=encoders) == p1 and calls == []
+    assert Retriever.load(s, encoders=encoders, warm_up=False).path == p1 and calls == []
