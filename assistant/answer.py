@@ -43,6 +43,10 @@ class Answer:
     timings_ms: dict[str, float] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)  # e.g. "LLM timed out; offline answer shown"
     params: dict = field(default_factory=dict)  # understood parameters (world_size, model, ...)
+    # The config mapping `validation` judged: for a verdict, quantity or diagnosis the user's own
+    # layout exactly as stated; for a recommendation the plan's. None when nothing was judged.
+    judged: dict | None = None
+    asks: list[str] = field(default_factory=list)  # the ask kinds answered, in order
 
     def to_json(self) -> dict:
         """The `meshwise ask --json` object."""
@@ -58,4 +62,6 @@ class Answer:
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
             "notices": list(self.notices),
             "params": dict(self.params),
+            "judged": self.judged,
+            "asks": list(self.asks),
         }

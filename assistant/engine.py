@@ -16,9 +16,10 @@ from typing import Iterator, Mapping
 from assistant.answer import Answer, AskRequest, Turn
 from assistant.compose.anchors import Anchor, load_anchors
 from assistant.compose.citations import Citer, source_lines
-from assistant.compose.diagnose import diagnose
+from assistant.compose.answers import ComposeInput, asks_of, needs_of
 from assistant.compose.gate import GatePolicy, StreamGate, gate_text
-from assistant.compose.offline import ComposeInput, Composed, compose
+from assistant.compose.judge import DEFAULT_GPUS_PER_NODE, judge_user_layout, understood_errors
+from assistant.compose.offline import Composed, compose, plan_asks
 from assistant.compose.phrases import Phrases
 from assistant.config import Settings, load_settings
 from assistant.retrieve.hit import Hit
@@ -81,6 +82,19 @@ class _Prepared:
     sources: list[Hit]
     diagnosis: object | None
     timings: dict[str, float] = field(default_factory=dict)
+
+
+def _with_request_values(q: Query, req: AskRequest) -> Query:
+    """The request's explicit values (CLI flags, web fields) win over what the text says."""
+    p = q.params
+    over = {k: v for k, v in (("world_size", req.world_size), ("gpus_per_node", req.gpus_per_node),
+                               ("gpu", req.gpu), ("model", req.model)) if v is not None}
+    if not over:
+        return q
+    if "world_size" in over and req.gpus_per_node is None and p.nodes and p.gpus_per_node \
+            and p.nodes * p.gpus_per_node != req.world_size:
+        over["nodes"] = None  # the explicit total wins over a node count read from the text
+    return replace(q, params=replace(p, **over))
 
 
 def _params_dict(query: Query) -> dict:
@@ -208,31 +222,25 @@ class Assistant:
         return lookup
 
     def _prepare(self, req: AskRequest) -> _Prepared:
+        """Understanding -> the asks -> what they need (plan, retrieval, anchors, the user's layout
+        validated, pasted errors matched) -> the registry's answer modules."""
         from assistant.planner import plan as make_plan
         from assistant.understand import understand
-        from assistant.validator import UnusableInput, validate
 
         timings: dict[str, float] = {}
         t = time.perf_counter()
-        q = understand(req.question, history=req.history, lang=req.lang)
+        q = _with_request_values(understand(req.question, history=req.history, lang=req.lang), req)
+        asks = plan_asks(asks_of(q))
+        needs = needs_of(asks)
         p = q.params
-        over = {k: v for k, v in (("world_size", req.world_size), ("gpus_per_node", req.gpus_per_node),
-                                   ("gpu", req.gpu), ("model", req.model)) if v is not None}
-        if over:
-            if "world_size" in over and req.gpus_per_node is None and p.nodes and p.gpus_per_node \
-                    and p.nodes * p.gpus_per_node != req.world_size:
-                over["nodes"] = None  # the explicit total wins over a node count read from the text
-            p = replace(p, **over)
-            q = replace(q, params=p)
-        gpn = p.gpus_per_node or 8
+        gpn = p.gpus_per_node or DEFAULT_GPUS_PER_NODE
         timings["understand"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
         plan = None
-        if q.intent not in ("nonsense", "out_of_scope", "code_location"):
+        if "plan" in needs:
             try:
-                plan = make_plan(q, gpus_per_node=req.gpus_per_node, world_size=req.world_size,
-                                 model=req.model, gpu=req.gpu)
+                plan = make_plan(q, gpus_per_node=req.gpus_per_node, world_size=req.world_size, model=req.model, gpu=req.gpu)
             except Exception:  # noqa: BLE001 - a planner bug must not take the answer down; no YAML is shown then
                 plan = None
         timings["plan"] = (time.perf_counter() - t) * 1000
@@ -241,24 +249,22 @@ class Assistant:
         text = q.retrieval_text or q.text
         hits: list[Hit] = []
         anchors: list[Hit] = []
-        if q.intent != "nonsense" and text.strip():
+        if needs & {"retrieval", "anchors"} and text.strip():
             hits = list(self.retriever.search(text, k=MAIN_K, lang=q.lang))
-            if q.intent == "code_location":
+            if "anchors" in needs:
                 anchors = list(self.retriever.search(text, k=MAIN_K, kinds=("anchor", "code")))
         timings["retrieve"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
-        diag = None
-        if p.yaml_text and q.intent in ("diagnose", "sizing", "yaml", "strategy"):
-            diag = diagnose(p.yaml_text, world_size=p.world_size, gpus_per_node=gpn, validate=validate,
-                            unusable=UnusableInput, model=p.model, gpu=p.gpu)
+        judged = judge_user_layout(q, gpn) if "validation" in needs else None
+        errors = tuple(understood_errors(q)) if "errors" in needs else ()
         timings["validate"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
         citer = Citer(hits, q.lang, lookup=self._lookup(q.lang), max_lookups=40)
-        composed = compose(ComposeInput(q, plan, gpn, diag, anchors, self.code_anchors), citer, self.phrases)
+        composed = compose(ComposeInput(q, plan, gpn, judged, anchors, self.code_anchors, asks, errors), citer, self.phrases)
         timings["compose"] = (time.perf_counter() - t) * 1000
-        return _Prepared(q, plan, composed, list(citer.sources), diag, timings)
+        return _Prepared(q, plan, composed, list(citer.sources), judged, timings)
 
     # --- gate and answer assembly --------------------------------------------------------
     def _policy(self, prep: _Prepared) -> GatePolicy:
@@ -286,7 +292,7 @@ class Assistant:
             removed_note=lambda w, reasons: ph.say("gate_removed", lang, world=w, reasons=reasons),
             replaced_again_note=lambda w, reasons: ph.say("gate_replaced_again", lang, world=w, reasons=reasons),
             unparseable=ph.say("gate_unparseable", lang),
-            exempt_yaml=d.yaml_text if d is not None else None,
+            exempt_yaml=d.yaml_text if d is not None and d.pasted else None,
         )
 
     def _scrub(self, text: str) -> str:
@@ -311,6 +317,8 @@ class Assistant:
             timings_ms=timings,
             notices=notices,
             params=_params_dict(q),
+            judged=prep.composed.judged if report is prep.composed.validation else None,
+            asks=list(prep.composed.asks),
         )
 
     def _offline_answer(self, req: AskRequest, prep: _Prepared, t0: float, notices: list[str]) -> Answer:
@@ -349,7 +357,7 @@ class Assistant:
         mode = req.llm if req.llm is not None else self.llm_mode
         usable = mode != "offline" and self._llm is not None and mode == self.llm_mode
         # Nonsense and out-of-scope answers are fixed, short and grounded: no model needed.
-        if not usable or prep.query.intent in ("nonsense", "out_of_scope"):
+        if not usable or set(prep.composed.asks) <= {"nonsense", "out_of_scope"}:
             notices = []
             if mode != "offline" and not usable:
                 lang = prep.query.lang

@@ -1,7 +1,8 @@
-"""Diagnosis of a pasted YAML: validate it at the user's numbers and find a fix that itself validates."""
+"""The user's own layout judged: a pasted YAML, or the sizes stated in prose, validated at the user's
+numbers exactly as given, and the nearest layout that itself validates when it fails."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import yaml
@@ -24,6 +25,8 @@ class Diagnosis:
     error_zh: str | None = None
     fix_yaml: str | None = None  # the validator's suggested fix, re-validated at the same numbers
     fix_report: ValidationReport | None = None
+    judged: dict | None = None  # the mapping judged, as a recipe with a `distributed:` key
+    pasted: bool = True  # False: the layout was stated in prose (its YAML is ours, not a quote)
 
 
 def _int(v) -> int:
@@ -64,6 +67,7 @@ def diagnose(
     gpu: str | None = None,
 ) -> Diagnosis:
     assumed = None
+    judged = _as_recipe(yaml_text)
     if not world_size:
         world_size, assumed = guess_world_size(yaml_text, gpus_per_node)
     kwargs = {"world_size": world_size, "gpus_per_node": gpus_per_node, "model": model, "gpu": gpu}
@@ -72,7 +76,7 @@ def diagnose(
     except unusable as exc:
         return Diagnosis(yaml_text, world_size, gpus_per_node, assumed, None,
                          error_en=getattr(exc, "message", str(exc)),
-                         error_zh=getattr(exc, "message_zh", None) or getattr(exc, "message", str(exc)))
+                         error_zh=getattr(exc, "message_zh", None) or getattr(exc, "message", str(exc)), judged=judged)
     fix_yaml = fix_report = None
     if not report.ok:
         for fix in (_schedule_kept(yaml_text, report), report.suggested_fix):
@@ -85,7 +89,27 @@ def diagnose(
             if candidate is not None and candidate.ok:
                 fix_yaml, fix_report = fix, candidate
                 break
-    return Diagnosis(yaml_text, world_size, gpus_per_node, assumed, report, fix_yaml=fix_yaml, fix_report=fix_report)
+    return Diagnosis(yaml_text, world_size, gpus_per_node, assumed, report, fix_yaml=fix_yaml, fix_report=fix_report,
+                     judged=judged)
+
+
+def judge_stated(recipe: dict, **kwargs) -> Diagnosis:
+    """A layout stated in prose ("tp 4, pp 3 on 40 GPUs"), judged like a pasted one."""
+    d = diagnose(yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True), **kwargs)
+    return replace(d, pasted=False)
+
+
+def _as_recipe(yaml_text: str) -> dict | None:
+    """The judged mapping in the `Answer.judged` shape: a recipe, a bare section wrapped."""
+    if len(yaml_text.encode("utf-8", "replace")) > _PARSE_CAP:
+        return None
+    try:
+        data = load_yaml(yaml_text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    return data if "distributed" in data else {"distributed": data}
 
 
 def _schedule_kept(yaml_text: str, report: ValidationReport) -> str | None:

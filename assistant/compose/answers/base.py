@@ -1,0 +1,47 @@
+"""The types every answer module shares: what it is given, what it declares it needs, what it returns."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Literal, Mapping, Sequence
+
+from assistant.compose.anchors import Anchor
+from assistant.compose.diagnose import Diagnosis
+from assistant.compose.writer import Writer
+from assistant.planner.plan import Plan
+from assistant.retrieve.hit import Hit
+from assistant.understand.query import Query
+from assistant.validator.report import ValidationReport
+
+# What the engine may compute before composing; a kind lists the ones it reads, so a question
+# whose asks need no plan never runs the planner.
+Need = Literal["plan", "retrieval", "anchors", "validation", "errors"]
+
+
+@dataclass(frozen=True)
+class ComposeInput:
+    query: Query
+    plan: Plan | None
+    gpus_per_node: int
+    # The user's own layout (pasted YAML, else the sizes stated in prose) validated at the user's
+    # numbers, with the nearest valid layout when it fails.
+    diagnosis: Diagnosis | None = None
+    anchors: Sequence[Hit] = ()  # code-anchor hits, for location asks
+    code_anchors: Mapping[str, Anchor] = field(default_factory=dict)  # kb/anchors.yaml by anchor id
+    asks: tuple = ()  # the asks to answer, in order (Query.asks, else derived from the intent)
+    errors: tuple = ()  # pasted upstream error messages, matched to the rules that raise them
+
+
+@dataclass
+class Part:
+    """What one ask's answer showed: the config (with its verdict) and the strategy it is about."""
+    yaml: str | None = None
+    report: ValidationReport | None = None
+    strategy: str | None = None
+    judged: dict | None = None
+
+
+@dataclass(frozen=True)
+class AnswerKind:
+    kind: str
+    needs: frozenset[str]
+    write: Callable[[Writer, ComposeInput, object], Part]

@@ -1,0 +1,150 @@
+"""Fact: what a field, feature or strategy does, needs or lacks, answered by the fact itself.
+
+Order of sources: a strategy's limits (the verdict "No: `megatron_fsdp` cannot do PP" first), the
+feature facts the question names, else the kb sentences the retriever found. A fact answer shows a
+config only when the user gave numbers to size one for.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.answers.recommendation import (
+    config_sections, declined, say_declined, show_plan_yaml, wanted,
+)
+from assistant.compose.citations import with_citation
+from assistant.compose.writer import Writer, features_of, first_sentence
+from assistant.planner.plan import Plan
+from assistant.understand.query import Query
+
+
+def _asked_first(w: Writer, keys: Sequence[str], question: str) -> list[str]:
+    """Facts about an identifier the question names ("must local_batch_size be 1?") answer it: they
+    go first, the rest keep their order."""
+    q = question.lower()
+
+    def named(key: str) -> bool:
+        return any("_" in t and t.lower() in q for t in w.p.facts[key].terms)
+
+    return [k for k in keys if named(k)] + [k for k in keys if not named(k)]
+
+
+def _plan_is_relevant(plan: Plan | None, query: Query, feats: Sequence[str]) -> bool:
+    if plan is None:
+        return False
+    p = query.params
+    if p.world_size or p.nodes or p.model or p.model_size_b:
+        return True  # the user gave numbers: they want them used
+    return not feats or bool(set(feats) & set(features_of(plan.distributed or {})))
+
+
+def howto(w: Writer, inp: ComposeInput) -> Part:
+    query, plan = inp.query, inp.plan
+    feats = wanted(query)
+    topic_keys = [t for t in query.topics if t in w.p.topic_facts and t not in feats]
+    first = [t for t in topic_keys if t in w.p.lead_topics]
+    groups = first + feats + [t for t in topic_keys if t not in first]
+    if not groups:
+        if plan is None:
+            return retrieved(w, inp)
+        return config_sections(w, plan, query, fields=False, rationale=False)
+    relevant = _plan_is_relevant(plan, query, feats)
+    notes = declined(plan, query, features_of(plan.distributed or {})) if relevant else []
+    if notes:
+        say_declined(w, notes)  # "how do I use EP for Mixtral?": that it cannot comes first
+    keys = list(dict.fromkeys(key for g in groups for key in w.p.topic_facts.get(g, ())))
+    facts = [f for f in (w.fact(key) for key in _asked_first(w, keys, query.text)) if f]
+    if facts:
+        w.answer(facts[0])
+    w.bullets(facts[1:])
+    if relevant:
+        return config_sections(w, plan, query, fields=False, rationale=False, declined_said=bool(notes), lead=False)
+    return Part()
+
+
+def _limitation_strategies(query: Query) -> list[str]:
+    named = query.params.strategy
+    if named in ("megatron_fsdp", "ddp", "fsdp2"):
+        return [named]
+    return ["megatron_fsdp", "ddp"]
+
+
+def _limitation_features(query: Query) -> list[str]:
+    """The features asked about; "selective AC" is its own feature here, since strategies differ on it."""
+    feats = wanted(query)
+    if "ac_selective" in query.topics:
+        feats = [f for f in feats if f != "ac"] + ["ac_selective"]
+    return feats
+
+
+def limitations(w: Writer, inp: ComposeInput) -> Part:
+    query, plan = inp.query, inp.plan
+    feats = _limitation_features(query)
+    strategies = _limitation_strategies(query)
+    all_missing: list[str] = []
+
+    def names(fs):
+        return ("、" if w.lang == "zh" else ", ").join(w.p.feature(f, w.lang) for f in fs)
+
+    for strategy in strategies:
+        lacks = w.p.strategy_lacks.get(strategy, {})
+        missing = [f for f in feats if f in lacks]
+        all_missing += missing
+        if missing:
+            w.answer(w.say("limits_no", strategy=strategy, features=names(missing)))
+        elif feats and strategy != "fsdp2":
+            w.answer(w.say("limits_yes", strategy=strategy, features=names(feats)))
+            # what the supported feature is and asks of the config, in one line each
+            w.bullets([w.fact(w.p.topic_facts[f][0]) for f in feats if w.p.topic_facts.get(f)])
+        elif strategy != "fsdp2":
+            w.answer(w.say("limits_list", strategy=strategy))
+        keys = list(w.p.limitations.get(strategy, ()))
+        if missing:  # the asked-about gaps first, then the rest of the picture
+            keys = list(dict.fromkeys([lacks[f] for f in missing] + keys))
+        w.bullets([w.fact(k, required=k in (lacks.get(f) for f in missing) or k in ("ddp_simple",)) for k in keys],
+                  heading="limits" if strategy != "fsdp2" and len(strategies) > 1 else None)
+
+    part = Part(strategy=plan.strategy if plan else "fsdp2")
+    named_ok = (len(strategies) == 1 and plan is not None and plan.strategy == strategies[0] and plan.report.ok
+                and bool(plan.yaml) and not any(f in w.p.strategy_lacks.get(strategies[0], {}) for f in feats))
+    if named_ok:
+        shown, report = show_plan_yaml(w, plan)
+        part = Part(shown, report, plan.strategy)
+    elif strategies != ["fsdp2"]:
+        w.heading("instead")
+        instead = next((w.p.instead_facts[f] for f in all_missing if f in w.p.instead_facts),
+                       w.p.instead_facts.get("default", "fsdp2_for_all"))
+        w.para(w.fact(instead, required=True))
+        if plan is not None and plan.report.ok and plan.yaml and plan.strategy == "fsdp2":
+            r = plan.report
+            w.para(w.say("verdict_ok_warn" if r.warnings else "verdict_ok", world=r.world_size or plan.world_size,
+                         gpn=r.gpus_per_node or plan.gpus_per_node, mesh=w.mesh(r), n=len(r.warnings)))
+            w.code(plan.yaml)
+            part = Part(plan.yaml, r, plan.strategy)
+        ddp_lacks = w.p.strategy_lacks.get("ddp", {})
+        if "ddp" not in strategies and (not feats or any(f in ddp_lacks for f in feats)):
+            w.para(w.say("not_ddp_either") + w.space + (w.fact("ddp_simple", required=True) or ""))
+    return part
+
+
+def retrieved(w: Writer, inp: ComposeInput) -> Part:
+    """No plan and no known topic: the first sentence of the best chunks, each cited."""
+    items = []
+    for i, h in enumerate(w.citer.sources[:3], 1):
+        s = first_sentence(h.text)
+        if s:
+            w.citer.cited.add(i)
+            items.append(with_citation(s, [i]))
+    if items:
+        w.answer(items[0])
+    w.bullets(items[1:])
+    return Part()
+
+
+def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    if inp.query.intent == "limitations":
+        return limitations(w, inp)
+    return howto(w, inp)
+
+
+KIND = AnswerKind("fact", frozenset({"plan", "retrieval"}), write)

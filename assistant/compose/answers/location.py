@@ -1,0 +1,128 @@
+"""Location: where a check, a class or an error lives in the upstream code, from the code anchors."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import yaml
+
+from assistant.compose.anchors import Anchor, anchor_of
+from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.citations import with_citation
+from assistant.compose.writer import Writer, first_sentence, identifiers
+from assistant.retrieve.hit import Hit
+
+_MAX_CODE_ANCHORS = 4
+_MAX_CODE_FACTS = 2
+
+
+def _chunk_anchor_fields(h: Hit, lang: str) -> tuple[str, list[str], str]:
+    """(path, symbols, first sentence) of a code chunk, or of an anchor chunk missing from the table."""
+    data = None
+    if h.kind == "anchor" and len(h.text) < 16_000:
+        try:
+            data = yaml.safe_load(h.text)
+        except yaml.YAMLError:
+            data = None
+    if isinstance(data, dict) and isinstance(data.get("summary"), str):
+        summary = data.get("summary_zh") if lang == "zh" and isinstance(data.get("summary_zh"), str) else data["summary"]
+        return str(data.get("path") or h.path), [str(s) for s in data.get("symbols") or []], first_sentence(summary)
+    # a chunk's text is not a record: name only what it shows in backticks, say nothing it does not state
+    symbols = re.findall(r"`([A-Za-z_][\w.]*(?:\(\))?)`", h.text)[:4] if h.kind == "code" else []
+    return h.path, symbols, first_sentence(h.text) if h.kind == "code" else ""
+
+
+@dataclass(frozen=True)
+class CodeEntry:
+    hit: Hit
+    path: str
+    symbols: tuple[str, ...]
+    what: str
+    anchor: Anchor | None = None
+
+
+def code_entries(inp: ComposeInput, lang: str) -> list[CodeEntry]:
+    """One entry per anchor (a long anchor comes back as several chunks), in retrieval order."""
+    out: list[CodeEntry] = []
+    seen: set[str] = set()
+    for h in inp.anchors:
+        if h.kind not in ("anchor", "code"):
+            continue
+        a = anchor_of(h, inp.code_anchors)
+        key = a.id if a else h.doc_id
+        if key in seen:
+            continue
+        seen.add(key)
+        if a is not None:
+            out.append(CodeEntry(h, a.path, a.symbols, a.what(lang), a))
+        else:
+            path, symbols, what = _chunk_anchor_fields(h, lang)
+            if symbols or what:
+                out.append(CodeEntry(h, path, tuple(symbols), what))
+    # An anchor that names an identifier from the question ("global_batch_size", "MeshContext") is
+    # the answer, whatever its rank; anchors about the question's topics come next, and when there
+    # are a few of those the others are noise.
+    named = identifiers(inp.query.text)
+    topics = set(inp.query.topics)
+
+    def names(e: CodeEntry) -> int:
+        text = (e.anchor.text if e.anchor is not None else " ".join((e.path, *e.symbols, e.what))).lower()
+        return sum(n in text for n in named)
+
+    def on_topic(e: CodeEntry) -> bool:
+        return names(e) > 0 or (e.anchor is not None and bool(topics & set(e.anchor.topics)))
+
+    out = sorted(out, key=lambda e: -names(e))  # stable: retrieval order otherwise
+    relevant = [e for e in out if on_topic(e)]
+    if len(relevant) >= 2:
+        out = relevant
+    return out[:_MAX_CODE_ANCHORS]
+
+
+def _entry_text(w: Writer, e: CodeEntry, *, alone: bool) -> str:
+    n = w.citer.add(e.hit) + 1
+    w.citer.cited.add(n)
+    syms = ", ".join(f"`{s}`" for s in dict.fromkeys(e.symbols[:4]))
+    if alone:
+        text = w.say("code_item", path=e.path, symbols=(" — " + syms) if syms else "", what=e.what or "")
+    else:
+        text = w.say("code_symbol_item", symbols=syms or f"`{e.path}`", what=e.what or "")
+    return with_citation(text.rstrip(": ：") if not e.what else text, [n])
+
+
+def code_lines(w: Writer, entries: Sequence[CodeEntry]) -> list[str]:
+    """A file per bullet; when one file holds several of the anchors, its symbols are nested under it."""
+    by_path: dict[str, list[CodeEntry]] = {}
+    for e in entries:
+        by_path.setdefault(e.path, []).append(e)
+    lines: list[str] = []
+    for path, group in by_path.items():
+        if len(group) == 1:
+            lines.append(f"- {_entry_text(w, group[0], alone=True)}")
+        else:
+            lines.append(f"- `{path}`")
+            lines += [f"  - {_entry_text(w, e, alone=False)}" for e in group]
+    return lines
+
+
+def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    entries = code_entries(inp, w.lang)
+    if entries:
+        first, rest = entries[0], entries[1:]
+        w.answer(_entry_text(w, first, alone=True))
+        if rest:
+            w.lines += code_lines(w, rest) + [""]
+    else:
+        w.answer(w.say("code_none"))
+    topics = inp.query.topics
+    defaults = [k for t in topics for k in w.p.code_topic_facts.get(t, ())]
+    pool = set(defaults) | {k for t in topics for section in (w.p.topic_facts, w.p.limitations) for k in section.get(t, ())}
+    q = inp.query.text.lower()
+    cued = [k for k, cues in w.p.code_cues.items() if k in pool and any(c in q for c in cues)]
+    facts = [f for f in (w.fact(k) for k in dict.fromkeys(cued + defaults)) if f][:_MAX_CODE_FACTS]
+    w.bullets(facts, heading="background")
+    return Part()
+
+
+KIND = AnswerKind("location", frozenset({"retrieval", "anchors"}), write)

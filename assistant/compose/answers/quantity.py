@@ -1,0 +1,102 @@
+"""Quantity: the numbers the user's own layout resolves to (dp_size, dp_shard, ep_shard, mesh shapes,
+grad-acc steps, microbatches, memory, world size), each as arithmetic on the user's numbers.
+
+The numbers are the validator's derived sizes for the layout exactly as stated; a layout that fails
+gets its verdict first, since its quantities do not exist.
+"""
+from __future__ import annotations
+
+from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.answers.verdict import judged_body, verdict_line
+from assistant.compose.writer import Writer
+from assistant.validator.report import Derived, ValidationReport
+
+
+def _recipe_value(d, *keys):
+    cur = d.judged or {}
+    for k in keys:
+        cur = cur.get(k) if isinstance(cur, dict) else None
+    return cur if isinstance(cur, int) and not isinstance(cur, bool) else None
+
+
+def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None) -> str | None:
+    d: Derived | None = r.derived
+    if d is None:
+        return None
+    sched = (judged or {}).get("step_scheduler") if isinstance(judged, dict) else None
+    sched = sched if isinstance(sched, dict) else {}
+    if target == "dp_size":
+        if d.strategy == "ddp":
+            return w.say("q_dp_ddp", world=d.world_size)
+        if d.strategy == "megatron_fsdp":
+            return w.say("q_dp_megatron", world=d.world_size, tp=d.tp_size, cp=d.cp_size, dp=d.dp_size)
+        return w.say("q_dp_fsdp2", world=d.world_size, tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, dp=d.dp_size)
+    if target == "dp_shard":
+        return w.say("q_dp_shard", dp=d.dp_size, rep=d.dp_replicate_size, shard=d.dp_shard_size)
+    if target in ("ep_shard", "moe_mesh_shape"):
+        if d.ep_size <= 1 or d.ep_shard_size is None:
+            return w.say("q_no_ep")
+        prod = d.dp_size * d.cp_size * d.tp_size
+        if d.ep_size >= prod:
+            return w.say("q_ep_shard_one", ep=d.ep_size, prod=prod)
+        return w.say("q_ep_shard", dp=d.dp_size, cp=d.cp_size, tp=d.tp_size, ep=d.ep_size, shard=d.ep_shard_size)
+    if target == "mesh_shape":
+        return w.say("q_mesh", mesh=w.mesh(r))
+    if target == "grad_acc_steps":
+        gbs, lbs = sched.get("global_batch_size"), sched.get("local_batch_size")
+        if d.grad_acc_steps is not None and isinstance(gbs, int) and isinstance(lbs, int):
+            return w.say("q_grad_acc", gbs=gbs, lbs=lbs, dp=d.dp_size,
+                         steps=d.grad_acc_steps)
+        return w.say("q_grad_acc_missing", dp=d.dp_size)
+    if target == "microbatches":
+        dist = (judged or {}).get("distributed") or {}
+        pipe = dist.get("pipeline") if isinstance(dist, dict) else None
+        mbs = pipe.get("pp_microbatch_size", 1) if isinstance(pipe, dict) else 1
+        lbs = sched.get("local_batch_size")
+        if isinstance(lbs, int) and isinstance(mbs, int) and mbs > 0:
+            return w.say("q_microbatches", lbs=lbs, mbs=mbs, n=lbs // mbs, pp=d.pp_size)
+        return None
+    if target == "memory":
+        m = r.memory
+        if m is None or not m.capacity_gib:
+            return w.say("q_memory_unknown")
+        return w.say("q_memory", total=m.total_gib, cap=f"{m.capacity_gib:g}", gpu=m.gpu or "?")
+    if target == "world_size":
+        return w.say("q_world", tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, dp=d.dp_size, world=d.world_size)
+    return None
+
+
+def _targets(ask, r: ValidationReport, judged: dict | None) -> list[str]:
+    """This ask's quantity; without one, the quantities the user's layout has: dp_size, ep_shard
+    with EP, grad-acc steps with batch sizes, the mesh."""
+    target = getattr(ask, "target", None)
+    if target:
+        return [target]
+    out = ["dp_size"]
+    if r.derived is not None and r.derived.ep_size > 1:
+        out.append("ep_shard")
+    if isinstance((judged or {}).get("step_scheduler"), dict):
+        out.append("grad_acc_steps")
+    return out + ["mesh_shape"]
+
+
+def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    d = inp.diagnosis
+    if d is None or d.report is None:
+        # nothing stated to compute from: the quantities of the recommended layout
+        from assistant.compose.answers import recommendation
+
+        return recommendation.write(w, inp, ask)
+    r = d.report
+    if not r.ok:
+        w.answer(verdict_line(w, d))
+        return judged_body(w, inp, d, show_ok_yaml=False)
+    for target in _targets(ask, r, d.judged):
+        w.answer(w.computed(line) if (line := quantity_line(w, target, r, d.judged)) else None)
+    # the YAML of a prose layout once, after the last quantity ask
+    last = [a for a in inp.asks if getattr(a, "kind", None) in ("quantity", "verdict")]
+    show = not last or last[-1] is ask
+    return judged_body(w, inp, d, show_ok_yaml=show)
+
+
+KIND = AnswerKind("quantity", frozenset({"validation", "plan", "retrieval"}), write)

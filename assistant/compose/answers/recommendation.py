@@ -1,0 +1,210 @@
+"""Recommendation: which strategy and sizes for the user's situation, from the planner's validated plan.
+
+The lead is the recommendation itself; the body is the plan's YAML (validated), the sizing with the
+user's numbers, and only the reasons and pitfalls that bear on what the config turns on.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.writer import FEATURE_ORDER, Writer, features_of, yaml_value
+from assistant.planner.plan import Plan, Step
+from assistant.understand.query import Query
+from assistant.validator.report import ValidationReport
+
+_FIELD_ORDER = ("strategy", "tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
+                "activation_checkpointing", "defer_fsdp_grad_sync")
+_SIZE_FIELDS = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
+                "activation_checkpointing")
+_MAX_PITFALLS = 2
+_MAX_WHY = 3
+# The key that turns a feature on: a planner note naming it is about that feature.
+SIZE_KEYS = {"tp": "tp_size", "pp": "pp_size", "cp": "cp_size", "ep": "ep_size", "hsdp": "dp_replicate_size",
+             "sp": "sequence_parallel"}
+_LEADS = (("pp", "fsdp2_pp"), ("ep", "fsdp2_ep"), ("hsdp", "fsdp2_hsdp"), ("cp", "fsdp2_cp"), ("tp", "fsdp2_tp"))
+
+
+def wanted(query: Query) -> list[str]:
+    want = set(query.params.wanted) | {t for t in query.topics if t in FEATURE_ORDER}
+    return [f for f in FEATURE_ORDER if f in want]
+
+
+def lead_key(strategy: str, feats: Sequence[str], world: int | None, asked: Sequence[str] = ()) -> str:
+    """The lead sentence: about the feature the user asked for when the config has it, else the
+    feature that most constrains the strategy."""
+    if strategy == "ddp":
+        return "ddp"
+    if strategy in ("megatron_fsdp", "megatron-fsdp", "mfsdp"):
+        return "megatron_fsdp"
+    for want in (True, False):
+        for feat, key in _LEADS:
+            if feat in feats and (not want or feat in asked):
+                return key
+    return "fsdp2_single" if world == 1 else "fsdp2_dp"
+
+
+def verdict_heading(w: Writer, r: ValidationReport, plan: Plan) -> str:
+    key = "verdict_ok_warn" if r.warnings else "verdict_ok"
+    return w.say(key, world=r.world_size or plan.world_size, gpn=r.gpus_per_node or plan.gpus_per_node,
+                 mesh=w.mesh(r), n=len(r.warnings))
+
+
+def show_plan_yaml(w: Writer, plan: Plan) -> tuple[str | None, ValidationReport | None]:
+    """The plan's YAML under its verdict line, and its warnings; nothing when it did not validate."""
+    if not (plan.report.ok and plan.yaml):
+        return None, None
+    r = plan.report
+    w.heading("yaml", " — " + verdict_heading(w, r, plan))
+    w.code(plan.yaml)
+    if r.warnings:
+        w.bullets([w.finding(f) for f in r.warnings], heading="warnings")
+    return plan.yaml, r
+
+
+def declined(plan: Plan, query: Query, feats: Sequence[str]) -> list[Step]:
+    """The planner's notes on features the user asked for that the plan leaves out: they answer the
+    question, so they come right after the recommendation."""
+    missing = [f for f in wanted(query) if f not in feats and f in SIZE_KEYS]
+    return [s for s in plan.rejected if any(SIZE_KEYS[f] in s.en for f in missing)]
+
+
+def say_declined(w: Writer, notes: Sequence[Step]) -> None:
+    said = [w.step(s) for s in notes]
+    if any(SIZE_KEYS["ep"] in s.en and "MoEFSDPSyncMixin" not in s.en for s in notes):
+        said.append(w.fact("ep_needs_moe_class"))  # the rule behind a refusal that does not name it
+    w.para(w.space.join(x for x in said if x))
+
+
+def config_sections(w: Writer, plan: Plan, query: Query, *, fields: bool, rationale: bool,
+                    declined_said: bool = False, lead: bool = True) -> Part:
+    """Recommendation, YAML, fields (when a config was asked for), sizing, the strategies the user
+    named that do not fit, the pitfalls of what the config turns on."""
+    dist = plan.distributed or {}
+    feats = features_of(dist)
+    strategy = plan.strategy
+    if lead:
+        w.answer(w.fact(lead_key(strategy, feats, plan.world_size, wanted(query)), section="leads", required=True))
+    named = query.params.strategy
+    if named and named != strategy:
+        w.para(w.say("strategy_named_rejected", strategy=named, chosen=strategy))
+    notes = declined(plan, query, feats)
+    if not declined_said:
+        say_declined(w, notes)
+    if plan.assumptions:
+        w.para("_" + w.p.heading("assumptions", w.lang) + w.colon.strip() + "_ " +
+               w.space.join((s.zh if w.lang == "zh" else s.en) for s in plan.assumptions))
+    if rationale and plan.rationale:
+        w.bullets([w.step(s) for s in plan.rationale[:_MAX_WHY]], heading="why")
+
+    if not plan.feasible:
+        reason = plan.infeasible_reason
+        closest = plan.report.ok and bool(plan.yaml)
+        why = ((reason.zh if w.lang == "zh" else reason.en) if reason else "").strip()
+        if why and not why.endswith((".", "。", "!", "！")):
+            why += "。" if w.lang == "zh" else "."
+        w.para(w.say("no_valid_yaml_closest" if closest else "no_valid_yaml", reason=why).strip())
+        if closest:
+            w.para(w.say("closest"))
+    shown_yaml, shown_report = show_plan_yaml(w, plan)
+
+    if shown_yaml:
+        # a config answer explains every key; a recommendation only the sizes it turned on
+        keys = _flatten_fields(dist) if fields else [(k, v) for k, v in _flatten_fields(dist) if k in _SIZE_FIELDS]
+        items = [w.fact(key, section="fields", value=yaml_value(value)) for key, value in keys if key in w.p.fields]
+        if plan.world_size != 1 and "dp_size" not in dist:
+            items.append(w.fact("dp_size", section="fields", required=True))
+        if "ep" in feats and "moe" not in dist:
+            items.append(w.fact("moe_block", required=True))
+        if "pp" in feats and not isinstance(dist.get("pipeline"), dict):
+            items.append(w.fact("pp_subconfig", required=True))
+        w.bullets(items, heading="fields")
+
+    sizing = [w.step(s) for s in plan.arithmetic]
+    d = plan.report.derived if plan.report.ok else None
+    if d is not None and d.world_size > 1 and not any("dp_size" in s.en for s in plan.arithmetic):
+        if d.strategy == "fsdp2":
+            sizing.append(w.computed(f"dp_size = {d.world_size} / ({d.tp_size} × {d.pp_size} × {d.cp_size}) = {d.dp_size}"))
+        if "fields.dp_size" not in w.stated:
+            sizing.append(w.fact("dp_inferred"))
+    if "ep" in feats:
+        sizing.append(w.fact("ep_divides", required=True))
+    if any(k in (plan.yaml or "") for k in ("global_batch_size", "local_batch_size")):
+        sizing.append(w.fact("batch_divisible"))
+    w.bullets(sizing, heading="sizing")
+
+    _unsupported(w, plan, query, feats, skip=notes)
+    pitfalls(w, feats, shown_report)
+    return Part(shown_yaml, shown_report, strategy, _recipe(plan) if shown_yaml else None)
+
+
+def _recipe(plan: Plan) -> dict | None:
+    from assistant.validator.coerce import load_yaml
+
+    try:
+        data = load_yaml(plan.yaml)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _flatten_fields(dist: dict) -> list[tuple[str, object]]:
+    out = [(k, dist[k]) for k in _FIELD_ORDER if k in dist]
+    for block in ("pipeline", "moe"):
+        sub = dist.get(block)
+        if block in dist:
+            out.append((block, sub))
+        if isinstance(sub, dict):
+            out += [(f"{block}.{k}", v) for k, v in sub.items()]
+    return out
+
+
+def _unsupported(w: Writer, plan: Plan, query: Query, feats: Sequence[str], skip: Sequence[Step] = ()) -> None:
+    """Only what bears on the question: the strategy the user named and the features the plan
+    refused; not a tour of every strategy's gaps."""
+    items: list[str | None] = []
+    covered: set[str] = set()
+    named = query.params.strategy
+    asked = set(wanted(query))
+    for other in ("megatron_fsdp", "ddp"):
+        if other == plan.strategy:
+            continue
+        lacks = w.p.strategy_lacks.get(other, {})
+        # the strategy the user named, for what the plan needs; any other, for what the user asked
+        keys = list(dict.fromkeys(lacks[f] for f in feats if f in lacks and (other == named or f in asked)))
+        items += [w.fact(key, required=True) for key in keys]
+        if keys:
+            covered.add(other)
+    for s in plan.rejected:
+        if s in skip or any(name in s.en + " " + s.zh for name in covered):
+            continue
+        items.append(w.step(s))
+    w.bullets(items, heading="unsupported")
+
+
+def pitfalls(w: Writer, feats: Sequence[str], report: ValidationReport | None, limit: int = _MAX_PITFALLS) -> None:
+    keys: list[str] = []
+    if report is not None:
+        for finding in report.warnings:
+            keys += w.p.rule_facts.get(finding.code, ())
+    for f in feats:
+        keys += w.p.pitfalls_by_feature.get(f, ())
+    items = []
+    for key in dict.fromkeys(keys):
+        s = w.fact(key)
+        if s:
+            items.append(s)
+        if len(items) >= limit:
+            break
+    w.bullets(items, heading="pitfalls")
+
+
+def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    if inp.plan is None:
+        from assistant.compose.answers import fact
+
+        return fact.retrieved(w, inp)
+    return config_sections(w, inp.plan, inp.query, fields=False, rationale=inp.query.intent == "strategy")
+
+
+KIND = AnswerKind("recommendation", frozenset({"plan", "retrieval"}), write)

@@ -1,0 +1,94 @@
+"""Verdict: does the user's own layout run? Judged exactly as stated; the nearest valid layout,
+re-validated, comes only after a "no"."""
+from __future__ import annotations
+
+import re
+
+from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.diagnose import Diagnosis
+from assistant.compose.writer import Writer
+
+_SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
+# "will it hang?", "会 OOM 吗": a worry about run time, answered by where the run really stops.
+_WORRY = re.compile(r"\bhang|\bdeadlock|\boom\b|out of memory|\bcrash|卡住|卡死|挂起|死锁|爆显存|显存不够|崩", re.I)
+
+
+def layout_text(w: Writer, d: Diagnosis) -> str:
+    """`tp_size 4, pp_size 3` (the sizes the user gave), or "your layout" for a pasted config."""
+    dist = (d.judged or {}).get("distributed")
+    if d.pasted or not isinstance(dist, dict):
+        return w.say("layout_yours")
+    parts = [f"`strategy: {dist['strategy']}`"] if isinstance(dist.get("strategy"), str) else []
+    parts += [f"`{k}: {dist[k]}`" for k in _SIZES if k in dist]
+    return ", ".join(parts) or w.say("layout_yours")
+
+
+def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
+    """The one sentence that answers "does it run?"."""
+    if d.report is None:
+        return w.say("diag_unusable", message=(d.error_zh if w.lang == "zh" else d.error_en) or "")
+    r = d.report
+    if r.ok:
+        return w.say("verdict_yes", layout=layout_text(w, d), world=d.world_size, gpn=d.gpus_per_node, mesh=w.mesh(r))
+    first = r.errors[0]
+    message = (first.message_zh if w.lang == "zh" else first.message).rstrip(" .。")
+    key = "verdict_no_worry" if _WORRY.search(ask_text) else "verdict_no"
+    return w.say(key, message=message, code=first.code)
+
+
+def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, show_ok_yaml: bool) -> Part:
+    """After the verdict: the other failing checks, why the rule exists, and the nearest layout that
+    passes (the validator's fix, else the plan); for a passing prose layout, its YAML."""
+    if d.assumed:
+        why = w.say("world_assumed_node" if d.assumed == "node" else "world_assumed_mesh")
+        w.para(w.say("world_assumed", world=d.world_size, why=why))
+    r = d.report
+    if r is None:
+        return Part(judged=None)
+    strategy = r.derived.strategy if r.derived else None
+    part = Part(yaml=d.yaml_text if d.pasted else None, report=r, strategy=strategy, judged=d.judged)
+    if r.ok:
+        if r.warnings:
+            w.bullets([w.finding(f) for f in r.warnings], heading="warnings")
+        if show_ok_yaml and not d.pasted:
+            w.para(w.say("judged_yaml", world=d.world_size))
+            w.code(d.yaml_text)
+            part.yaml = d.yaml_text
+        return part
+    if len(r.errors) > 1:
+        w.para(w.say("verdict_more", n=len(r.errors) - 1))
+        w.bullets([w.finding(f) for f in r.errors[1:]])
+    if r.warnings:
+        w.bullets([w.finding(f) for f in r.warnings], heading="warnings")
+    keys = [k for f in (*r.errors, *r.warnings) for k in w.p.rule_facts.get(f.code, ())]
+    w.bullets([w.fact(k, required=True) for k in list(dict.fromkeys(keys))[:2]], heading="why")
+    plan = inp.plan
+    if d.fix_yaml and d.fix_report is not None and d.fix_report.ok:
+        w.para(w.say("nearest", world=d.world_size, mesh=w.mesh(d.fix_report)))
+        w.code(d.fix_yaml)
+        part.strategy = d.fix_report.derived.strategy if d.fix_report.derived else strategy
+        if not d.pasted:
+            part.yaml = d.fix_yaml  # a prose layout is not quoted back: the YAML shown is the fix
+    elif plan is not None and plan.report.ok and plan.yaml:
+        w.para(w.say("nearest", world=plan.report.world_size or d.world_size, mesh=w.mesh(plan.report)))
+        w.code(plan.yaml)
+        part.strategy = plan.strategy
+        if not d.pasted:
+            part.yaml = plan.yaml
+    else:
+        w.para(w.say("diag_no_fix"))
+    return part
+
+
+def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    d = inp.diagnosis
+    if d is None:
+        from assistant.compose.answers import fact, recommendation
+
+        # nothing of the user's to judge: a capability question ("can megatron_fsdp do PP?")
+        return fact.write(w, inp, ask) if inp.query.intent in ("limitations", "howto") else recommendation.write(w, inp, ask)
+    w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
+    return judged_body(w, inp, d, show_ok_yaml=False)
+
+
+KIND = AnswerKind("verdict", frozenset({"validation", "plan", "retrieval"}), write)
