@@ -24,14 +24,17 @@ _DIST_KEYS = frozenset({"strategy", "tp_size", "pp_size", "cp_size", "ep_size", 
 # Any fence: ```lang, ~~~lang, with any info string (`yaml:recipe.yaml`, `text`, `log`).
 _FENCE = re.compile(r"(?ms)^[ \t]*(?P<f>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)(?:^[ \t]*(?P=f)[ \t]*$|\Z)")
 # Lines that only error output has.
+# Launchers prefix every line: "0: [rank2]: ", "[default5]:", "(EngineCore_DP0 pid=3585) ", "node1: ".
+_PREFIX = r"^(?:[ \t]*(?:\d{1,4}:|[\w.-]{1,30}:(?=[ \t]*\[)|\[[^\]\n]{1,40}\]:?|\([^)\n]{1,60}\)))*[ \t]*"
+# Lines that only error output has.
 _ERROR_LINE = re.compile(
     r"Traceback \(most recent call last\)"
-    r"|^\s*(?:\[rank\s*\d+\]:?\s*)?File \"[^\"]+\", line \d+"
-    r"|^\s*(?:\[(?:rank|default)\s*\d*\]:?\s*)?(?:[\w.]+\.)?(?:[A-Z]\w*(?:Error|Exception|Warning)|KeyboardInterrupt|SystemExit)\b\s*(?::|$)"
-    r"|^\s*\[rank\s*\d+\]\s*:"
-    r"|^\s*(?:E\d{4}|W\d{4}|I\d{4})\s+\d"  # glog-style lines of torch / NCCL
-    r"|^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}"  # timestamped log lines
-    r"|^\s*(?:ERROR|WARNING|CRITICAL|FATAL)\b[:\s]"
+    rf"|{_PREFIX}File \"[^\"]+\", line \d+"
+    rf"|{_PREFIX}(?:[\w.]+\.)?(?:[A-Z]\w*(?:Error|Exception|Warning)|KeyboardInterrupt|SystemExit)\b[ \t]*(?::|$)"
+    r"|^[ \t]*(?:\d{1,4}:[ \t]*)?\[(?:rank|default)[ \t]*\d+\][ \t]*:"
+    rf"|{_PREFIX}(?:E\d{{4}}|W\d{{4}}|I\d{{4}})[ \t]+\d"  # glog-style lines of torch / NCCL
+    rf"|{_PREFIX}\d{{4}}-\d{{2}}-\d{{2}}[ T]\d{{2}}:\d{{2}}:\d{{2}}"  # timestamped log lines
+    rf"|{_PREFIX}(?:ERROR|WARNING|CRITICAL|FATAL)\b[:\s]"
     r"|torch\.distributed\.elastic|ChildFailedError|NCCL (?:error|WARN)|CUDA out of memory|OutOfMemoryError",
     re.M,
 )

@@ -64,6 +64,10 @@ def test_a_question_that_quotes_an_error_message_has_no_error_output():
     ("AssertionError: pp_batch_size 4 // pp_microbatch_size 1 must be >= pp_size 8", True),
     ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", True),
     ("2026-01-02 10:11:12 INFO step 10 loss 2.3", True),
+    ("0: [rank2]:   File \"train.py\", line 258, in <module>", True),
+    ("[default5]:Traceback (most recent call last):", True),
+    ("(EngineCore_DP0 pid=3585) ERROR 12-08 18:21:31 [core.py:844] boom", True),
+    ("1:     self.strategy.setup_environment()", False),
     ("distributed:\n  tp_size: 2", False),
     ("what is wrong with tp 2?", False),
 ])
@@ -75,3 +79,15 @@ def test_total_on_odd_input():
     for text in ("", "```", "```yaml\n: : :\n```", "\ud800", "x" * 50_000, "~~~\n" * 100):
         p = split_pasted(text)
         assert isinstance(p.prose, str)
+
+
+def test_launcher_prefixed_traceback_is_one_error_block():
+    log = ("0: [rank2]: Traceback (most recent call last):\n"
+           "0: [rank2]:   File \"finetune.py\", line 258, in <module>\n"
+           "0: [rank2]:     main()\n"
+           "0: [rank2]: ValueError: non_pp_size=12 must be a multiple of ep_size=8\n"
+           "any idea?")
+    p = split_pasted(log)
+    assert p.configs == ()
+    assert p.prose == "any idea?"
+    assert any("non_pp_size=12" in e for e in p.errors)
