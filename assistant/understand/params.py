@@ -36,6 +36,8 @@ class Vocab:
     topics: dict[str, re.Pattern]  # subjects that are never a wish (mesh, batch, pp_schedule ...)
     negation_en: re.Pattern
     negation_zh: re.Pattern
+    negation_after_en: re.Pattern
+    negation_after_zh: re.Pattern
     strategies: dict[str, re.Pattern]
     strategy_negation_en: re.Pattern
     strategy_negation_zh: re.Pattern
@@ -74,6 +76,8 @@ def load_vocab(path: Path = _VOCAB_PATH) -> Vocab:
         topics={k: _alt(v) for k, v in data["topics"].items()},
         negation_en=re.compile(data["negation"]["en"], re.I),
         negation_zh=re.compile(data["negation"]["zh"]),
+        negation_after_en=re.compile(data["negation_after"]["en"], re.I),
+        negation_after_zh=re.compile(data["negation_after"]["zh"]),
         strategies={k: _alt(v) for k, v in data["strategies"].items()},
         strategy_negation_en=re.compile(data["strategy_negation"]["en"], re.I),
         strategy_negation_zh=re.compile(data["strategy_negation"]["zh"]),
@@ -570,7 +574,9 @@ def _features(text: str, v: Vocab, sizes: dict[str, int]) -> tuple[frozenset[str
         for m in pat.finditer(text):
             if _inquired(text[: m.start()], text[m.end():], v):
                 continue
-            if _negated(text[: m.start()], v.negation_en, v.negation_zh):
+            after = text[m.end():m.end() + 40]
+            if _negated(text[: m.start()], v.negation_en, v.negation_zh) \
+                    or v.negation_after_en.match(after) or v.negation_after_zh.match(after):
                 unwanted.add(feat)
             else:
                 wanted.add(feat)

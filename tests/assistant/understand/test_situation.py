@@ -16,6 +16,10 @@ from assistant.understand import understand
     ("TP4, no PP, 16 GPUs", {"tp_size": 4, "pp_size": 1}),
     ("4-way TP and pp=2 on 2 nodes", {"tp_size": 4, "pp_size": 2}),
     ("pp and cp are both set to 2 on 32 GPUs", {"pp_size": 2, "cp_size": 2}),
+    ("MoE 模型 16 卡，ep_size 设 16，tp 不开，这样合法吗", {"ep_size": 16, "tp_size": 1}),
+    ("16 卡，PP 不用，tp 4", {"tp_size": 4, "pp_size": 1}),
+    ("TP off, pp 2, 16 GPUs", {"pp_size": 2, "tp_size": 1}),
+    ("tp 就不开了，cp 也不要，16 卡 ep 4", {"tp_size": 1, "cp_size": 1, "ep_size": 4}),
 ])
 def test_stated_sizes_are_read_exactly(question, sizes):
     assert dict(understand(question).situation.stated.sizes) == sizes
