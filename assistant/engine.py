@@ -84,19 +84,6 @@ class _Prepared:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def _with_request_values(q: Query, req: AskRequest) -> Query:
-    """The request's explicit values (CLI flags, web fields) win over what the text says."""
-    p = q.params
-    over = {k: v for k, v in (("world_size", req.world_size), ("gpus_per_node", req.gpus_per_node),
-                               ("gpu", req.gpu), ("model", req.model)) if v is not None}
-    if not over:
-        return q
-    if "world_size" in over and req.gpus_per_node is None and p.nodes and p.gpus_per_node \
-            and p.nodes * p.gpus_per_node != req.world_size:
-        over["nodes"] = None  # the explicit total wins over a node count read from the text
-    return replace(q, params=replace(p, **over))
-
-
 def _params_dict(query: Query) -> dict:
     out = {}
     for k, v in asdict(query.params).items():
@@ -229,18 +216,18 @@ class Assistant:
 
         timings: dict[str, float] = {}
         t = time.perf_counter()
-        q = _with_request_values(understand(req.question, history=req.history, lang=req.lang), req)
+        q = understand(req.question, history=req.history, lang=req.lang, world_size=req.world_size,
+                       gpus_per_node=req.gpus_per_node, model=req.model, gpu=req.gpu)
         asks = plan_asks(asks_of(q))
         needs = needs_of(asks)
-        p = q.params
-        gpn = p.gpus_per_node or DEFAULT_GPUS_PER_NODE
+        gpn = q.situation.gpus_per_node or DEFAULT_GPUS_PER_NODE
         timings["understand"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
         plan = None
         if "plan" in needs:
             try:
-                plan = make_plan(q, gpus_per_node=req.gpus_per_node, world_size=req.world_size, model=req.model, gpu=req.gpu)
+                plan = make_plan(q)
             except Exception:  # noqa: BLE001 - a planner bug must not take the answer down; no YAML is shown then
                 plan = None
         timings["plan"] = (time.perf_counter() - t) * 1000

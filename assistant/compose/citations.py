@@ -56,6 +56,12 @@ class Citer:
         self._ids.add(hit.id)
         return len(self.sources) - 1
 
+    def keep_only(self, hits: Sequence[Hit]) -> None:
+        """A short answer lists only the chunks it stands on, not every retrieved one."""
+        self.sources = list(hits)
+        self._ids = {h.id for h in self.sources}
+        self.cited = {n for n in self.cited if n <= len(self.sources)}
+
     def _best(self, pool: Sequence[Hit], docs: Sequence[str], terms: Sequence[str]) -> Hit | None:
         order = {d: i for i, d in enumerate(docs)}
         best, best_key = None, None

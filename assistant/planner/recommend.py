@@ -1023,6 +1023,17 @@ def _plan_from(s: Situation, t: Targets, f: _Found, strategy_rationale: list[Ste
 
 # --- entry point -------------------------------------------------------------------------------------
 
+def _stated_params(q: Query):
+    """The query's parameters with its stated layout as constraints."""
+    sit = q.situation
+    st = sit.stated
+    p = replace(q.params, **{k: v for k, v in st.sizes.items() if k != "dp_size" or not st.rest_data_parallel})
+    if st.rest_data_parallel:
+        free = {d for d in ("tp", "pp", "cp") if f"{d}_size" not in st.sizes}
+        p = replace(p, unwanted=frozenset(p.unwanted | free), wanted=frozenset(p.wanted - free))
+    return p, sit
+
+
 def plan(
     query_or_params: Query | Params,
     *,
@@ -1031,11 +1042,19 @@ def plan(
     model: str | None = None,
     gpu: str | None = None,
 ) -> Plan:
-    """A validated recommendation for the parameters of a question.
+    """A validated recommendation for the situation of a question (or bare parameters).
 
-    Explicit arguments (from CLI flags or the request) win over what the question says; leave
-    `gpus_per_node` None unless the user set it, so "4 GPUs per node" in the text counts."""
-    p = query_or_params.params if isinstance(query_or_params, Query) else query_or_params
+    A Query's situation already holds the request's values and the layout the user stated: a stated
+    size (1 included) is kept, and "the rest data parallel" leaves every unstated model-parallel
+    size at 1. Explicit arguments are for callers without a Query; leave `gpus_per_node` None unless
+    the user set it, so "4 GPUs per node" in the text counts."""
+    if isinstance(query_or_params, Query):
+        p, sit = _stated_params(query_or_params)
+        world_size = world_size if world_size is not None else sit.world_size
+        gpus_per_node = gpus_per_node if gpus_per_node is not None else sit.gpus_per_node
+        model, gpu = model or sit.model, gpu or sit.gpu
+    else:
+        p = query_or_params
     s = _situation(p, gpus_per_node, world_size, model, gpu)
     if isinstance(query_or_params, Query) and "ac_selective" in query_or_params.topics:
         s = replace(s, ac_selective=True)

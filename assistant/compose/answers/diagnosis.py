@@ -7,7 +7,6 @@ layout of the user's (the verdict first). A log is never read as a config.
 from __future__ import annotations
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
-from assistant.compose.answers.quantity import quantity_line
 from assistant.compose.answers.recommendation import pitfalls
 from assistant.compose.answers.verdict import judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of
@@ -46,11 +45,9 @@ def _pasted(w: Writer, inp: ComposeInput, d, ask) -> Part:
     said = ask in asks and any(getattr(a, "kind", None) == "verdict" for a in asks[:asks.index(ask)])
     if not said:  # a verdict ask before this one already said whether it runs
         w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
-    part = judged_body(w, inp, d, show_ok_yaml=False)
+    part = judged_body(w, inp, d, show_ok_yaml=False, sizing=True)
     r = d.report
-    if r is not None and r.ok and r.derived is not None:
-        w.bullets([quantity_line(w, t, r, d.judged) for t in ("dp_size", "ep_shard")
-                   if t != "ep_shard" or r.derived.ep_size > 1], heading="sizing")
+    if r is not None and r.ok:
         dist = (d.judged or {}).get("distributed")
         pitfalls(w, features_of(dist if isinstance(dist, dict) else {}), r)
     return part

@@ -23,7 +23,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     sentence = w.say("out_of_scope", topic=label)
     n = w.citer.cite(("scope",), (), sentence)
     # A short answer lists only the chunk it stands on, not every retrieved one.
-    w.citer.sources = [w.citer.sources[n - 1]] if n else []
+    w.citer.keep_only([w.citer.sources[n - 1]] if n else ())
     w.answer(with_citation(sentence, [1]) if n else sentence)
     return Part()
 

@@ -36,7 +36,7 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
     return w.say(key, message=message, code=first.code)
 
 
-def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, show_ok_yaml: bool) -> Part:
+def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, show_ok_yaml: bool, sizing: bool = False) -> Part:
     """After the verdict: the other failing checks, why the rule exists, and the nearest layout that
     passes (the validator's fix, else the plan); for a passing prose layout, its YAML."""
     if d.assumed:
@@ -50,6 +50,11 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, show_ok_yaml: boo
     if r.ok:
         if r.warnings:
             w.bullets([w.finding(f) for f in r.warnings], heading="warnings")
+        if sizing and r.derived is not None:
+            from assistant.compose.answers.quantity import quantity_line
+
+            targets = ("dp_size", "ep_shard") if r.derived.ep_size > 1 else ("dp_size",)
+            w.bullets([quantity_line(w, t, r, d.judged) for t in targets], heading="sizing")
         if show_ok_yaml and not d.pasted:
             w.para(w.say("judged_yaml", world=d.world_size))
             w.code(d.yaml_text)
@@ -82,13 +87,15 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, show_ok_yaml: boo
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = inp.diagnosis
-    if d is None:
+    st = inp.query.situation.stated
+    if d is None or (not d.pasted and not st.sizes):
         from assistant.compose.answers import fact, recommendation
 
-        # nothing of the user's to judge: a capability question ("can megatron_fsdp do PP?")
+        # nothing of the user's to judge: a capability question ("can megatron_fsdp do PP?", "what
+        # can't ddp do?") or a wish for a layout
         return fact.write(w, inp, ask) if inp.query.intent in ("limitations", "howto") else recommendation.write(w, inp, ask)
     w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
-    return judged_body(w, inp, d, show_ok_yaml=False)
+    return judged_body(w, inp, d, show_ok_yaml=True, sizing=True)
 
 
 KIND = AnswerKind("verdict", frozenset({"validation", "plan", "retrieval"}), write)
