@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from assistant.validator import derive, schedules
+from assistant.validator.fields import field_table
 from assistant.validator.coerce import section_as_dict
 from assistant.validator.report import Derived, Finding
 
@@ -94,34 +95,37 @@ def describe(value: Any, limit: int = 60) -> str:
 # upstream facts, precompiled
 
 _S = yaml.safe_load((_HERE / "upstream_schema.yaml").read_text(encoding="utf-8"))
-STRATEGIES: dict[str, str] = dict(_S["strategies"])
-CANONICAL: dict[str, str] = dict(_S["canonical_strategy"])
-STRATEGY_FIELDS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in _S["strategy_fields"].items()}
+# The accepted keys, strategy names and size / batch defaults come from the field reference
+# (fields.yaml), so what answers describe and what the validator accepts cannot drift apart.
+_F = field_table()
+STRATEGIES: dict[str, str] = _F.strategy_map()
+CANONICAL: dict[str, str] = _F.canonical_strategy()
+STRATEGY_FIELDS: dict[str, frozenset[str]] = {dc: frozenset(_F.dataclass_fields(dc)) for dc in CANONICAL}
 FSDP2_FIELDS = STRATEGY_FIELDS["FSDP2Config"]
 SCOPE_CHECKED = frozenset(_S["scope_checked"])
 MULTIMODAL_CHECKED = frozenset(_S["multimodal_checked"])
-SIZE_DEFAULTS: tuple[tuple[str, Any], ...] = tuple(_S["size_defaults"].items())
+SIZE_DEFAULTS: tuple[tuple[str, Any], ...] = tuple(_F.defaults("distributed", "_PARALLELISM_DEFAULTS").items())
 SIZE_KEYS = frozenset(k for k, _ in SIZE_DEFAULTS)
 META_KEYS: tuple[str, ...] = tuple(_S["meta_keys"])
 AC_FALSE = frozenset(_S["ac_false"])
 AC_TRUE = frozenset(_S["ac_true"])
 AC_SELECTIVE = frozenset(_S["ac_selective"])
 AC_SELECTIVE_STRATEGIES = frozenset(_S["ac_selective_strategies"])
-AC_SCOPES = frozenset(_S["ac_scopes"])
+AC_SCOPES = frozenset(next(r for r in _F.get("activation_checkpointing_scope")).allowed)
 AC_SCOPE_ALIASES: dict[str, str] = dict(_S["ac_scope_aliases"])
-PIPELINE_FIELDS = frozenset(_S["pipeline_fields"])
-PIPELINE_DEFAULT_SCHEDULE: str = _S["pipeline_default_schedule"]
-MOE_FIELDS = frozenset(_S["moe_fields"])
-MP_FIELDS = frozenset(_S["mp_policy_fields"])
+PIPELINE_FIELDS = frozenset(_F.dataclass_fields("PipelineConfig"))
+PIPELINE_DEFAULT_SCHEDULE: str = _F.defaults("distributed.pipeline")["pp_schedule"]
+MOE_FIELDS = frozenset(_F.dataclass_fields("MoEParallelizerConfig"))
+MP_FIELDS = frozenset(_F.dataclass_fields("MixedPrecisionPolicy"))
 MP_DTYPE_KEYS: tuple[str, ...] = tuple(_S["mp_policy_dtype_keys"])
-KNOWN_TARGETS: dict[str, frozenset[str]] = {k: frozenset(_S[v]) for k, v in _S["known_targets"].items()}
+KNOWN_TARGETS: dict[str, frozenset[str]] = {k: frozenset(_F.dataclass_fields(k)) for k in _S["known_targets"]}
 MULTIMODAL_FIELDS = frozenset(_S["multimodal_fields"])
 VISION_FIELDS = frozenset(_S["multimodal_vision_fields"])
 FRAME_FIELDS = frozenset(_S["frame_sharding_fields"])
 FROZEN_SHARDING = frozenset(_S["frozen_sharding_values"])
 DTYPE_NAMES = frozenset(_S["dtype_names"])
-SS_DEFAULTS: dict[str, int] = dict(_S["step_scheduler_defaults"])
-PP_MICROBATCH_DEFAULT: int = _S["pp_microbatch_default"]
+SS_DEFAULTS: dict[str, int] = {k: _F.defaults("step_scheduler")[k] for k in ("global_batch_size", "local_batch_size")}
+PP_MICROBATCH_DEFAULT: int = _F.defaults("distributed.pipeline")["pp_microbatch_size"]
 RECIPE_KEYS = frozenset(_S["recipe_keys"])
 ALL_STRATEGY_FIELDS = frozenset().union(*STRATEGY_FIELDS.values())
 

@@ -1,0 +1,207 @@
+"""The field reference (fields.yaml) as typed rows, and the lookups that answer "which field is this".
+
+The validator derives its accepted-key lists and size / batch defaults from the same table
+(rules.py), so a key the reference describes is exactly a key the validator accepts.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from assistant.datafile import read_yaml
+
+_FILE = Path(__file__).with_name("fields.yaml")
+CANONICAL_STRATEGIES: tuple[str, ...] = ("fsdp2", "megatron_fsdp", "ddp")
+_REQUIRED = ("key", "section", "type", "strategies", "upstream", "en", "zh")
+# Identifiers with their dotted paths and hyphenated spellings (`moe.mp_policy`, `megatron-fsdp`).
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*")
+MAX_TEXT_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class FieldRef:
+    key: str
+    section: str  # dotted path of the mapping the key lives in: distributed, distributed.moe, step_scheduler
+    type: str
+    default: Any = field(compare=False)  # a mapping for mp_policy; rows are told apart by path
+    allowed: tuple[Any, ...]
+    meaning_en: str
+    meaning_zh: str
+    strategies: tuple[str, ...]  # canonical strategy names whose recipes accept the key
+    aliases: tuple[str, ...]
+    upstream: str  # file under nemo_automodel/ (or torch) and symbol
+    dataclasses: tuple[str, ...] = ()  # upstream dataclasses declaring it; for a strategy name, the one it selects
+    note_en: str = ""
+    note_zh: str = ""
+
+    @property
+    def path(self) -> str:
+        return f"{self.section}.{self.key}"
+
+    @property
+    def is_strategy_name(self) -> bool:
+        return self.section == "distributed.strategy"
+
+    def meaning(self, lang: str) -> str:
+        return self.meaning_zh if lang == "zh" else self.meaning_en
+
+    def note(self, lang: str) -> str:
+        return self.note_zh if lang == "zh" else self.note_en
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    upstream: str
+    meaning_en: str
+    meaning_zh: str
+    read_when_key: str | None = None  # the block is read only when this size is above read_when_above
+    read_when_above: int | None = None
+
+    def meaning(self, lang: str) -> str:
+        return self.meaning_zh if lang == "zh" else self.meaning_en
+
+    @property
+    def block_key(self) -> str:
+        """The key that holds this block in its parent mapping (`moe` for distributed.moe)."""
+        return self.name.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
+class FieldTable:
+    refs: tuple[FieldRef, ...]
+    sections: dict[str, Section]
+    _by_name: dict[str, tuple[FieldRef, ...]] = field(default_factory=dict, repr=False)
+
+    def get(self, key: str) -> list[FieldRef]:
+        """Every row a name denotes: a key (`reshard_after_forward` is in two blocks), an alias
+        (`mfsdp`), or a dotted path (`moe.reshard_after_forward`, `distributed.pp_size`)."""
+        return list(self._lookup(key.strip().strip("`").rstrip(":").lower()))
+
+    def mentioned(self, text: str) -> list[FieldRef]:
+        """Rows named in a question, in order of first mention. A plain-word key (`moe`, `dtype`,
+        `pipeline`) counts only when written as code (backticks, a trailing colon, a dotted path), so
+        "pipeline parallelism" does not name the `pipeline:` block. A key that lives in several blocks
+        is narrowed to the block the question names ("reshard_after_forward in moe:")."""
+        text = text[:MAX_TEXT_CHARS]
+        low = text.lower()
+        named_blocks = {s.rsplit(".", 1)[-1] for s in self.sections if s != "distributed"
+                        if re.search(rf"(?<![a-z0-9_]){re.escape(s.rsplit('.', 1)[-1])}(?![a-z0-9_])", low)}
+        out: list[FieldRef] = []
+        for m in _IDENT.finditer(text):
+            token = m.group(0).lower()
+            refs = self._lookup(token)
+            if not refs and re.search(r"[.\-]", token):
+                # "fsdp2-only", "tp_size-wise": the parts may still be names
+                refs = tuple(r for part in re.split(r"[.\-]", token) if not _plain_word(part)
+                             for r in self._lookup(part))
+            if not refs:
+                continue
+            if _plain_word(token) and not refs[0].is_strategy_name and not _written_as_code(text, m.start(), m.end()):
+                continue
+            if len(refs) > 1 and "." not in token:
+                narrowed = tuple(r for r in refs if r.section.rsplit(".", 1)[-1] in named_blocks)
+                refs = narrowed or refs
+            for r in refs:
+                if r not in out:
+                    out.append(r)
+        return out
+
+    def dataclass_fields(self, dataclass_name: str) -> tuple[str, ...]:
+        """The field names a dataclass declares, in this file's order (strategy names excluded)."""
+        return tuple(r.key for r in self.refs if dataclass_name in r.dataclasses and not r.is_strategy_name)
+
+    def strategy_map(self) -> dict[str, str]:
+        """Every accepted `strategy:` spelling -> the dataclass it selects (upstream _STRATEGY_MAP)."""
+        out: dict[str, str] = {}
+        for r in self.refs:
+            if r.is_strategy_name:
+                for name in (r.key, *r.aliases):
+                    out[name] = r.dataclasses[0]
+        return out
+
+    def canonical_strategy(self) -> dict[str, str]:
+        """Dataclass -> its canonical strategy name (for messages and fixes)."""
+        return {r.dataclasses[0]: r.key for r in self.refs if r.is_strategy_name}
+
+    def defaults(self, section: str, upstream_symbol: str | None = None) -> dict[str, Any]:
+        """key -> default for a section's rows, optionally only those read through one upstream symbol
+        (`_PARALLELISM_DEFAULTS`)."""
+        return {r.key: r.default for r in self.refs
+                if r.section == section and (upstream_symbol is None or r.upstream.endswith(upstream_symbol))}
+
+    def block_of(self, ref: FieldRef) -> Section | None:
+        """The block a row opens (the `moe` key -> distributed.moe), if it is a block key."""
+        return self.sections.get(ref.path)
+
+    def _lookup(self, name: str) -> tuple[FieldRef, ...]:
+        if name in self._by_name:
+            return self._by_name[name]
+        if "." in name:
+            head, _, key = name.rpartition(".")
+            cands = self._by_name.get(key, ())
+            hit = tuple(r for r in cands if r.section == head or r.section.endswith("." + head)
+                        or (head == "distributed" and r.section == "distributed"))
+            return hit
+        return ()
+
+
+def _plain_word(token: str) -> bool:
+    return bool(re.fullmatch(r"[a-z]+", token))
+
+
+def _written_as_code(text: str, start: int, end: int) -> bool:
+    before = text[start - 1] if start else ""
+    after = text[end] if end < len(text) else ""
+    return before == "`" or after in (":", "：", "`")
+
+
+def _as_tuple(value: Any) -> tuple[Any, ...]:
+    if value is None:
+        return ()
+    return tuple(value) if isinstance(value, list) else (value,)
+
+
+def _ref(row: dict[str, Any]) -> FieldRef:
+    missing = [k for k in _REQUIRED if k not in row]
+    if missing:
+        raise ValueError(f"{_FILE.name}: entry {row.get('key')!r} lacks {missing}")
+    strategies = CANONICAL_STRATEGIES if row["strategies"] == "all" else tuple(row["strategies"])
+    unknown = set(strategies) - set(CANONICAL_STRATEGIES)
+    if unknown:
+        raise ValueError(f"{_FILE.name}: entry {row['key']!r} names unknown strategies {sorted(unknown)}")
+    return FieldRef(
+        key=str(row["key"]), section=str(row["section"]), type=str(row["type"]), default=row.get("default"),
+        allowed=_as_tuple(row.get("allowed")), meaning_en=row["en"], meaning_zh=row["zh"], strategies=strategies,
+        aliases=tuple(str(a) for a in _as_tuple(row.get("aliases"))), upstream=str(row["upstream"]),
+        dataclasses=tuple(_as_tuple(row.get("dataclasses"))), note_en=row.get("note_en", ""),
+        note_zh=row.get("note_zh", ""),
+    )
+
+
+def load_table(path: Path = _FILE) -> FieldTable:
+    data = read_yaml(path)
+    sections = {name: Section(name, s["upstream"], s["en"], s["zh"], (s.get("read_when") or {}).get("key"),
+                              (s.get("read_when") or {}).get("above")) for name, s in data["sections"].items()}
+    refs = tuple(_ref(row) for row in data["fields"])
+    by_name: dict[str, list[FieldRef]] = {}
+    for r in refs:
+        if r.section not in sections:
+            raise ValueError(f"{path.name}: entry {r.key!r} is in unknown section {r.section!r}")
+        names = (r.key, *r.aliases)
+        for name in names:
+            by_name.setdefault(name.lower(), []).append(r)
+    seen = set()
+    for r in refs:
+        if r.path in seen:
+            raise ValueError(f"{path.name}: {r.path} is listed twice")
+        seen.add(r.path)
+    return FieldTable(refs, sections, {k: tuple(v) for k, v in by_name.items()})
+
+
+@lru_cache(maxsize=1)
+def field_table() -> FieldTable:
+    return load_table()

@@ -1,0 +1,123 @@
+"""Fact answers about named fields: the asked fact leads, rendered from the field reference."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from assistant.compose.field_facts import asked_kinds, field_fact_lines
+from assistant.validator.fields import field_table
+
+T = field_table()
+
+
+def answer(question: str, lang: str = "en") -> list[str]:
+    return field_fact_lines(T.mentioned(question), question, lang)
+
+
+def test_no_refs_no_lines():
+    assert field_fact_lines([], "what is the weather", "en") == []
+
+
+@pytest.mark.parametrize("question,kinds", [
+    ("What does `reshard_after_forward` default to in `moe:`?", ["default"]),
+    ("Are `megatron-fsdp` and `mfsdp` different strategies?", ["same"]),
+    ("If ep_size is 1, is my moe: block read?", ["read"]),
+    ("Which strategies accept sequence_parallel?", ["accept"]),
+    ("What values can round_virtual_stages_to_pp_multiple take?", ["allowed"]),
+    ("What is `round_virtual_stages_to_pp_multiple` for?", ["meaning"]),
+    ("pp_schedule 可选哪些值？", ["allowed"]),
+    ("megatron-fsdp 和 mfsdp 一样吗？", ["same"]),
+    ("ignore_router_for_ac 是干什么用的？", ["meaning"]),
+    ("dp_replicate_size 哪些策略能用？", ["accept"]),
+])
+def test_the_ask_is_read_from_the_question(question, kinds):
+    got = asked_kinds(question)
+    assert got[: len(kinds)] == kinds
+
+
+def test_default_in_the_named_block_leads():
+    lines = answer("What does `reshard_after_forward` default to in `moe:`?")
+    assert lines[0] == "`distributed.moe.reshard_after_forward` defaults to `false`."
+    # the moe: block's own rule follows (CODE-FACTS 5), and the upstream file
+    assert any("`ep_size > 1`" in l for l in lines[1:])
+    assert lines[-1] == "Upstream: `components/distributed/config.py MoEParallelizerConfig`."
+
+
+def test_a_key_in_two_blocks_gives_both_defaults():
+    lead = answer("reshard_after_forward 默认是多少？", "zh")[0]
+    assert "`distributed.reshard_after_forward` 默认 `null`" in lead
+    assert "`distributed.moe.reshard_after_forward` 默认 `false`" in lead
+
+
+def test_code_facts_defaults():
+    assert answer("What is the default of enable_fsdp2_prefetch?")[0] == \
+        "`distributed.enable_fsdp2_prefetch` defaults to `false`."
+    lead = answer("what does mp_policy default to in fsdp2?")[0]
+    assert "param_dtype: bfloat16, reduce_dtype: float32, output_dtype: bfloat16" in lead
+    assert answer("ignore_router_for_ac 默认值？", "zh")[0] == "`distributed.moe.ignore_router_for_ac` 的默认值是 `true`。"
+
+
+@pytest.mark.parametrize("question,lang,lead", [
+    ("Are `megatron-fsdp` and `mfsdp` different strategies?", "en",
+     "`megatron-fsdp` and `mfsdp` are the same strategy: each selects `MegatronFSDPConfig`, as `megatron_fsdp` does."),
+    ("megatron-fsdp 和 mfsdp 一样吗？", "zh",
+     "`megatron-fsdp` 和 `mfsdp` 是同一个策略：都对应 `MegatronFSDPConfig`，与 `megatron_fsdp` 相同。"),
+])
+def test_aliases_are_the_same_strategy(question, lang, lead):
+    assert answer(question, lang)[0] == lead
+
+
+def test_different_strategies_are_called_different():
+    lead = answer("What's the difference between fsdp2 and megatron_fsdp?")[0]
+    assert lead.startswith("`fsdp2` and `megatron_fsdp` are different strategies")
+
+
+@pytest.mark.parametrize("question,lang,start", [
+    ("If ep_size is 1, is my `moe:` block read?", "en", "No: `moe:` is read only when `ep_size > 1`, and yours is 1."),
+    ("ep_size 设为 1 的时候 moe: 还会读取吗？", "zh", "不会：只有 `ep_size > 1` 时才读取 `moe:`"),
+    ("With pp_size 4, is the `pipeline:` block used?", "en", "Yes: with `pp_size` 4 (above 1) the `pipeline:` block is read."),
+    ("Is the moe: block read?", "en", "`moe:` is read only when `ep_size > 1`."),
+])
+def test_is_a_block_read(question, lang, start):
+    assert answer(question, lang)[0].startswith(start)
+
+
+@pytest.mark.parametrize("question,start", [
+    ("Does ddp accept sequence_parallel?", "No: `ddp` does not accept `sequence_parallel`"),
+    ("Does ddp support autocast_dtype?", "Yes: `ddp` accepts `autocast_dtype`."),
+    ("Can I use tp_size 2 with ddp?", "No: `ddp` rejects `tp_size` above 1"),
+    ("Which strategies accept dp_replicate_size?", "Every strategy reads `dp_replicate_size`, but a value above 1 works only with `fsdp2`"),
+    ("Which strategies accept sequence_parallel?", "`sequence_parallel` is accepted only by `fsdp2`"),
+    ("Which strategies accept activation_checkpointing?", "Every strategy accepts `distributed.activation_checkpointing`"),
+])
+def test_which_strategies_accept(question, start):
+    assert answer(question)[0].startswith(start)
+
+
+def test_allowed_values():
+    assert answer("What values can round_virtual_stages_to_pp_multiple take?")[0] == \
+        "`distributed.pipeline.round_virtual_stages_to_pp_multiple` accepts `up`, `down` or `null` (default `null`)."
+    zh = answer("activation_checkpointing 可选哪些值？", "zh")[0]
+    assert zh == "`distributed.activation_checkpointing` 可取 `true`、`false`、`full` 或 `selective`（默认 `false`）。"
+
+
+def test_meaning_leads_a_what_is_it_for_question():
+    lines = answer("What is `round_virtual_stages_to_pp_multiple` for?")
+    assert lines[0].startswith("`distributed.pipeline.round_virtual_stages_to_pp_multiple`: With virtual stages")
+    zh = answer("ignore_router_for_ac 是干什么用的？", "zh")
+    assert zh[0].startswith("`distributed.moe.ignore_router_for_ac`：") and "CheckpointError" in "".join(zh)
+
+
+def test_chinese_lines_are_chinese_with_english_identifiers():
+    for line in answer("moe: 里的 reshard_after_forward 默认是多少？是干什么用的？", "zh"):
+        assert re.search(r"[\u4e00-\u9fff]", line)
+        assert "`" in line
+
+
+def test_lines_are_short_and_unique():
+    for q in ("what does mp_policy default to?", "What is the default of enable_fsdp2_prefetch?",
+              "Which strategies accept sequence_parallel?"):
+        lines = answer(q)
+        assert len(lines) == len(set(lines)) and 2 <= len(lines) <= 6
+        assert sum(len(l) for l in lines) < 1200
