@@ -11,7 +11,9 @@ from dataclasses import dataclass, field, replace
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
 from assistant.compose.citations import Citer
 from assistant.compose.phrases import Phrases
-from assistant.compose.writer import Writer
+from assistant.compose.answers.out_of_scope import scope_topic
+from assistant.compose.writer import FEATURE_ORDER, Writer
+from assistant.understand.query import Ask
 from assistant.validator.report import ValidationReport
 
 # Kinds another kind of the same question already covers: one config answer, not two.
@@ -29,9 +31,26 @@ class Composed:
     uncited: list[str] = field(default_factory=list)  # facts stated without a supporting chunk (should stay empty)
 
 
-def plan_asks(asks: tuple) -> tuple:
+def plan_asks(asks: tuple, query, phrases: Phrases) -> tuple:
+    """The asks to answer: reconciled with the question's intent where the clause-level reading is
+    weaker than the whole question's, and without kinds another ask already covers."""
+    asks = tuple(_reconciled(a, query, phrases) for a in asks)
+    if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
+        asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."
     kinds = {a.kind for a in asks}
-    return tuple(a for a in asks if not any(k in kinds for k in _COVERED_BY.get(a.kind, ())))
+    out = tuple(a for a in asks if not any(k in kinds for k in _COVERED_BY.get(a.kind, ())))
+    return tuple(dict.fromkeys(out))
+
+
+def _reconciled(ask, query, phrases: Phrases):
+    if ask.kind == "out_of_scope" and query.intent not in ("out_of_scope", "nonsense") \
+            and scope_topic(ask.text, phrases) is None:
+        return Ask("fact", ask.text, ask.target)  # "activation checkpointing" is not checkpoint saving
+    sit = query.situation
+    if ask.kind not in ("out_of_scope", "nonsense") and query.intent == "out_of_scope" and not sit.stated.any() \
+            and not sit.pasted.configs and not sit.pasted.errors and not set(query.topics) & set(FEATURE_ORDER):
+        return Ask("out_of_scope", ask.text)  # "what LoRA rank?" asks a number, but not one of ours
+    return ask
 
 
 def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
@@ -39,7 +58,7 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
     w = Writer(inp.query.lang, phrases, citer)
     if inp.query.injection:
         w.notice(w.say("injection"))
-    asks = plan_asks(inp.asks or asks_of(inp.query))
+    asks = inp.asks or plan_asks(asks_of(inp.query), inp.query, phrases)
     inp = replace(inp, asks=asks)
     parts: list[Part] = [REGISTRY[a.kind].write(w, inp, a) for a in asks]
     # The answer's verdict is the first one given: the user's layout before any recommendation.

@@ -13,9 +13,13 @@ from assistant.compose.answers.recommendation import (
     config_sections, declined, say_declined, show_plan_yaml, wanted,
 )
 from assistant.compose.citations import with_citation
+from assistant.compose.field_facts import asked_kinds, field_fact_lines
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.planner.plan import Plan
 from assistant.understand.query import Query
+from assistant.validator.fields import field_table
+
+_MAX_TOPIC_FACTS = 3
 
 
 def _asked_first(w: Writer, keys: Sequence[str], question: str) -> list[str]:
@@ -141,9 +145,31 @@ def retrieved(w: Writer, inp: ComposeInput) -> Part:
     return Part()
 
 
+def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
+    """A question that names fields (`reshard_after_forward`, `mfsdp`) is answered from the field
+    reference: the asked fact (default, allowed values, strategies, aliases, read or not) first."""
+    text = getattr(ask, "text", "") or inp.query.text
+    table = field_table()
+    refs = table.mentioned(text) or table.mentioned(inp.query.text)
+    # a strategy named in passing ("FSDP2's default mixed precision") is not a question about the name
+    if not any(not r.is_strategy_name for r in refs) and "same" not in asked_kinds(text):
+        return None
+    lines = field_fact_lines(refs, text, w.lang)
+    if not lines:
+        return None
+    w.answer(lines[0])
+    w.bullets(lines[1:])
+    return Part()
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if inp.query.intent == "limitations":
         return limitations(w, inp)
+    if not any(t in w.p.lead_topics for t in inp.query.topics) and fields(w, inp, ask) is not None:
+        # the feature facts of what the question names, after the field's own
+        keys = [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
+        w.bullets([w.fact(k) for k in _asked_first(w, list(dict.fromkeys(keys)), inp.query.text)][:_MAX_TOPIC_FACTS])
+        return Part()
     return howto(w, inp)
 
 
