@@ -15,7 +15,9 @@ def judge_user_layout(query: Query, gpus_per_node: int) -> Diagnosis | None:
     sit = query.situation
     kwargs = dict(world_size=sit.world_size, gpus_per_node=gpus_per_node, validate=validate, unusable=UnusableInput,
                   model=sit.model, gpu=sit.gpu)
-    pasted = next((t for t in sit.pasted.configs if config_mapping(t) is not None), None)
+    # a follow-up ("and on 16 GPUs?") judges the config pasted in an earlier turn
+    carried = (query.params.yaml_text,) if query.params.yaml_text and not sit.pasted.configs else ()
+    pasted = next((t for t in (*sit.pasted.configs, *carried) if config_mapping(t) is not None), None)
     if pasted is not None:
         return diagnose(pasted, **kwargs)
     recipe = sit.user_recipe()

@@ -46,6 +46,8 @@ def _reconciled(ask, query, phrases: Phrases):
     if ask.kind == "out_of_scope" and query.intent not in ("out_of_scope", "nonsense") \
             and scope_topic(ask.text, phrases) is None:
         return Ask("fact", ask.text, ask.target)  # "activation checkpointing" is not checkpoint saving
+    if ask.kind == "quantity" and ask.target is None and query.intent in ("howto", "limitations", "code_location"):
+        return Ask("fact", ask.text)  # "pad to a multiple of how much?": a number the docs state, not one we derive
     sit = query.situation
     if ask.kind not in ("out_of_scope", "nonsense") and query.intent == "out_of_scope" and not sit.stated.any() \
             and not sit.pasted.configs and not sit.pasted.errors and not set(query.topics) & set(FEATURE_ORDER):

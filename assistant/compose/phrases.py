@@ -1,7 +1,7 @@
 """The composer's wording, loaded from `phrases.yaml` (data, not code)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from assistant.datafile import read_yaml
@@ -45,6 +45,7 @@ class Phrases:
     instead_facts: dict[str, str]
     feature_names: dict[str, dict[str, str]]
     scope_match: dict[str, tuple[str, ...]]
+    worked: dict = field(default_factory=dict)  # fact key -> the same rule worked out on the user's stated sizes
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Phrases":
@@ -78,6 +79,7 @@ class Phrases:
             instead_facts={str(k): str(v) for k, v in (data.get("instead_facts") or {}).items()},
             feature_names=data["feature_names"],
             scope_match=lists("scope_match"),
+            worked=dict(data.get("worked") or {}),
         )
         p._check()
         return p
@@ -95,6 +97,24 @@ class Phrases:
             missing = [k for k in lacks.values() if k not in self.facts]
             if missing:
                 raise ValueError(f"phrases.yaml: strategy_lacks.{strategy} names unknown facts {missing}")
+
+    def worked_out(self, key: str, lang: str, sizes: dict) -> str | None:
+        """The fact's rule on the user's own sizes ("2 × cp_size = 2 × 4 = 8"); None when it has
+        no worked form or the user did not state the sizes it needs."""
+        entry = self.worked.get(key)
+        if not entry:
+            return None
+        values: dict = {}
+        for name, factors in (entry.get("products") or {}).items():
+            prod = 1
+            for f in factors:
+                v = f if isinstance(f, int) else sizes.get(f)
+                if not isinstance(v, int):
+                    return None
+                values[f] = v
+                prod *= v
+            values[name] = prod
+        return entry[lang].format(**values)
 
     def heading(self, key: str, lang: str) -> str:
         return self.headings[key][lang]

@@ -20,26 +20,47 @@ from assistant.understand.query import Query
 from assistant.validator.fields import field_table
 
 _MAX_TOPIC_FACTS = 3
+_MAX_HOWTO_FACTS = 5
+
+
+def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str]) -> list[str]:
+    """The facts as cited sentences, each followed by its rule on the user's stated sizes."""
+    sizes = dict(inp.query.situation.stated.sizes)
+    out = []
+    for key in keys:
+        f = w.fact(key)
+        if f:
+            worked = w.p.worked_out(key, w.lang, sizes)
+            out.append(f + (w.space + worked if worked else ""))
+    return out
+
+
+def _cued(w: Writer, question: str) -> list[str]:
+    """Facts the question's words single out ("pad" -> the packing-with-CP padding rule)."""
+    q = question.lower()
+    return [k for k, cues in w.p.code_cues.items() if any(c in q for c in cues)]
 
 
 def _asked_first(w: Writer, keys: Sequence[str], question: str) -> list[str]:
-    """Facts about an identifier the question names ("must local_batch_size be 1?") answer it: they
-    go first, the rest keep their order."""
+    """Facts the question's words cue, then facts about an identifier it names ("must
+    local_batch_size be 1?"): they answer it and go first; the rest keep their order."""
     q = question.lower()
+    cued = set(_cued(w, question))
 
     def named(key: str) -> bool:
         return any("_" in t and t.lower() in q for t in w.p.facts[key].terms)
 
-    return [k for k in keys if named(k)] + [k for k in keys if not named(k)]
+    return [k for k in keys if k in cued] + [k for k in keys if k not in cued and named(k)] + \
+        [k for k in keys if k not in cued and not named(k)]
 
 
 def _plan_is_relevant(plan: Plan | None, query: Query, feats: Sequence[str]) -> bool:
     if plan is None:
         return False
     p = query.params
-    if p.world_size or p.nodes or p.model or p.model_size_b:
-        return True  # the user gave numbers: they want them used
-    return not feats or bool(set(feats) & set(features_of(plan.distributed or {})))
+    # the user gave a cluster or a model: they want the facts applied to it; a question about a
+    # feature alone gets the facts, not a config it did not ask for
+    return bool(p.world_size or p.nodes or p.model or p.model_size_b)
 
 
 def howto(w: Writer, inp: ComposeInput) -> Part:
@@ -57,7 +78,7 @@ def howto(w: Writer, inp: ComposeInput) -> Part:
     if notes:
         say_declined(w, notes)  # "how do I use EP for Mixtral?": that it cannot comes first
     keys = list(dict.fromkeys(key for g in groups for key in w.p.topic_facts.get(g, ())))
-    facts = [f for f in (w.fact(key) for key in _asked_first(w, keys, query.text)) if f]
+    facts = _facts(w, inp, _asked_first(w, keys, query.text))[:_MAX_HOWTO_FACTS]
     if facts:
         w.answer(facts[0])
     w.bullets(facts[1:])
@@ -165,10 +186,12 @@ def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if inp.query.intent == "limitations":
         return limitations(w, inp)
-    if not any(t in w.p.lead_topics for t in inp.query.topics) and fields(w, inp, ask) is not None:
-        # the feature facts of what the question names, after the field's own
+    cued = _cued(w, inp.query.text)
+    if not cued and not any(t in w.p.lead_topics for t in inp.query.topics) and fields(w, inp, ask) is not None:
+        # the feature facts of what the question names, and what its strategy does with the field
         keys = [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
-        w.bullets([w.fact(k) for k in _asked_first(w, list(dict.fromkeys(keys)), inp.query.text)][:_MAX_TOPIC_FACTS])
+        keys += list(w.p.limitations.get(inp.query.params.strategy or "", ()))
+        w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text))[:_MAX_TOPIC_FACTS])
         return Part()
     return howto(w, inp)
 
