@@ -40,8 +40,11 @@ def our_cases():
 
 def test_set_size_languages_and_categories(our_cases):
     assert len(our_cases) >= 150
-    langs = Counter(c.lang for c in our_cases)
-    assert langs["zh"] * 2 >= len(our_cases)
+    # The issue-11 cases (`q-en-*`, `q-zh-*`) are written per language on two branches; their sizes are
+    # held per language in tests/evals/test_case_files.py. The balance holds for the rest of the set.
+    rest = [c for c in our_cases if not c.id.startswith("q-")]
+    langs = Counter(c.lang for c in rest)
+    assert langs["zh"] * 2 >= len(rest)
     cats = Counter(c.category for c in our_cases)
     assert set(cats) <= set(CATEGORIES)
     # The question-first categories (issue 11) are held per language in tests/evals/test_case_files.py,
