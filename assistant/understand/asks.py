@@ -18,7 +18,10 @@ _TABLE_PATH = Path(__file__).with_name("asks.yaml")
 MAX_ASKS = 6  # more than this is a list of topics, not questions; the first ones are answered
 _IDENT = re.compile(r"`([^`\n]{2,80})`|(?<![A-Za-z0-9_])(_?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Z][a-z]+(?:[A-Z][A-Za-z0-9]*)+)(?![A-Za-z0-9_])")
 _QUESTION_FORM = re.compile(r"[?？]\s*$|^\W*(?:what|how|where|when|who|why|which|can|could|is|are|do|does|will|would|should|tell|give|write|recommend)\b"
-                            r"|吗|怎么|怎样|如何|什么|哪|为什么|能不能|可以|推荐|帮我", re.I)
+                            r"|吗|么\s*$|呢|咋|怎么|怎样|如何|什么|哪|为什么|能不能|可以|推荐|帮我|不\s*$", re.I)
+# Keyboard mash: a row of keys, or one character said three times ("qwerty", "asdf", "啊啊啊").
+_KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_REPEAT = re.compile(r"(.)\1{2,}")
 _QUOTED = re.compile(r"[\"'“‘「]([^\"'”’」\n]{8,200})[\"'”’」]")
 
 
@@ -108,7 +111,17 @@ def _kinds_in(clause: str) -> list[tuple[int, str]]:
 
 
 def _out_of_scope(clause: str) -> bool:
-    return any(r.pattern.search(clause) for r in load_table().rules.get("out_of_scope", ()))
+    table = load_table()
+    clause = table.neutralise.sub(" ", clause)  # "activation checkpointing" is no checkpoint question
+    return any(r.pattern.search(clause) for r in table.rules.get("out_of_scope", ()))
+
+
+def _mashed(prose: str) -> bool:
+    """Keyboard mash around a domain word ("tp pp 啊啊啊 qwerty zxcv"): nothing real is asked."""
+    for tok in re.findall(r"[a-z]{3,}|[\u4e00-\u9fff]{3,}", prose.lower()):
+        if _REPEAT.search(tok) or any(tok in row for row in _KEY_ROWS):
+            return True
+    return False
 
 
 def detect_asks(question: str, pasted: Pasted, intent: str) -> tuple[Ask, ...]:
@@ -142,6 +155,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str) -> tuple[Ask, ...]:
                 add(kind, clause, _identifier(clause))
             else:
                 add(kind, clause, None)
+    if not asks and _mashed(prose):
+        return (Ask("nonsense", question.strip()[:200]),)
     if not asks:
         kind = load_asks().from_intent.get(intent, "fact")
         add(kind, prose.strip()[:300] or question.strip()[:300], None)

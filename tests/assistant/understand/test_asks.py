@@ -85,3 +85,18 @@ def test_a_domain_question_the_intent_table_missed_is_rescued():
 ])
 def test_mixed(question, kinds):
     assert _kinds(question) == kinds
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("what's ignore_router_for_ac and should I turn it off when I use activation checkpointing?", "fact"),
+    ("Does the ddp strategy use dp_size at all?", "fact"),
+    ("strategy 是 ddp 的时候能写哪些选项？", "fact"),
+    ("megatron_fsdp, 16 GPUs, tp 2 and cp 2: what dp do I end up with?", "quantity"),
+    ("What device mesh shape does fsdp2 build for 32 GPUs with tp 4, pp 2 and dp_replicate_size 2?", "quantity"),
+    ("Qwen3-30B-A3B，单机 8 卡，tp 和 cp 都设 1，ep 8，distributed 段咋写？", "config"),
+    ("8 GPUs, tp_size 4 and ep_size 8. The doc says ep_size must divide dp_size * cp_size, so this is invalid, right?", "verdict"),
+    ("今天北京天气咋样，适合出去跑步不", "out_of_scope"),
+    ("tp pp 啊啊啊 qwerty zxcv 咋咋咋 ？？？", "nonsense"),
+])
+def test_phrasings_the_new_cases_exposed(question, kind):
+    assert _kinds(question)[0] == kind
