@@ -18,10 +18,11 @@ from assistant.compose.anchors import Anchor, load_anchors
 from assistant.compose.citations import Citer, source_lines
 from assistant.compose.answers import ComposeInput, asks_of, needs_of
 from assistant.compose.gate import GatePolicy, StreamGate, gate_text
-from assistant.compose.judge import DEFAULT_GPUS_PER_NODE, judge_user_layout, understood_errors
+from assistant.compose.judge import judge_user_layout, understood_errors
 from assistant.compose.offline import Composed, compose, plan_asks
 from assistant.compose.phrases import Phrases
 from assistant.config import Settings, load_settings
+from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_WORLD_SIZE
 from assistant.retrieve.hit import Hit
 from assistant.understand.query import Query
 from assistant.validator.report import ValidationReport
@@ -29,7 +30,6 @@ from assistant.validator.report import ValidationReport
 MAX_QUESTION_CHARS = 20_000
 MAX_HISTORY_TURNS = 20
 MAX_TURN_CHARS = 20_000
-MAX_WORLD_SIZE = 1_000_000
 MAIN_K = 5
 _LOOKUP_CACHE_MAX = 2048
 _STREAM_CHUNK = 160
@@ -261,7 +261,7 @@ class Assistant:
         d = prep.diagnosis
         world = (d.world_size if d is not None and d.world_size else None) or q.params.world_size \
             or (plan.report.world_size if plan is not None else None) or (plan.world_size if plan is not None else None)
-        gpn = q.params.gpus_per_node or (plan.gpus_per_node if plan is not None else 8)
+        gpn = q.params.gpus_per_node or (plan.gpus_per_node if plan is not None else DEFAULT_GPUS_PER_NODE)
         lang = q.lang
         ph = self.phrases
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.validator import UnusableInput, ValidationReport, validate
 from assistant.validator.coerce import MAX_BYTES
 
@@ -70,7 +71,7 @@ def _usage(en: str, zh: str, lang: str, *, as_json: bool = False) -> int:
 
 
 def _world(world_size: int | None, nodes: int | None, gpus_per_node: int | None) -> tuple[int, int]:
-    gpn = 8 if gpus_per_node is None else gpus_per_node
+    gpn = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else gpus_per_node
     if gpn < 1:
         raise UnusableInput(f"--gpus-per-node must be >= 1, got {gpn}", f"--gpus-per-node 必须 >= 1，实际为 {gpn}")
     if world_size is not None and nodes is not None:
@@ -152,7 +153,7 @@ def batch_line(raw: bytes, args: argparse.Namespace) -> dict:
         if "world_size" not in req:
             raise UnusableInput('each line needs "world_size"', '每行需要 "world_size"')
         report = validate(
-            recipe, world_size=req["world_size"], gpus_per_node=req.get("gpus_per_node", args.gpus_per_node or 8),
+            recipe, world_size=req["world_size"], gpus_per_node=req.get("gpus_per_node", args.gpus_per_node or DEFAULT_GPUS_PER_NODE),
             model=req.get("model", _model_arg(args)), gpu=req.get("gpu", args.gpu),
             recipe_checks=False if (req.get("distributed_only") or args.distributed_only) else None,
         )

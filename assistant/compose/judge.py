@@ -6,8 +6,7 @@ from assistant.compose.diagnose import Diagnosis, diagnose, judge_stated
 from assistant.understand.query import Query
 from assistant.understand.stated import config_mapping
 from assistant.validator import UnusableInput, validate
-
-DEFAULT_GPUS_PER_NODE = 8
+from assistant.validator.upstream_errors import match_upstream_error
 
 
 def judge_user_layout(query: Query, gpus_per_node: int) -> Diagnosis | None:
@@ -26,9 +25,5 @@ def judge_user_layout(query: Query, gpus_per_node: int) -> Diagnosis | None:
 
 def understood_errors(query: Query) -> list:
     """Pasted upstream error messages, each matched to the rule that raises it."""
-    try:
-        from assistant.validator.upstream_errors import match_upstream_error
-    except ImportError:  # until the upstream messages are data
-        return []
     texts = query.situation.pasted.errors or (query.text,)
     return [m for t in texts for m in match_upstream_error(t)]

@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from assistant.datafile import read_yaml
-
+from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE, MAX_WORLD_SIZE
 from assistant.planner.plan import Plan, Step
 from assistant.understand import catalog
 from assistant.understand.catalog import ModelInfo
@@ -31,7 +31,6 @@ from assistant.validator.report import ValidationReport
 
 
 _SIZING_PATH = Path(__file__).with_name("sizing.yaml")
-MAX_WORLD_SIZE = 1 << 20  # beyond any cluster; larger inputs are refused before any search
 _DIMS = ("tp", "pp", "cp", "ep")
 _BYTES_PER_PARAM_REPLICA = 16  # bf16 weights + fp32 master copy + fp32 Adam moments + bf16 grads
 
@@ -48,7 +47,6 @@ class Rules:
     sizes: tuple[int, ...]
     max_validations: int
     pipeline: dict
-    defaults: dict
 
 
 @lru_cache(maxsize=1)
@@ -65,7 +63,6 @@ def load_rules(path: Path = _SIZING_PATH) -> Rules:
         sizes=tuple(d["search"]["sizes"]),
         max_validations=int(d["search"]["max_validations"]),
         pipeline=d["pipeline"],
-        defaults=d["defaults"],
     )
 
 
@@ -110,14 +107,14 @@ def _situation(p: Params, gpus_per_node: int | None, world_size: int | None, mod
     gpn = gpus_per_node if gpus_per_node is not None else p.gpus_per_node
     gpn_given = gpn is not None
     if gpn is None:
-        gpn = int(rules.defaults["gpus_per_node"])
+        gpn = DEFAULT_GPUS_PER_NODE
     world = world_size if world_size is not None else p.world_size
     nodes = p.nodes
     if world is None and p.nodes:
         world = p.nodes * gpn
     fixed = _fixed_mesh(p)
     world_from_sizes = None
-    if world is None and fixed is not None and (p.dp_size or fixed[1] > (gpn if gpn_given else int(rules.defaults["world_size"]))):
+    if world is None and fixed is not None and (p.dp_size or fixed[1] > (gpn if gpn_given else DEFAULT_WORLD_SIZE)):
         # "how many GPUs for tp 8, pp 4, cp 2 and 2 replicas": the sizes the user fixed say the world
         factors, needed = fixed
         world = needed if needed <= gpn or needed % gpn == 0 else math.lcm(needed, gpn)
@@ -130,7 +127,7 @@ def _situation(p: Params, gpus_per_node: int | None, world_size: int | None, mod
             + (f"，向上取整到完整的 {gpn} 卡节点：{world}" if world != needed else "") + f" 张 GPU（{nodes} 个节点 x {min(gpn, world)}）。",
         ))
     if world is None:
-        world = gpn if gpn_given else int(rules.defaults["world_size"])
+        world = gpn if gpn_given else DEFAULT_WORLD_SIZE
         nodes = max(1, world // gpn) if world >= gpn else 1
         notes.append(Step(
             f"World size not given: assumed {nodes} node{'s' if nodes > 1 else ''} x {gpn} GPUs = {world} GPUs.",

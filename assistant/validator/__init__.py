@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_WORLD_SIZE
 from assistant.validator import coerce, rules
+from assistant.validator.layout import Layout
 from assistant.validator.report import Derived, Finding, MemoryEstimate, UnusableInput, ValidationReport
 
-__all__ = ["validate", "UnusableInput", "ValidationReport", "Finding", "Derived", "MemoryEstimate", "MAX_WORLD_SIZE"]
-
-MAX_WORLD_SIZE = 1 << 20  # far beyond any cluster; keeps the arithmetic and the fixer bounded
+__all__ = ["validate", "UnusableInput", "ValidationReport", "Finding", "Derived", "MemoryEstimate", "Layout",
+           "MAX_WORLD_SIZE"]
 
 
 def _count(value: Any, name: str) -> int:
@@ -58,7 +59,7 @@ def validate(
     recipe: Any,
     *,
     world_size: int,
-    gpus_per_node: int = 8,
+    gpus_per_node: int = DEFAULT_GPUS_PER_NODE,
     model: Any = None,
     gpu: Any = None,
     lang: str = "en",
@@ -121,7 +122,7 @@ def _check(data: Any, world: int, gpn: int, facts: Any, gpu_facts: Any,
         out.add("MW-E-DIST-NOT-MAPPING", "distributed", got=rules.describe(value))
         return _report(out, None, None, world, gpn), cfg, is_recipe
 
-    parsed = rules.check_distributed(dist, world, out)
+    parsed = rules.check_distributed(dist, world, out, gpus_per_node=gpn)
     rules.check_silent(parsed, dist, out)
     derived = parsed.derived
     if recipe_checks is not False and derived is not None:
@@ -133,7 +134,7 @@ def _check(data: Any, world: int, gpn: int, facts: Any, gpu_facts: Any,
                 derived = replace(derived, grad_acc_steps=steps)
     memory = None
     if derived is not None:
-        rules.check_topology(derived, gpn, out)
+        out.extend(parsed.layout.advice())
         rules.check_packing(cfg.get("packed_sequence"), derived, out)
         if facts is not None:
             memory = _model_checks(out, derived, dist, cfg, facts, gpu_facts)

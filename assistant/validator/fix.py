@@ -112,7 +112,7 @@ def _switch_to_fsdp2(cfg: dict) -> Edit | None:
 
 
 def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
-           others: tuple[Finding, ...] = ()) -> Iterable[Edit | None]:
+           others: tuple[Finding, ...] = (), facts: Any = None) -> Iterable[Edit | None]:
     code, path = f.code, f.path
     d = _dist(cfg)
     key = _parts(path)[-1] if path else ""
@@ -194,6 +194,7 @@ def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
     elif code == "MW-E-WORLD-DIVISIBLE":
         yield from _world_edits(cfg, world, gpus_per_node)
     elif code in ("MW-E-DP-REPLICATE-DIVIDES", "MW-E-DP-REPLICATE-LT-DP"):
+        yield _drop_odd_dp(cfg)
         s = _sizes(cfg, world)
         dp, dpr = s["dp_size"], s["dp_replicate_size"]
         for c in derive.divisors(dp):
@@ -203,10 +204,17 @@ def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
         if r is not None:
             yield 1.5, r, "removed dp_replicate_size"
     elif code == "MW-E-EP-DIVIDES":
+        yield _drop_odd_dp(cfg)
         s = _sizes(cfg, world)
         non_pp = s["dp_size"] * s["cp_size"] * s["tp_size"]
         for c in derive.divisors(non_pp):
             if c > 1:
+                yield 0.5 + _ratio(c, s["ep_size"]), _with(cfg, "distributed.ep_size", c), f"ep_size: {c}"
+    elif code == "MW-E-EP-EXPERTS" and facts is not None:
+        s = _sizes(cfg, world)
+        non_pp = s["dp_size"] * s["cp_size"] * s["tp_size"]
+        for c in derive.divisors(non_pp):
+            if c > 1 and facts.num_routed_experts % c == 0:
                 yield 0.5 + _ratio(c, s["ep_size"]), _with(cfg, "distributed.ep_size", c), f"ep_size: {c}"
     elif code == "MW-E-DP-MISMATCH":
         r = _without(cfg, "distributed.dp_size")
@@ -227,6 +235,16 @@ def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
         yield 1.0, _with(cfg, path, rules.PIPELINE_DEFAULT_SCHEDULE), "pp_schedule: 1f1b"
     elif code == "MW-E-MEMORY":
         yield from _memory_edits(cfg, world, gpus_per_node)
+
+
+def _drop_odd_dp(cfg: dict) -> Edit | None:
+    """An explicit float dp_size (upstream's modulo checks run on it before its int assertion):
+    leaving it out lets upstream infer it."""
+    dp = _dist(cfg).get("dp_size")
+    if not isinstance(dp, float):
+        return None
+    r = _without(cfg, "distributed.dp_size")
+    return (1.0, r, "removed distributed.dp_size") if r is not None else None
 
 
 def _memory_edits(cfg: dict, world: int, gpus_per_node: int) -> Iterable[Edit]:
@@ -351,7 +369,7 @@ def suggest(cfg: dict, is_recipe: bool, report: ValidationReport, *, world: int,
         data = c if is_recipe else c.get("distributed")
         return _check(data, world, gpus_per_node, facts, gpu, recipe_checks)[0]
 
-    best = _search(cfg, report, check, world, gpus_per_node)
+    best = _search(cfg, report, check, world, gpus_per_node, facts)
     if best is None:
         return None
     # with a model, the model-aware checks also read model/dataset/peft: keep them so the text
@@ -372,7 +390,7 @@ def suggest(cfg: dict, is_recipe: bool, report: ValidationReport, *, world: int,
 
 
 def _search(cfg: dict, report: ValidationReport, check: Callable[[dict], ValidationReport], world: int,
-            gpus_per_node: int) -> dict | None:
+            gpus_per_node: int, facts: Any = None) -> dict | None:
     counter = 0
     heap: list[tuple[float, int, int, dict, ValidationReport]] = [(0.0, counter, 0, cfg, report)]
     seen = {_key(cfg)}
@@ -384,7 +402,7 @@ def _search(cfg: dict, report: ValidationReport, check: Callable[[dict], Validat
         if depth >= MAX_EDITS:
             continue
         try:
-            edits = [e for e in _edits(rep.errors[0], state, world, gpus_per_node, rep.errors) if e is not None]
+            edits = [e for e in _edits(rep.errors[0], state, world, gpus_per_node, rep.errors, facts) if e is not None]
         except Exception:  # noqa: BLE001 - odd values can defeat an edit; then this branch has no fix
             continue
         for edit in edits:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 
+from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.validator.model_checks import virtual_stages
 from assistant.validator.models import GpuFacts, ModelFacts, ParamCounts, load_gpu, param_counts
 from assistant.validator.report import Derived, Finding, MemoryEstimate
@@ -37,7 +38,6 @@ from assistant.validator.workload import (
 
 GIB = 1 << 30
 MEMORY_TIGHT_FRACTION = 0.90
-DEFAULT_GPUS_PER_NODE = 8
 _KNOBS_FILE = Path(__file__).resolve().parent / "memory_knobs.yaml"
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from assistant.validator.layout import Layout
 from assistant.validator.models import ModelFacts
 from assistant.validator.report import Derived, Finding
 from assistant.validator.rules import make_finding
@@ -98,16 +99,17 @@ def _check_ep(d: Derived, m: ModelFacts) -> list[Finding]:
     if ep <= 1:
         return []
     if not m.is_moe:
-        return [finding("MW-W-EP-EXPERTS", "distributed.ep_size", "dense", ep=ep, model=m.name)]
+        return [finding("MW-W-EP-EXPERTS", "distributed.ep_size", ep=ep, model=m.name)]
     if not m.upstream_moe:
         return [finding("MW-W-EP-EXPERTS", "distributed.ep_size", "hf_moe", ep=ep, model=m.name,
                         arch=m.architecture or "?", experts=m.num_routed_experts)]
     e = m.num_routed_experts
     if e % ep == 0:
         return []
-    non_pp = d.dp_size * d.cp_size * d.tp_size
+    # CODE-FACTS 21: parallelize_model asserts this when the model is parallelised, so it is an error
+    non_pp = Layout.from_derived(d).non_pp
     valid = [x for x in _divisors(e) if x > 1 and non_pp % x == 0]
-    return [finding("MW-W-EP-EXPERTS", "distributed.ep_size", ep=ep, experts=e, rem=e % ep, model=m.name,
+    return [finding("MW-E-EP-EXPERTS", "distributed.ep_size", ep=ep, experts=e, rem=e % ep, model=m.name,
                     non_pp=non_pp, valid=_listed(valid))]
 
 

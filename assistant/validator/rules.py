@@ -13,121 +13,22 @@ from __future__ import annotations
 
 import difflib
 import math
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any
 
-import yaml
-
+from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.validator import derive, schedules
-from assistant.validator.fields import field_table
 from assistant.validator.coerce import section_as_dict
+from assistant.validator.findings import RULES, Findings, Rule, describe, make_finding  # noqa: F401 - re-exported
+from assistant.validator.layout import Layout
 from assistant.validator.report import Derived, Finding
-
-_HERE = Path(__file__).resolve().parent
-_TABLE_FILES = ("rules_table.yaml", "model_rules_table.yaml")
-
-
-# ---------------------------------------------------------------------------------------------
-# rendering
-
-
-@dataclass(frozen=True)
-class Rule:
-    code: str
-    severity: str
-    upstream: str
-    en: str
-    zh: str
-
-
-def _load_rules() -> dict[str, Rule]:
-    rules: dict[str, Rule] = {}
-    for name in _TABLE_FILES:
-        path = _HERE / name
-        if not path.is_file():
-            continue
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        for code, entry in data.items():
-            if code in rules:
-                raise ValueError(f"rule {code} defined twice ({name})")
-            rules[code] = Rule(code, entry["severity"], entry["upstream"], entry["en"], entry["zh"])
-    return rules
-
-
-RULES: dict[str, Rule] = _load_rules()
-
-
-class _Blank(dict):
-    # A template field the caller did not supply renders as empty, never as a KeyError.
-    def __missing__(self, key: str) -> str:
-        return ""
-
-
-def make_finding(code: str, path: str, **values: Any) -> Finding:
-    rule = RULES[code]
-    v = _Blank(values)
-    return Finding(
-        code=code,
-        severity=rule.severity,  # type: ignore[arg-type]
-        message=rule.en.format_map(v),
-        message_zh=rule.zh.format_map(v),
-        path=path,
-        upstream=rule.upstream.format_map(v) if "{" in rule.upstream else rule.upstream,
-    )
-
-
-def describe(value: Any, limit: int = 60) -> str:
-    """A short, safe rendering of a user value for messages."""
-    if isinstance(value, str):
-        text = repr(value)
-    elif value is None or isinstance(value, (bool, int, float)):
-        text = "null" if value is None else repr(value).lower() if isinstance(value, bool) else repr(value)
-    else:
-        try:
-            text = f"{type(value).__name__} {value!r}"
-        except Exception:  # noqa: BLE001 - repr of odd input must never break a report
-            text = type(value).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-# ---------------------------------------------------------------------------------------------
-# upstream facts, precompiled
-
-_S = yaml.safe_load((_HERE / "upstream_schema.yaml").read_text(encoding="utf-8"))
-# The accepted keys, strategy names and size / batch defaults come from the field reference
-# (fields.yaml), so what answers describe and what the validator accepts cannot drift apart.
-_F = field_table()
-STRATEGIES: dict[str, str] = _F.strategy_map()
-CANONICAL: dict[str, str] = _F.canonical_strategy()
-STRATEGY_FIELDS: dict[str, frozenset[str]] = {dc: frozenset(_F.dataclass_fields(dc)) for dc in CANONICAL}
-FSDP2_FIELDS = STRATEGY_FIELDS["FSDP2Config"]
-SCOPE_CHECKED = frozenset(_S["scope_checked"])
-MULTIMODAL_CHECKED = frozenset(_S["multimodal_checked"])
-SIZE_DEFAULTS: tuple[tuple[str, Any], ...] = tuple(_F.defaults("distributed", "_PARALLELISM_DEFAULTS").items())
-SIZE_KEYS = frozenset(k for k, _ in SIZE_DEFAULTS)
-META_KEYS: tuple[str, ...] = tuple(_S["meta_keys"])
-AC_FALSE = frozenset(_S["ac_false"])
-AC_TRUE = frozenset(_S["ac_true"])
-AC_SELECTIVE = frozenset(_S["ac_selective"])
-AC_SELECTIVE_STRATEGIES = frozenset(_S["ac_selective_strategies"])
-AC_SCOPES = frozenset(next(r for r in _F.get("activation_checkpointing_scope")).allowed)
-AC_SCOPE_ALIASES: dict[str, str] = dict(_S["ac_scope_aliases"])
-PIPELINE_FIELDS = frozenset(_F.dataclass_fields("PipelineConfig"))
-PIPELINE_DEFAULT_SCHEDULE: str = _F.defaults("distributed.pipeline")["pp_schedule"]
-MOE_FIELDS = frozenset(_F.dataclass_fields("MoEParallelizerConfig"))
-MP_FIELDS = frozenset(_F.dataclass_fields("MixedPrecisionPolicy"))
-MP_DTYPE_KEYS: tuple[str, ...] = tuple(_S["mp_policy_dtype_keys"])
-KNOWN_TARGETS: dict[str, frozenset[str]] = {k: frozenset(_F.dataclass_fields(k)) for k in _S["known_targets"]}
-MULTIMODAL_FIELDS = frozenset(_S["multimodal_fields"])
-VISION_FIELDS = frozenset(_S["multimodal_vision_fields"])
-FRAME_FIELDS = frozenset(_S["frame_sharding_fields"])
-FROZEN_SHARDING = frozenset(_S["frozen_sharding_values"])
-DTYPE_NAMES = frozenset(_S["dtype_names"])
-SS_DEFAULTS: dict[str, int] = {k: _F.defaults("step_scheduler")[k] for k in ("global_batch_size", "local_batch_size")}
-PP_MICROBATCH_DEFAULT: int = _F.defaults("distributed.pipeline")["pp_microbatch_size"]
-RECIPE_KEYS = frozenset(_S["recipe_keys"])
-ALL_STRATEGY_FIELDS = frozenset().union(*STRATEGY_FIELDS.values())
+from assistant.validator.schema import (  # noqa: F401 - re-exported: the fixer and planner read them as rules.X
+    AC_FALSE, AC_SCOPE_ALIASES, AC_SCOPES, AC_SELECTIVE, AC_SELECTIVE_STRATEGIES, AC_TRUE, ALL_STRATEGY_FIELDS,
+    CANONICAL, DTYPE_NAMES, FRAME_FIELDS, FROZEN_SHARDING, FSDP2_FIELDS, KNOWN_TARGETS, META_KEYS, MOE_FIELDS,
+    MP_DTYPE_KEYS, MP_FIELDS, MULTIMODAL_CHECKED, MULTIMODAL_FIELDS, PIPELINE_DEFAULT_SCHEDULE, PIPELINE_FIELDS,
+    PP_MICROBATCH_DEFAULT, RECIPE_KEYS, SCOPE_CHECKED, SIZE_DEFAULTS, SIZE_KEYS, SS_DEFAULTS, STRATEGIES,
+    STRATEGY_FIELDS, VISION_FIELDS,
+)
 
 _ACCEPTED_SCHEDULES = ", ".join(schedules.RUNNABLE_LOWER)
 
@@ -142,24 +43,6 @@ def dtype_known(name: str) -> bool:
 # results
 
 
-class Findings:
-    """Collects errors and warnings in the order the checks raise them."""
-
-    __slots__ = ("errors", "warnings")
-
-    def __init__(self) -> None:
-        self.errors: list[Finding] = []
-        self.warnings: list[Finding] = []
-
-    def add(self, code: str, path: str, **values: Any) -> None:
-        f = make_finding(code, path, **values)
-        (self.errors if f.severity == "error" else self.warnings).append(f)
-
-    def extend(self, findings: list[Finding]) -> None:
-        for f in findings:
-            (self.errors if f.severity == "error" else self.warnings).append(f)
-
-
 @dataclass
 class Parsed:
     """What the distributed section turned into, for the recipe checks and the fixer."""
@@ -171,6 +54,7 @@ class Parsed:
     moe: Any = None
     activation_checkpointing: bool | str = False
     derived: Derived | None = None
+    layout: Layout | None = None  # the sizes the mesh was built from, when it was
 
 
 def _close(key: Any, options: frozenset[str]) -> str | None:
@@ -341,7 +225,7 @@ _HINT_LIMIT = 20
 _CMP_WHY = ("upstream compares it with an int and raises TypeError", "上游会把它与整数比较并抛出 TypeError")
 
 
-def check_distributed(cfg: dict, world: int, out: Findings) -> Parsed:
+def check_distributed(cfg: dict, world: int, out: Findings, gpus_per_node: int = DEFAULT_GPUS_PER_NODE) -> Parsed:
     """Replay of parse_distributed_section + DistributedSetup.build + mesh creation on `cfg`
     (a plain dict: `dict(cfg.distributed)`)."""
     p = Parsed()
@@ -514,78 +398,46 @@ def check_distributed(cfg: dict, world: int, out: Findings) -> Parsed:
         _size_error(out, "ep_size", sizes["ep_size"], *_CMP_WHY)
         return p
 
-    _build_mesh(p, sizes, dc, world, out)
+    _build_mesh(p, sizes, dc, world, gpus_per_node, out)
     return p
 
 
-def _build_mesh(p: Parsed, sizes: dict, dc: str, world: int, out: Findings) -> None:
-    """_create_device_meshes: strategy limits, dp inference, mesh shape."""
+def _build_mesh(p: Parsed, sizes: dict, dc: str, world: int, gpus_per_node: int, out: Findings) -> None:
+    """_create_device_meshes on the raw sizes: the comparisons upstream makes on them as written
+    (which raise TypeError for strings, and let a float through), then the Layout's checks."""
     dpr_raw = sizes["dp_replicate_size"]
     try:
-        hsdp = dpr_raw is not None and dpr_raw > 1
+        dpr_raw is not None and dpr_raw > 1  # noqa: B015 - upstream's HSDP test, evaluated for its TypeError
     except TypeError:
         _size_error(out, "dp_replicate_size", dpr_raw, *_CMP_WHY)
         return
-    if hsdp and dc != "FSDP2Config":
-        out.add("MW-E-HSDP-STRATEGY", "distributed.dp_replicate_size", dpr=describe(dpr_raw), strategy=p.strategy)
+    layout = Layout.of(CANONICAL[dc], world, gpus_per_node=gpus_per_node, tp=derive.degree(sizes["tp_size"]),
+                       pp=derive.degree(sizes["pp_size"]), cp=derive.degree(sizes["cp_size"]),
+                       ep=derive.degree(sizes["ep_size"]), dp_replicate=derive.degree(dpr_raw))
+    errors = layout.strategy_errors(sizes)
+    if errors:
+        out.extend(errors)
         return
-
-    tp = derive.degree(sizes["tp_size"])
-    cp = derive.degree(sizes["cp_size"])
-    pp = derive.degree(sizes["pp_size"])
-    ep = derive.degree(sizes["ep_size"])
-
-    if dc == "DDPConfig":
-        bad = False
-        for key, val in (("tp_size", tp), ("pp_size", pp), ("cp_size", cp), ("ep_size", ep)):
-            if val > 1:
-                out.add("MW-E-DDP-PARALLEL", f"distributed.{key}", key=key, got=val)
-                bad = True
-        if not bad:
-            p.derived = derive.ddp_derived(world)
-        return
-
-    if dc == "MegatronFSDPConfig":
-        bad = False
-        if pp > 1:
-            out.add("MW-E-MEGATRON-PP", "distributed.pp_size", pp=pp)
-            bad = True
-        if ep > 1:
-            out.add("MW-E-MEGATRON-EP", "distributed.ep_size", ep=ep)
-            bad = True
-        if bad:
+    if dc != "DDPConfig":  # ddp builds no mesh and never reads dp_size
+        dp = _explicit_dp(sizes["dp_size"], dc, out)
+        if dp is False:
             return
-        dp = _infer_dp(sizes["dp_size"], world, (tp, cp), "tp_size*cp_size", out)
-        if dp is None:
+        if dp is not None:
+            layout = replace(layout, dp=dp, dp_explicit=True)
+        errors = layout.mesh_errors()
+        if isinstance(layout.dp, float) and (not errors or errors[0].code == "MW-E-DP-MISMATCH"):
+            # the modulo checks passed on the float; the mesh's isinstance(int) assertion, which
+            # comes before torch compares the mesh with the world, does not
+            _size_error(out, "dp_size", layout.dp, *_FLOAT_DP_WHY)
             return
-        if tp * cp * dp != world:
-            _mismatch(out, dp, world, "dp_size*cp_size*tp_size", (dp, cp, tp), tp * cp)
+        if errors:
+            out.extend(errors)
             return
-        if _bool_in_shape(sizes, ("tp_size", "cp_size", "dp_size"), out):
+        keys = ("tp_size", "cp_size", "dp_size") if dc == "MegatronFSDPConfig" else ("tp_size", "cp_size", "pp_size", "dp_replicate_size")
+        if _bool_in_shape(sizes, keys, out):
             return
-        p.derived = derive.megatron_derived(world, tp, cp, int(dp))
-        return
-
-    dpr = derive.degree(dpr_raw)
-    dp = _infer_dp(sizes["dp_size"], world, (tp, cp, pp), "tp_size*cp_size*pp_size", out)
-    if dp is None:
-        return
-    if dp % dpr != 0:
-        out.add("MW-E-DP-REPLICATE-DIVIDES", "distributed.dp_replicate_size", dp=dp, dpr=dpr, rem=dp % dpr)
-        return
-    if dpr >= dp and dpr != 1:
-        out.add("MW-E-DP-REPLICATE-LT-DP", "distributed.dp_replicate_size", dp=dp, dpr=dpr)
-        return
-    non_pp = dp * cp * tp
-    if non_pp % ep != 0:
-        out.add("MW-E-EP-DIVIDES", "distributed.ep_size", dp=dp, cp=cp, tp=tp, non_pp=non_pp, ep=ep, rem=non_pp % ep)
-        return
-    if pp * dp * cp * tp != world:
-        _mismatch(out, dp, world, "pp_size*dp_size*cp_size*tp_size", (pp, dp, cp, tp), tp * cp * pp)
-        return
-    if _bool_in_shape(sizes, ("tp_size", "cp_size", "pp_size", "dp_replicate_size"), out):
-        return
-    p.derived = derive.fsdp2_derived(world, tp, cp, pp, ep, int(dp), dpr)
+    p.layout = layout
+    p.derived = layout.derived()
 
 
 def _bool_in_shape(sizes: dict, keys: tuple[str, ...], out: Findings) -> bool:
@@ -597,51 +449,28 @@ def _bool_in_shape(sizes: dict, keys: tuple[str, ...], out: Findings) -> bool:
     return bool(bad)
 
 
-def _infer_dp(dp_raw: Any, world: int, factors: tuple[int, ...], expr: str, out: Findings) -> int | None:
-    """_infer_dp_size, plus the mesh's int check on an explicit value; None after an error."""
+_FLOAT_DP_WHY = ("an explicit dp_size must be a whole int (the mesh asserts int sizes)",
+                 "显式 dp_size 必须是整数（mesh 会断言各维度为 int）")
+
+
+def _explicit_dp(dp_raw: Any, dc: str, out: Findings) -> int | float | None | bool:
+    """_infer_dp_size's `dp_size > 0` test on the raw value: the explicit dp, None when upstream
+    infers it, False after an error (a comparison that raises, or a float megatron's mesh refuses).
+    An fsdp2 float goes on: upstream's modulo checks run on it before the mesh's int assertion."""
     try:
         explicit = dp_raw is not None and dp_raw > 0
     except TypeError:
         _size_error(out, "dp_size", dp_raw, *_CMP_WHY)
+        return False
+    if not explicit:
         return None
-    if explicit:
-        if not isinstance(dp_raw, int):
-            # a float passes the > 0 test but fails the mesh's isinstance(int) assertion (or an
-            # earlier modulo check): it is never accepted
-            _size_error(out, "dp_size", dp_raw, "an explicit dp_size must be a whole int (the mesh asserts int sizes)",
-                        "显式 dp_size 必须是整数（mesh 会断言各维度为 int）")
-            return None
-        return int(dp_raw)
-    non_dp = math.prod(factors)
-    if world % non_dp != 0:
-        out.add("MW-E-WORLD-DIVISIBLE", _world_path(factors, expr), world=world, expr=expr,
-                factors=derive.times(*factors), product=non_dp)
-        return None
-    return world // non_dp
-
-
-def _world_path(factors: tuple[int, ...], expr: str) -> str:
-    # point at the largest non-dp factor: the one a user most likely got wrong
-    names = [n.strip() for n in expr.split("*")]
-    i = max(range(len(factors)), key=lambda j: factors[j])
-    return f"distributed.{names[i]}"
-
-
-def _mismatch(out: Findings, dp: int, world: int, expr: str, factors: tuple[int, ...], non_dp: int) -> None:
-    product = math.prod(factors)
-    if product > world:
-        rel = f"bigger than the world by {product - world} ranks"
-        rel_zh = f"比 world 多出 {product - world} 个 rank"
-    else:
-        rel = f"which leaves {world - product} of {world} ranks outside the mesh"
-        rel_zh = f"有 {world - product}/{world} 个 rank 落在 mesh 之外"
-    inferred, inferred_zh = "", ""
-    if world % non_dp == 0:
-        inferred = f" (world_size / {non_dp} = {world // non_dp})"
-        inferred_zh = f"（world_size / {non_dp} = {world // non_dp}）"
-    out.add("MW-E-DP-MISMATCH", "distributed.dp_size", dp=dp, world=world, expr=expr,
-            factors=derive.times(*factors), product=product, relation=rel, relation_zh=rel_zh,
-            inferred=inferred, inferred_zh=inferred_zh)
+    if isinstance(dp_raw, float) and dc == "FSDP2Config":
+        return dp_raw
+    if not isinstance(dp_raw, int):
+        # a float passes the > 0 test but fails the mesh's isinstance(int) assertion: never accepted
+        _size_error(out, "dp_size", dp_raw, *_FLOAT_DP_WHY)
+        return False
+    return int(dp_raw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -755,16 +584,6 @@ def check_silent(p: Parsed, raw_dist: dict, out: Findings) -> None:
     elif dp is not None and (derive.is_nan(dp) or (isinstance(dp, int) and dp <= 0)):
         out.add("MW-W-SIZE-NOT-INT", "distributed.dp_size", key="dp_size", got=describe(dp),
                 effect="ignores it and infers dp_size from the world size", effect_zh="忽略它，并根据 world_size 推断 dp_size")
-
-
-def check_topology(d: Derived, gpus_per_node: int, out: Findings) -> None:
-    tp = d.tp_size
-    if tp > 1 and (tp > gpus_per_node or gpus_per_node % tp != 0):
-        rel, rel_zh = ("is larger than", "大于") if tp > gpus_per_node else ("does not divide", "不能整除")
-        out.add("MW-W-TP-CROSS-NODE", "distributed.tp_size", tp=tp, gpn=gpus_per_node, relation=rel, relation_zh=rel_zh)
-    # a job smaller than one node is a common, deliberate choice; a partial node in a multi-node job is not
-    if d.world_size > gpus_per_node and d.world_size % gpus_per_node != 0:
-        out.add("MW-W-WORLD-NOT-NODE-MULTIPLE", "", world=d.world_size, gpn=gpus_per_node, rem=d.world_size % gpus_per_node)
 
 
 def check_packing(packed: Any, d: Derived, out: Findings) -> None:

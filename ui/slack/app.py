@@ -21,6 +21,7 @@ from slack_sdk import WebClient
 
 from assistant.answer import AskRequest
 from assistant.config import Settings
+from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.understand.language import detect_language
 from assistant.validator import UnusableInput
 from ui.slack.format import render_answer, render_report, split_message
@@ -171,7 +172,7 @@ def _validate_reply(assistant, cmd: ValidateCommand, lang: str) -> str:
     if not cmd.yaml_text or not cmd.world_size:
         return say("validate_usage", lang)
     try:
-        report = assistant.validate(cmd.yaml_text, world_size=cmd.world_size, gpus_per_node=cmd.gpus_per_node or 8)
+        report = assistant.validate(cmd.yaml_text, world_size=cmd.world_size, gpus_per_node=cmd.gpus_per_node or DEFAULT_GPUS_PER_NODE)
     except UnusableInput as exc:
         return f":x: {exc.message_zh if lang == 'zh' else exc.message}"
     return render_report(report, lang)

@@ -5,6 +5,8 @@ import html
 import re
 from dataclasses import dataclass
 
+from assistant.defaults import DEFAULT_GPUS_PER_NODE
+
 _KV = re.compile(r"\b(world_size|gpus_per_node|nodes)\s*=\s*(\d{1,6})\b")
 _FENCE = re.compile(r"```(?:ya?ml)?\s*\n?(.*?)```", re.S)
 
@@ -37,5 +39,5 @@ def parse_command(text: str) -> ValidateCommand | AskCommand:
     world = kv.get("world_size")
     gpn = kv.get("gpus_per_node")
     if world is None and "nodes" in kv:
-        world = kv["nodes"] * (gpn or 8)
+        world = kv["nodes"] * (gpn or DEFAULT_GPUS_PER_NODE)
     return ValidateCommand(yaml_text=body.strip(), world_size=world, gpus_per_node=gpn)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from assistant.answer import Answer, AskRequest, Turn
+from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_GPUS_PER_NODE, MAX_WORLD_SIZE
 from assistant.understand.language import detect_language
 from assistant.validator import UnusableInput
 from ui.web.feedback import Feedback, FeedbackStore
@@ -24,9 +25,7 @@ MAX_YAML_CHARS = 256 * 1024  # the validator's own cap is in bytes; this one giv
 MAX_HISTORY_TURNS = 12  # question/answer pairs sent back to the engine for follow-ups
 MAX_TURN_CHARS = 8000  # an earlier answer is cut to this before it goes back as history
 MAX_NODES = 4096
-MAX_GPUS_PER_NODE = 64
-MAX_WORLD = 1_000_000
-DEFAULT_GPUS_PER_NODE = 8
+MAX_WORLD = MAX_WORLD_SIZE
 LANGS = ("auto", "zh", "en")
 STREAM_EVERY_S = 0.15  # at most this often a partial answer goes to the browser
 

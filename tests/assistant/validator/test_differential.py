@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from assistant.validator import validate
+from assistant.validator.upstream_errors import match_upstream_error
 
 UPSTREAM_SRC = Path(os.environ.get("MESHWISE_UPSTREAM_SRC", "/work/upstream-src"))
 HERE = Path(__file__).resolve().parent
@@ -49,10 +50,16 @@ def test_agrees_with_upstream_on_random_configs(recipe_checks):
     make = gen.random_recipe_case if recipe_checks else gen.random_case
     cases = sorted((make(rng) for _ in range(1500)), key=lambda c: c[1])
     verdicts = _oracle([{"yaml": t, "world_size": w, "recipe_checks": recipe_checks} for t, w in cases])
-    disagree, accepted = [], 0
+    disagree, accepted, worded, misread = [], 0, 0, []
     for (text, world), o in zip(cases, verdicts):
         r = validate(text, world_size=world, recipe_checks=None if recipe_checks else False, suggest_fix=False)
         same = r.ok == o["ok"]
+        if same and not r.ok and o["error"]:
+            # the message upstream raised maps back to the rule we report first (when a pattern knows it)
+            codes = [m.code for m in match_upstream_error(o["error"])]
+            worded += bool(codes)
+            if codes and r.errors[0].code not in codes:
+                misread.append((o["error"], r.errors[0].code, codes))
         if same and o["ok"]:
             accepted += 1
             d = r.derived
@@ -63,3 +70,5 @@ def test_agrees_with_upstream_on_random_configs(recipe_checks):
             disagree.append((world, text, o, r.codes))
     assert not disagree, disagree[:5]
     assert accepted > 100  # the generator must exercise the accept side too
+    assert not misread, misread[:5]
+    assert worded > 200  # most rejections carry an upstream message that a rule pattern reads

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from assistant.validator import validate
 from assistant.validator.model_checks import check_model, virtual_stages
 from assistant.validator.models import load_model
 from assistant.validator.report import Derived
@@ -39,10 +40,10 @@ def codes(findings):
     return [f.code for f in findings]
 
 
-def assert_bilingual(f):
+def assert_bilingual(f, severity="warning"):
     assert f.message and f.message_zh and f.message != f.message_zh
     assert CJK.search(f.message_zh) and not CJK.search(f.message)
-    assert f.severity == "warning" and f.upstream
+    assert f.severity == severity and f.upstream
 
 
 # ------------------------------------------------------------------------------------------ table
@@ -118,11 +119,11 @@ def test_ep_dividing_experts_is_quiet():
 
 def test_ep_not_dividing_experts():
     out = run("qwen3-30b-a3b", derived(12, ep=6))
-    assert codes(out) == ["MW-W-EP-EXPERTS"]
+    assert codes(out) == ["MW-E-EP-EXPERTS"] and out[0].severity == "error"  # CODE-FACTS 21: upstream asserts it
     f = out[0]
     assert "128 % 6 = 2" in f.message and "128 % 6 = 2" in f.message_zh
     assert "2, 4" in f.message  # divisors of 128 that also divide dp*cp*tp = 12
-    assert_bilingual(f)
+    assert_bilingual(f, "error")
 
 
 def test_ep_on_dense_and_on_hf_moe():
@@ -372,3 +373,12 @@ def test_router_ac_warns_without_a_model_when_ep_implies_moe():
     assert "MW-W-ROUTER-AC" not in validate(cfg, world_size=8).codes
     cfg["distributed"].update(ep_size=1, moe={"ignore_router_for_ac": False})
     assert "MW-W-ROUTER-AC" not in validate(cfg, world_size=8).codes  # moe block ignored without EP
+
+
+def test_ep_not_dividing_the_experts_fails_validation_with_a_fix():
+    # CODE-FACTS 21: parallelize_model asserts n_routed_experts % ep_size == 0, so the run stops there
+    r = validate({"ep_size": 6}, world_size=12, model="qwen3-30b-a3b")
+    assert not r.ok and r.errors[0].code == "MW-E-EP-EXPERTS"
+    assert r.suggested_fix is not None
+    fixed = validate(r.suggested_fix, world_size=12, model="qwen3-30b-a3b")
+    assert fixed.ok and 128 % fixed.derived.ep_size == 0

@@ -1,0 +1,99 @@
+"""The rule tables and their rendering: one row per code (rules_table.yaml, model_rules_table.yaml),
+`make_finding(code, path, **values)` to fill a row's templates, `Findings` to collect them in order."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from assistant.datafile import read_yaml
+from assistant.validator.report import Finding
+
+_HERE = Path(__file__).resolve().parent
+_TABLE_FILES = ("rules_table.yaml", "model_rules_table.yaml")
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    severity: str
+    upstream: str
+    en: str
+    zh: str
+    # regexes of the text the upstream code raises for this rule (numbers as named groups); empty
+    # for Meshwise's own advice and for rules whose failure upstream never words
+    upstream_message: tuple[str, ...] = ()
+
+
+def _patterns(entry: dict) -> tuple[str, ...]:
+    raw = entry.get("upstream_message")
+    if raw is None:
+        return ()
+    return (raw,) if isinstance(raw, str) else tuple(raw)
+
+
+def _load_rules() -> dict[str, Rule]:
+    rules: dict[str, Rule] = {}
+    for name in _TABLE_FILES:
+        path = _HERE / name
+        if not path.is_file():
+            continue
+        for code, entry in (read_yaml(path) or {}).items():
+            if code in rules:
+                raise ValueError(f"rule {code} defined twice ({name})")
+            rules[code] = Rule(code, entry["severity"], entry["upstream"], entry["en"], entry["zh"], _patterns(entry))
+    return rules
+
+
+RULES: dict[str, Rule] = _load_rules()
+
+
+class _Blank(dict):
+    # A template field the caller did not supply renders as empty, never as a KeyError.
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+def make_finding(code: str, path: str, **values: Any) -> Finding:
+    rule = RULES[code]
+    v = _Blank(values)
+    return Finding(
+        code=code,
+        severity=rule.severity,  # type: ignore[arg-type]
+        message=rule.en.format_map(v),
+        message_zh=rule.zh.format_map(v),
+        path=path,
+        upstream=rule.upstream.format_map(v) if "{" in rule.upstream else rule.upstream,
+    )
+
+
+def describe(value: Any, limit: int = 60) -> str:
+    """A short, safe rendering of a user value for messages."""
+    if isinstance(value, str):
+        text = repr(value)
+    elif value is None or isinstance(value, (bool, int, float)):
+        text = "null" if value is None else repr(value).lower() if isinstance(value, bool) else repr(value)
+    else:
+        try:
+            text = f"{type(value).__name__} {value!r}"
+        except Exception:  # noqa: BLE001 - repr of odd input must never break a report
+            text = type(value).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Findings:
+    """Collects errors and warnings in the order the checks raise them."""
+
+    __slots__ = ("errors", "warnings")
+
+    def __init__(self) -> None:
+        self.errors: list[Finding] = []
+        self.warnings: list[Finding] = []
+
+    def add(self, code: str, path: str, **values: Any) -> None:
+        f = make_finding(code, path, **values)
+        (self.errors if f.severity == "error" else self.warnings).append(f)
+
+    def extend(self, findings: list[Finding]) -> None:
+        for f in findings:
+            (self.errors if f.severity == "error" else self.warnings).append(f)
