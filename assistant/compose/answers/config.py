@@ -75,9 +75,23 @@ def write_python(w: Writer, inp: ComposeInput) -> Part:
     return part
 
 
+def judged_yaml(w: Writer, inp: ComposeInput) -> Part | None:
+    """The user's own passing layout, written out: the config they asked for is theirs, not the
+    planner's."""
+    d = inp.diagnosis
+    if d is None or d.pasted or d.report is None or not d.report.ok:
+        return None
+    w.answer(w.say("judged_yaml", world=d.world_size))
+    w.code(d.yaml_text)
+    return Part(d.yaml_text, d.report, d.report.derived.strategy if d.report.derived else None, d.judged)
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if inp.query.intent == "python_api":
         return write_python(w, inp)
+    part = judged_yaml(w, inp)
+    if part is not None:
+        return part
     if inp.plan is None:
         from assistant.compose.answers import fact
 
@@ -85,4 +99,4 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     return config_sections(w, inp.plan, inp.query, fields=True, rationale=False)
 
 
-KIND = AnswerKind("config", frozenset({"plan", "retrieval"}), write)
+KIND = AnswerKind("config", frozenset({"plan", "retrieval", "validation"}), write)

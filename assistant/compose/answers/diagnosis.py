@@ -45,7 +45,7 @@ def _pasted(w: Writer, inp: ComposeInput, d, ask) -> Part:
     said = ask in asks and any(getattr(a, "kind", None) == "verdict" for a in asks[:asks.index(ask)])
     if not said:  # a verdict ask before this one already said whether it runs
         w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
-    part = judged_body(w, inp, d, show_ok_yaml=False, sizing=True)
+    part = judged_body(w, inp, d, sizing=True)
     r = d.report
     if r is not None and r.ok:
         dist = (d.judged or {}).get("distributed")

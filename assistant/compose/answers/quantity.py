@@ -12,11 +12,7 @@ from assistant.compose.writer import Writer
 from assistant.validator.report import Derived, ValidationReport
 
 
-def _recipe_value(d, *keys):
-    cur = d.judged or {}
-    for k in keys:
-        cur = cur.get(k) if isinstance(cur, dict) else None
-    return cur if isinstance(cur, int) and not isinstance(cur, bool) else None
+_FROM_DP = ("dp_shard", "ep_shard", "moe_mesh_shape", "grad_acc_steps")
 
 
 def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None) -> str | None:
@@ -70,6 +66,8 @@ def _targets(ask, r: ValidationReport, judged: dict | None) -> list[str]:
     """This ask's quantity; without one, the quantities the user's layout has: dp_size, ep_shard
     with EP, grad-acc steps with batch sizes, the mesh."""
     target = getattr(ask, "target", None)
+    if target in _FROM_DP:
+        return ["dp_size", target]  # the dp they are computed from, first
     if target:
         return [target]
     out = ["dp_size"]
@@ -90,13 +88,10 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     r = d.report
     if not r.ok:
         w.answer(verdict_line(w, d))
-        return judged_body(w, inp, d, show_ok_yaml=False)
+        return judged_body(w, inp, d)
     for target in _targets(ask, r, d.judged):
         w.answer(w.computed(line) if (line := quantity_line(w, target, r, d.judged)) else None)
-    # the YAML of a prose layout once, after the last quantity ask
-    last = [a for a in inp.asks if getattr(a, "kind", None) in ("quantity", "verdict")]
-    show = not last or last[-1] is ask
-    return judged_body(w, inp, d, show_ok_yaml=show)
+    return judged_body(w, inp, d)
 
 
 KIND = AnswerKind("quantity", frozenset({"validation", "plan", "retrieval"}), write)

@@ -36,9 +36,10 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
     return w.say(key, message=message, code=first.code)
 
 
-def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, show_ok_yaml: bool, sizing: bool = False) -> Part:
+def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = False) -> Part:
     """After the verdict: the other failing checks, why the rule exists, and the nearest layout that
-    passes (the validator's fix, else the plan); for a passing prose layout, its YAML."""
+    passes (the validator's fix, else the plan). A passing layout shows no YAML: a config is shown
+    when one is asked for (compose/answers/config.py) or as the fix after a "no"."""
     if d.assumed:
         why = w.say("world_assumed_node" if d.assumed == "node" else "world_assumed_mesh")
         w.para(w.say("world_assumed", world=d.world_size, why=why))
@@ -55,10 +56,6 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, show_ok_yaml: boo
 
             targets = ("dp_size", "ep_shard") if r.derived.ep_size > 1 else ("dp_size",)
             w.bullets([quantity_line(w, t, r, d.judged) for t in targets], heading="sizing")
-        if show_ok_yaml and not d.pasted:
-            w.para(w.say("judged_yaml", world=d.world_size))
-            w.code(d.yaml_text)
-            part.yaml = d.yaml_text
         return part
     if len(r.errors) > 1:
         w.para(w.say("verdict_more", n=len(r.errors) - 1))
@@ -95,7 +92,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # can't ddp do?") or a wish for a layout
         return fact.write(w, inp, ask) if inp.query.intent in ("limitations", "howto") else recommendation.write(w, inp, ask)
     w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
-    return judged_body(w, inp, d, show_ok_yaml=True, sizing=True)
+    return judged_body(w, inp, d, sizing=True)
 
 
 KIND = AnswerKind("verdict", frozenset({"validation", "plan", "retrieval"}), write)
