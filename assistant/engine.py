@@ -243,8 +243,8 @@ class Assistant:
         timings["retrieve"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
-        judged = judge_user_layout(q, gpn) if "validation" in needs else None
         errors = tuple(understood_errors(q)) if "errors" in needs else ()
+        judged = judge_user_layout(q, gpn, errors) if "validation" in needs else None
         timings["validate"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()

@@ -1,29 +1,128 @@
-"""The user's own layout, judged once: the pasted config, else the sizes stated in prose, validated
-exactly as given at the user's numbers (a stated 1 stays 1; unstated sizes take upstream defaults)."""
+"""The user's own layout, judged once: the pasted config, else the sizes stated in prose, else the
+layout a pasted upstream error reveals, validated exactly as given at the user's numbers (a stated
+1 stays 1; unstated sizes take upstream defaults)."""
 from __future__ import annotations
+
+import copy
+import re
+from typing import Any, Sequence
 
 from assistant.compose.diagnose import Diagnosis, diagnose, judge_stated
 from assistant.understand.query import Query
 from assistant.understand.stated import config_mapping
 from assistant.validator import UnusableInput, validate
-from assistant.validator.upstream_errors import match_upstream_error
+from assistant.validator.upstream_errors import UpstreamErrorMatch, match_upstream_error
+
+# Named groups of the rule tables' `upstream_message` patterns -> where the number lives in a
+# recipe: an error line states the run's own sizes, so the layout that raised it can be rebuilt.
+_ERROR_VALUES = {
+    "pp": "distributed.pp_size", "tp": "distributed.tp_size", "cp": "distributed.cp_size",
+    "ep": "distributed.ep_size", "dpr": "distributed.dp_replicate_size",
+    "lbs": "step_scheduler.local_batch_size", "gbs": "step_scheduler.global_batch_size",
+    "mbs": "distributed.pipeline.pp_microbatch_size", "strategy": "distributed.strategy",
+}
+_FACTOR_NAMES = re.compile(r"\b(tp|cp|pp|dp)_size\b")
 
 
-def judge_user_layout(query: Query, gpus_per_node: int) -> Diagnosis | None:
-    """The verdict on the user's own layout; None when they pasted or stated none."""
+def _kwargs(query: Query, gpus_per_node: int, world: int | None = None) -> dict:
     sit = query.situation
-    kwargs = dict(world_size=sit.world_size, gpus_per_node=gpus_per_node, validate=validate, unusable=UnusableInput,
-                  model=sit.model, gpu=sit.gpu)
+    return dict(world_size=world or sit.world_size, gpus_per_node=gpus_per_node, validate=validate,
+                unusable=UnusableInput, model=sit.model, gpu=sit.gpu)
+
+
+def judge_user_layout(query: Query, gpus_per_node: int, errors: Sequence[UpstreamErrorMatch] = ()) -> Diagnosis | None:
+    """The verdict on the user's own layout; None when they pasted, stated or quoted none."""
+    sit = query.situation
     # a follow-up ("and on 16 GPUs?") judges the config pasted in an earlier turn
     carried = (query.params.yaml_text,) if query.params.yaml_text and not sit.pasted.configs else ()
     pasted = next((t for t in (*sit.pasted.configs, *carried) if config_mapping(t) is not None), None)
     if pasted is not None:
-        return diagnose(pasted, **kwargs)
+        return diagnose(pasted, **_kwargs(query, gpus_per_node))
     recipe = sit.user_recipe()
-    return judge_stated(recipe, **kwargs) if recipe else None
+    if errors:
+        rebuilt = error_layout(recipe, errors, sit.world_size)
+        if rebuilt is not None:
+            recipe, world = rebuilt
+            return judge_stated(recipe, **_kwargs(query, gpus_per_node, world))
+    if recipe and sit.local_batch_size and "step_scheduler" not in recipe:
+        # a micro-batch question states local_batch_size alone; the checks that read it need it
+        recipe = {**recipe, "step_scheduler": {"local_batch_size": sit.local_batch_size}}
+    return judge_stated(recipe, **_kwargs(query, gpus_per_node)) if recipe else None
 
 
-def understood_errors(query: Query) -> list:
+def _int(v: Any) -> int | None:
+    return int(v) if isinstance(v, str) and v.strip().isdigit() else None
+
+
+def _put(recipe: dict, dotted: str, value: Any) -> None:
+    *heads, last = dotted.split(".")
+    cur = recipe
+    for h in heads:
+        nxt = cur.get(h)
+        if not isinstance(nxt, dict):
+            nxt = cur[h] = {}
+        cur = nxt
+    cur[last] = value
+
+
+def error_layout(stated: dict | None, errors: Sequence[UpstreamErrorMatch],
+                 world: int | None) -> tuple[dict, int | None] | None:
+    """The layout that raised the pasted errors: the stated one with the error's own numbers put in,
+    and the world size the error states (or implies). None when the errors carry no layout."""
+    recipe = copy.deepcopy(stated) if stated else {"distributed": {"strategy": "fsdp2"}}
+    touched = False
+    for m in errors:
+        v = m.values
+        for group, path in _ERROR_VALUES.items():
+            value = v.get(group) if group == "strategy" else _int(v.get(group))
+            if value is not None:
+                _put(recipe, path, value)
+                touched = True
+        if m.code == "MW-E-WORLD-DIVISIBLE":
+            names = _FACTOR_NAMES.findall(v.get("expr", ""))
+            factors = [_int(f) for f in v.get("factors", "").split("*")]
+            for name, f in zip(names, factors):
+                if f is not None:
+                    _put(recipe, f"distributed.{name}_size", f)
+                    touched = True
+        if m.code == "MW-E-PP-SCHEDULE" and v.get("got"):
+            _put(recipe, "distributed.pipeline.pp_schedule", v["got"])
+            touched = True
+        if m.code == "MW-E-STRATEGY-OPTION":
+            for key in re.findall(r"'([\w.]+)'", v.get("keys", "")):
+                _put(recipe, f"distributed.{key}", False)  # the value does not matter: the key is unknown
+                touched = True
+        if m.code == "MW-E-PP-NO-PIPELINE":
+            recipe["distributed"].pop("pipeline", None)  # the error is that there is none
+        world = _int(v.get("world")) or world
+    if not touched:
+        return None
+    dist = recipe["distributed"]
+    if isinstance(dist.get("pp_size"), int) and dist["pp_size"] > 1 and "pipeline" not in dist \
+            and not any(m.code == "MW-E-PP-NO-PIPELINE" for m in errors):
+        dist["pipeline"] = {}
+    if world is None:
+        world = _implied_world(dist, errors)
+    return recipe, world
+
+
+def _implied_world(dist: dict, errors: Sequence[UpstreamErrorMatch]) -> int | None:
+    """A world the error's numbers imply: dp (or dp*cp*tp) times the other sizes."""
+    def size(k: str) -> int:
+        v = dist.get(k)
+        return v if isinstance(v, int) and v > 0 else 1
+
+    for m in errors:
+        non_pp = _int(m.values.get("non_pp"))
+        if non_pp:
+            return non_pp * size("pp_size")
+        dp = _int(m.values.get("dp"))
+        if dp:
+            return dp * size("tp_size") * size("cp_size") * size("pp_size")
+    return None
+
+
+def understood_errors(query: Query) -> list[UpstreamErrorMatch]:
     """Pasted upstream error messages, each matched to the rule that raises it."""
     texts = query.situation.pasted.errors or (query.text,)
     return [m for t in texts for m in match_upstream_error(t)]

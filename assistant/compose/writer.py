@@ -143,15 +143,15 @@ def features_of(dist: dict) -> list[str]:
 
 
 def mesh_text(report: ValidationReport, no_mesh: str = "()") -> str:
-    """`(pp=2, dp_replicate=1, ...)`; `no_mesh` when the strategy builds none (ddp)."""
+    """`(pp, dp_replicate, dp_shard, cp, tp) = (2, 1, 4, 1, 4)`; `no_mesh` when the strategy builds none (ddp)."""
     d = report.derived
     if d is None:
         return "?"
     if not d.mesh_shape:
         return no_mesh
-    mesh = "(" + ", ".join(f"{n}={s}" for n, s in zip(d.mesh_dim_names, d.mesh_shape)) + ")"
+    mesh = f"({', '.join(d.mesh_dim_names)}) = ({', '.join(map(str, d.mesh_shape))})"
     if d.moe_mesh_shape:
-        mesh += f", moe_mesh (ep_shard={d.moe_mesh_shape[0]}, ep={d.moe_mesh_shape[1]})"
+        mesh += f", moe_mesh (ep_shard, ep) = ({d.moe_mesh_shape[0]}, {d.moe_mesh_shape[1]})"
     return mesh
 
 

@@ -7,37 +7,45 @@ layout of the user's (the verdict first). A log is never read as a config.
 from __future__ import annotations
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.answers.quantity import quantity_line
 from assistant.compose.answers.recommendation import pitfalls
 from assistant.compose.answers.verdict import judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of
 
 
-def error_lead(w: Writer, match) -> str:
-    """`MW-E-...` raised by upstream `file`: the message with the error's own numbers."""
-    from assistant.validator.rules import make_finding
-
-    try:
-        f = make_finding(match.code, "", **dict(match.values))
-        message = (f.message_zh if w.lang == "zh" else f.message).rstrip(" .。")
-    except (KeyError, ValueError, IndexError):
-        message = match.matched
-    return w.say("error_matched", code=match.code, upstream=match.upstream, message=message)
-
-
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
-    for match in inp.errors:
-        w.answer(error_lead(w, match))
-        w.bullets([w.fact(k, required=True) for k in w.p.rule_facts.get(match.code, ())[:2]], heading="why")
     d = inp.diagnosis
     if d is not None and d.pasted:
+        for m in inp.errors:
+            w.answer(w.say("error_matched", code=m.code, upstream=m.upstream, message=m.matched.rstrip(" .")))
         return _pasted(w, inp, d, ask)
     if inp.errors:
-        return Part()
-    # a problem described in words ("cp_size 4 with SDPBackend.MATH fails, why?"): the facts and
-    # pitfalls of what it names
+        return _errors(w, inp, d)
+    # a problem described in words ("pp_size 2, local_batch_size 4 asserts, why?"): the verdict on the
+    # sizes it states when they fail, else the facts and pitfalls of what it names
+    if d is not None and d.report is not None and not d.report.ok:
+        w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
+        return judged_body(w, inp, d)
     from assistant.compose.answers import fact
 
     return fact.howto(w, inp)
+
+
+def _errors(w: Writer, inp: ComposeInput, d) -> Part:
+    """Each pasted error: the rule that raises it, its arithmetic on the run's own numbers (the layout
+    the error reveals, re-validated), and the nearest layout that passes."""
+    r = d.report if d is not None else None
+    for m in inp.errors:
+        f = next((f for f in r.errors if f.code == m.code), None) if r is not None else None
+        message = (f.message_zh if w.lang == "zh" else f.message) if f is not None else m.matched
+        w.answer(w.say("error_matched", code=m.code, upstream=m.upstream, message=message.rstrip(" .。")))
+        if f is not None and "dp_size" in f.message:
+            w.answer(quantity_line(w, "dp_size", r, d.judged))
+    if r is None or r.ok:
+        keys = [k for m in inp.errors for k in w.p.rule_facts.get(m.code, ())]
+        w.bullets([w.fact(k, required=True) for k in list(dict.fromkeys(keys))[:2]], heading="why")
+        return Part()
+    return judged_body(w, inp, d, listed={m.code for m in inp.errors})
 
 
 def _pasted(w: Writer, inp: ComposeInput, d, ask) -> Part:

@@ -9,14 +9,38 @@ from __future__ import annotations
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.verdict import judged_body, verdict_line
 from assistant.compose.writer import Writer
+from assistant.validator.layout import Layout
 from assistant.validator.report import Derived, ValidationReport
 
 
 _FROM_DP = ("dp_shard", "ep_shard", "moe_mesh_shape", "grad_acc_steps")
 
 
+def derived_sizes(r: ValidationReport, judged: dict | None) -> Derived | None:
+    """The validator's derived sizes; for a layout that fails, the same arithmetic from `Layout`
+    (an error explanation still shows how dp came out)."""
+    if r.derived is not None:
+        return r.derived
+    dist = (judged or {}).get("distributed")
+    if not isinstance(dist, dict) or not r.world_size:
+        return None
+
+    def size(k: str) -> int:
+        v = dist.get(k)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 1
+
+    dp = dist.get("dp_size")
+    try:
+        lay = Layout.of(str(dist.get("strategy") or "fsdp2"), r.world_size, tp=size("tp_size"), pp=size("pp_size"),
+                        cp=size("cp_size"), ep=size("ep_size"), dp_replicate=size("dp_replicate_size"),
+                        dp=dp if isinstance(dp, int) and not isinstance(dp, bool) and dp > 0 else None)
+        return lay.derived()
+    except (ValueError, KeyError, ZeroDivisionError):
+        return None
+
+
 def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None) -> str | None:
-    d: Derived | None = r.derived
+    d = derived_sizes(r, judged)
     if d is None:
         return None
     sched = (judged or {}).get("step_scheduler") if isinstance(judged, dict) else None

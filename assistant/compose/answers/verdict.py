@@ -10,7 +10,7 @@ from assistant.compose.writer import Writer
 
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
 # "will it hang?", "会 OOM 吗": a worry about run time, answered by where the run really stops.
-_WORRY = re.compile(r"\bhang|\bdeadlock|\boom\b|out of memory|\bcrash|卡住|卡死|挂起|死锁|爆显存|显存不够|崩", re.I)
+_WORRY = re.compile(r"\bhang|\bdeadlock|\boom\b|out of memory|\bcrash|\bdie\b|\bblow up|卡住|卡死|挂起|死锁|爆显存|显存不够|崩|会不会(?:报错|失败|出错)", re.I)
 
 
 def layout_text(w: Writer, d: Diagnosis) -> str:
@@ -29,14 +29,21 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
         return w.say("diag_unusable", message=(d.error_zh if w.lang == "zh" else d.error_en) or "")
     r = d.report
     if r.ok:
-        return w.say("verdict_yes", layout=layout_text(w, d), world=d.world_size, gpn=d.gpus_per_node, mesh=w.mesh(r))
+        key = "verdict_yes_worry" if _WORRY.search(ask_text) else "verdict_yes"
+        line = w.say(key, layout=layout_text(w, d), world=d.world_size, gpn=d.gpus_per_node, mesh=w.mesh(r))
+        if r.warnings:  # what still deserves a change is part of the answer
+            first = r.warnings[0]
+            line += w.space + w.say("verdict_warning", code=first.code,
+                                    message=(first.message_zh if w.lang == "zh" else first.message).rstrip(" .。"))
+        return line
     first = r.errors[0]
     message = (first.message_zh if w.lang == "zh" else first.message).rstrip(" .。")
     key = "verdict_no_worry" if _WORRY.search(ask_text) else "verdict_no"
     return w.say(key, message=message, code=first.code)
 
 
-def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = False) -> Part:
+def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = False,
+                listed: frozenset[str] | set[str] = frozenset()) -> Part:
     """After the verdict: the other failing checks, why the rule exists, and the nearest layout that
     passes (the validator's fix, else the plan). A passing layout shows no YAML: a config is shown
     when one is asked for (compose/answers/config.py) or as the fix after a "no"."""
@@ -49,17 +56,19 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
     strategy = r.derived.strategy if r.derived else None
     part = Part(yaml=d.yaml_text if d.pasted else None, report=r, strategy=strategy, judged=d.judged)
     if r.ok:
-        if r.warnings:
-            w.bullets([w.finding(f) for f in r.warnings], heading="warnings")
+        if r.warnings[1:]:  # the first is in the verdict
+            w.bullets([w.finding(f) for f in r.warnings[1:]], heading="warnings")
         if sizing and r.derived is not None:
             from assistant.compose.answers.quantity import quantity_line
 
             targets = ("dp_size", "ep_shard") if r.derived.ep_size > 1 else ("dp_size",)
             w.bullets([quantity_line(w, t, r, d.judged) for t in targets], heading="sizing")
         return part
-    if len(r.errors) > 1:
-        w.para(w.say("verdict_more", n=len(r.errors) - 1))
-        w.bullets([w.finding(f) for f in r.errors[1:]])
+    # the first failing check is the verdict already said (or the pasted errors, `listed`)
+    more = [f for f in r.errors[0 if listed else 1:] if f.code not in listed]
+    if more:
+        w.para(w.say("verdict_more", n=len(more)))
+        w.bullets([w.finding(f) for f in more])
     if r.warnings:
         w.bullets([w.finding(f) for f in r.warnings], heading="warnings")
     keys = [k for f in (*r.errors, *r.warnings) for k in w.p.rule_facts.get(f.code, ())]
