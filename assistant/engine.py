@@ -24,6 +24,7 @@ from assistant.compose.phrases import Phrases
 from assistant.config import Settings, load_settings
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_WORLD_SIZE
 from assistant.retrieve.hit import Hit
+from assistant.understand.asks import load_asks
 from assistant.understand.query import Query
 from assistant.validator.report import ValidationReport
 
@@ -82,6 +83,18 @@ class _Prepared:
     sources: list[Hit]
     diagnosis: object | None
     timings: dict[str, float] = field(default_factory=dict)
+
+
+def _intent_of(q: Query, asks: list[str]) -> str:
+    """The intent an answer reports: the question's, unless its asks say otherwise (an off-topic
+    question told so is out_of_scope; "sbatch script, and what tp/pp?" answers the tp/pp part)."""
+    if q.intent in ("out_of_scope", "nonsense") and asks:
+        if set(asks) == {"out_of_scope"}:
+            return "out_of_scope"
+        in_scope = next((a for a in asks if a not in ("out_of_scope", "nonsense")), None)
+        if in_scope:
+            return load_asks().to_intent.get(in_scope, q.intent)
+    return q.intent
 
 
 def _params_dict(query: Query) -> dict:
@@ -296,7 +309,7 @@ class Assistant:
             id=req.id or uuid.uuid4().hex[:12],
             text=self._scrub(text),
             language=q.lang,
-            intent=q.intent,
+            intent=_intent_of(q, prep.composed.asks),
             strategy=prep.composed.strategy or (report.derived.strategy if report is not None and report.derived else None),
             yaml=yaml_text,
             validation=report,

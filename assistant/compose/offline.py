@@ -37,18 +37,22 @@ def plan_asks(asks: tuple, query, phrases: Phrases) -> tuple:
     asks = tuple(_reconciled(a, query, phrases) for a in asks)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."
+    if query.situation.pasted.errors:
+        # a pasted error is what the question is about: its explanation comes first
+        asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
     kinds = {a.kind for a in asks}
     out = tuple(a for a in asks if not any(k in kinds for k in _COVERED_BY.get(a.kind, ())))
     return tuple(dict.fromkeys(out))
 
 
 def _reconciled(ask, query, phrases: Phrases):
-    if ask.kind == "out_of_scope" and query.intent not in ("out_of_scope", "nonsense") \
-            and scope_topic(ask.text, phrases) is None:
-        return Ask("fact", ask.text, ask.target)  # "activation checkpointing" is not checkpoint saving
+    sit = query.situation
+    if ask.kind == "out_of_scope" and scope_topic(ask.text, phrases) is None and (
+            query.intent not in ("out_of_scope", "nonsense") or sit.pasted.errors or sit.stated.any()):
+        # "activation checkpointing", a torch CheckpointError: not checkpoint saving
+        return Ask("diagnosis" if sit.pasted.errors else "fact", ask.text, ask.target)
     if ask.kind == "quantity" and ask.target is None and query.intent in ("howto", "limitations", "code_location"):
         return Ask("fact", ask.text)  # "pad to a multiple of how much?": a number the docs state, not one we derive
-    sit = query.situation
     if ask.kind not in ("out_of_scope", "nonsense") and query.intent == "out_of_scope" and not sit.stated.any() \
             and not sit.pasted.configs and not sit.pasted.errors and not set(query.topics) & set(FEATURE_ORDER):
         return Ask("out_of_scope", ask.text)  # "what LoRA rank?" asks a number, but not one of ours

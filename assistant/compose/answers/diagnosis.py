@@ -26,9 +26,9 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if d is not None and d.report is not None and not d.report.ok:
         w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
         return judged_body(w, inp, d)
-    from assistant.compose.answers import fact
+    from assistant.compose.answers import fact, recommendation
 
-    return fact.howto(w, inp)
+    return fact.howto(w, inp) or recommendation.write(w, inp, ask)
 
 
 def _errors(w: Writer, inp: ComposeInput, d) -> Part:

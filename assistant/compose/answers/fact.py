@@ -14,13 +14,13 @@ from assistant.compose.answers.recommendation import (
 )
 from assistant.compose.citations import with_citation
 from assistant.compose.field_facts import asked_kinds, field_fact_lines
-from assistant.compose.writer import Writer, features_of, first_sentence
+from assistant.compose.writer import Writer, features_of, first_sentence, identifiers
 from assistant.planner.plan import Plan
 from assistant.understand.query import Query
 from assistant.validator.fields import field_table
 
 _MAX_TOPIC_FACTS = 3
-_MAX_HOWTO_FACTS = 5
+_MAX_HOWTO_FACTS = 7
 
 
 def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str]) -> list[str]:
@@ -63,16 +63,15 @@ def _plan_is_relevant(plan: Plan | None, query: Query, feats: Sequence[str]) -> 
     return bool(p.world_size or p.nodes or p.model or p.model_size_b)
 
 
-def howto(w: Writer, inp: ComposeInput) -> Part:
+def howto(w: Writer, inp: ComposeInput) -> Part | None:
+    """The facts of the features and subjects the question names; None when it names none."""
     query, plan = inp.query, inp.plan
     feats = wanted(query)
     topic_keys = [t for t in query.topics if t in w.p.topic_facts and t not in feats]
     first = [t for t in topic_keys if t in w.p.lead_topics]
     groups = first + feats + [t for t in topic_keys if t not in first]
     if not groups:
-        if plan is None:
-            return retrieved(w, inp)
-        return config_sections(w, plan, query, fields=False, rationale=False)
+        return None
     relevant = _plan_is_relevant(plan, query, feats)
     notes = declined(plan, query, features_of(plan.distributed or {})) if relevant else []
     if notes:
@@ -152,6 +151,20 @@ def limitations(w: Writer, inp: ComposeInput) -> Part:
     return part
 
 
+def located(w: Writer, inp: ComposeInput) -> Part | None:
+    """A question about a code symbol ("does `create_distributed_setup_from_config` create the
+    process group?"): what its code anchor says it does."""
+    from assistant.compose.answers.location import code_entries, entry_text
+
+    named = identifiers(inp.query.text)
+    entries = [e for e in code_entries(inp, w.lang) if e.anchor is not None
+               and any(n in e.anchor.text.lower() for n in named)]
+    if not entries:
+        return None
+    w.answer(entry_text(w, entries[0], alone=True))
+    return Part()
+
+
 def retrieved(w: Writer, inp: ComposeInput) -> Part:
     """No plan and no known topic: the first sentence of the best chunks, each cited."""
     items = []
@@ -193,7 +206,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         keys += list(w.p.limitations.get(inp.query.params.strategy or "", ()))
         w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text))[:_MAX_TOPIC_FACTS])
         return Part()
-    return howto(w, inp)
+    return howto(w, inp) or located(w, inp) or retrieved(w, inp)
 
 
-KIND = AnswerKind("fact", frozenset({"plan", "retrieval"}), write)
+KIND = AnswerKind("fact", frozenset({"plan", "retrieval", "anchors"}), write)

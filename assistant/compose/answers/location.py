@@ -80,7 +80,7 @@ def code_entries(inp: ComposeInput, lang: str) -> list[CodeEntry]:
     return out[:_MAX_CODE_ANCHORS]
 
 
-def _entry_text(w: Writer, e: CodeEntry, *, alone: bool) -> str:
+def entry_text(w: Writer, e: CodeEntry, *, alone: bool) -> str:
     n = w.citer.add(e.hit) + 1
     w.citer.cited.add(n)
     syms = ", ".join(f"`{s}`" for s in dict.fromkeys(e.symbols[:4]))
@@ -99,10 +99,10 @@ def code_lines(w: Writer, entries: Sequence[CodeEntry]) -> list[str]:
     lines: list[str] = []
     for path, group in by_path.items():
         if len(group) == 1:
-            lines.append(f"- {_entry_text(w, group[0], alone=True)}")
+            lines.append(f"- {entry_text(w, group[0], alone=True)}")
         else:
             lines.append(f"- `{path}`")
-            lines += [f"  - {_entry_text(w, e, alone=False)}" for e in group]
+            lines += [f"  - {entry_text(w, e, alone=False)}" for e in group]
     return lines
 
 
@@ -110,7 +110,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     entries = code_entries(inp, w.lang)
     if entries:
         first, rest = entries[0], entries[1:]
-        w.answer(_entry_text(w, first, alone=True))
+        w.answer(entry_text(w, first, alone=True))
         if rest:
             w.lines += code_lines(w, rest) + [""]
     else:

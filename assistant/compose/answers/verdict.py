@@ -6,7 +6,8 @@ import re
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.diagnose import Diagnosis
-from assistant.compose.writer import Writer
+from assistant.compose.writer import Writer, yaml_value
+from assistant.validator.coerce import load_yaml
 
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
 # "will it hang?", "会 OOM 吗": a worry about run time, answered by where the run really stops.
@@ -31,7 +32,7 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
     if r.ok:
         key = "verdict_yes_worry" if _WORRY.search(ask_text) else "verdict_yes"
         line = w.say(key, layout=layout_text(w, d), world=d.world_size, gpn=d.gpus_per_node, mesh=w.mesh(r))
-        if r.warnings:  # what still deserves a change is part of the answer
+        if r.warnings and d.pasted:  # what still deserves a change in a pasted config is part of the answer
             first = r.warnings[0]
             line += w.space + w.say("verdict_warning", code=first.code,
                                     message=(first.message_zh if w.lang == "zh" else first.message).rstrip(" .。"))
@@ -39,7 +40,44 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
     first = r.errors[0]
     message = (first.message_zh if w.lang == "zh" else first.message).rstrip(" .。")
     key = "verdict_no_worry" if _WORRY.search(ask_text) else "verdict_no"
-    return w.say(key, message=message, code=first.code)
+    return w.say(key, message=message, code=first.code) + (w.space + fix if (fix := fix_line(w, d)) else "")
+
+
+def _flat(data, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    if isinstance(data, dict):
+        for k, v in data.items():
+            path = f"{prefix}.{k}" if prefix else str(k)
+            if isinstance(v, dict) and v:
+                out.update(_flat(v, path))
+            else:
+                out[path] = v
+    return out
+
+
+def fix_line(w: Writer, d: Diagnosis) -> str | None:
+    """What the nearest passing layout changes, key by key: the fix in one sentence."""
+    if not (d.fix_yaml and d.fix_report is not None and d.fix_report.ok and d.judged):
+        return None
+    try:
+        fixed = load_yaml(d.fix_yaml)
+    except ValueError:
+        return None
+    fixed = fixed if isinstance(fixed, dict) and "distributed" in fixed else {"distributed": fixed}
+    before, after = _flat(d.judged), _flat(fixed)
+
+    def short(path: str) -> str:
+        return path.removeprefix("distributed.")
+
+    changes = [w.say("fix_change", name=short(k), new=yaml_value(after[k]), old=yaml_value(before[k]))
+               for k in before if k in after and before[k] != after[k]]
+    changes += [w.say("fix_remove", name=short(k)) for k in before if k not in after
+                and not any(a.startswith(k + ".") for a in after)]
+    changes += [f"`{short(k)}: {yaml_value(after[k]) if after[k] != {} else '{}'}`" for k in after
+                if k not in before and not any(b.startswith(k + ".") for b in before)]
+    if not changes:
+        return None
+    return w.say("fix_line", changes=("、" if w.lang == "zh" else ", ").join(changes[:4]))
 
 
 def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = False,
