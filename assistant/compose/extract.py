@@ -47,6 +47,7 @@ _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl)\.", re.IGNORECASE)
 _PRONOUN = re.compile(r"^(?:it|this|that|they|these|those|its|both|each|either|它|这|该|其|此|两者)(?![a-z])", re.IGNORECASE)
 _IDENT = re.compile(r"`[^`\n]+`|[A-Za-z_][A-Za-z0-9_]*(?:[._][A-Za-z0-9_]+)+|[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*")
 _MIN_CHARS = {"en": 25, "zh": 10}
+_RULE_CODE = re.compile(r"\bMW-[EW]-[A-Z0-9-]+\b")  # its parts ("hsdp", "strategy") are not what a sentence is about
 
 
 @dataclass(frozen=True)
@@ -78,14 +79,14 @@ def select_sentences(question: str, hits: Sequence[Hit], lang: str, limit: int =
 
     cands: list[tuple[int, int, str, set[str], Hit]] = []  # (hit rank, position, sentence, tokens, hit)
     for rank, hit in enumerate(pool):
-        prev: set[str] = set()
-        for pos, sentence in enumerate(split_sentences(hit.text[:MAX_CHUNK_CHARS])):
-            tokens = _tokens(sentence, tok)
+        prev: frozenset[str] = frozenset()
+        for pos, (sentence, tokens, quotable) in enumerate(_chunk_sentences(hit.text[:MAX_CHUNK_CHARS], tok)):
+            own_tokens = tokens
             if _PRONOUN.match(sentence):
-                tokens |= {t for t in prev if t in idents}  # "It does not ..." speaks of the one before
-            prev = tokens
-            if _quotable_sentence(sentence):
-                cands.append((rank, pos, sentence, tokens, hit))
+                tokens = tokens | {t for t in prev if t in idents}  # "It does not ..." speaks of the one before
+            prev = own_tokens
+            if quotable:
+                cands.append((rank, pos, sentence, set(tokens), hit))
     if not cands:
         return []
 
@@ -210,11 +211,23 @@ def _quotable_sentence(sentence: str) -> bool:
         return False  # an introduction to a list or code block, or a fragment
     if not re.search(r"[.!?。！？][\"')\]`*_]*$", sentence):
         return False  # no sentence end: a label or a list fragment ("`mp_policy` (bf16 params ...)")
+    head = _CODE_SPAN.sub("x", sentence[:60])
+    close = re.search(r"[)）]", head)
+    if close and not re.search(r"[(（]", head[:close.start()]):
+        return False  # starts inside a parenthesis: a chunk boundary cut the sentence
     first = sentence.lstrip("*_\"'(")[:1]
     return not (first.isalpha() and first.islower() and first.isascii())  # the tail of a sentence a code block cut
 
 
 # ---- the question ------------------------------------------------------------------------------
+
+@lru_cache(maxsize=2048)
+def _chunk_sentences(text: str, tok: Callable[[str], list[str]]) -> tuple[tuple[str, frozenset[str], bool], ...]:
+    """A chunk's sentences with their tokens, cached: the same kb chunks come back question after
+    question, and segmenting Chinese is most of the work."""
+    return tuple((s, frozenset(_tokens(_RULE_CODE.sub(" ", s), tok)), _quotable_sentence(s))
+                 for s in split_sentences(text))
+
 
 def _tokens(text: str, tok: Callable[[str], list[str]]) -> set[str]:
     """The tokenizer's tokens plus the pieces of dotted paths: `moe.reshard_after_forward` also

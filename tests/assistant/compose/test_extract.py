@@ -127,3 +127,13 @@ def test_bounded_on_huge_input():
     big = hit("`tp_size` divides the world size. " * 5000)
     picked = select_sentences("Does tp_size divide the world size? " * 1000, [big], "en")
     assert len(picked) == 1
+
+
+def test_a_sentence_cut_by_a_chunk_boundary_is_not_quoted():
+    hits = [hit("`DDPConfig`); a key the dataclass does not have fails with `Unknown options for strategy`.")]
+    assert select_sentences("Where does Unknown options for strategy come from?", hits, "en") == []
+
+
+def test_rule_codes_do_not_count_as_the_topic():
+    hits = [hit("Both strategies reject a `dp_replicate_size` above 1 (`MW-E-HSDP-STRATEGY`).")]
+    assert select_sentences("What is HSDP?", hits, "en") == []
