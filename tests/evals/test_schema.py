@@ -40,8 +40,11 @@ def our_cases():
 
 def test_set_size_languages_and_categories(our_cases):
     assert len(our_cases) >= 150
-    langs = Counter(c.lang for c in our_cases)
-    assert langs["zh"] * 2 >= len(our_cases)
+    # The issue-11 cases (`q-en-*`, `q-zh-*`) are written per language on two branches; their sizes are
+    # held per language in tests/evals/test_case_files.py. The balance holds for the rest of the set.
+    rest = [c for c in our_cases if not c.id.startswith("q-")]
+    langs = Counter(c.lang for c in rest)
+    assert langs["zh"] * 2 >= len(rest)
     cats = Counter(c.category for c in our_cases)
     assert set(cats) <= set(CATEGORIES)
     # The question-first categories (issue 11) are held per language in tests/evals/test_case_files.py,
@@ -62,9 +65,10 @@ def test_every_error_code_is_diagnosed_at_least_once(our_cases):
 
 
 def test_pasted_yaml_has_the_stated_verdict(our_cases):
-    """Consistency of the set: each pasted config gets the verdict and error codes the case expects."""
+    """Consistency of the set: each pasted config gets the verdict and error codes the case expects
+    (held-out cases too: this only runs the validator on their pasted YAML, never the engine)."""
     checked = 0
-    for c in our_cases:
+    for c in [*our_cases, *load_set([HELDOUT_DIR])]:
         blocks = user_yaml_blocks(c.question)
         if not blocks or c.expect.valid is None or c.history:
             continue
