@@ -65,6 +65,8 @@ _INVALID_VERDICT = re.compile(
     re.I | re.A,
 )
 _CONDITIONAL = re.compile(r"\bif\b|\bwhen(?:ever)?\b|\bunless\b|\botherwise\b|如果|若|否则|的话|一旦|假如", re.I | re.A)
+# A sentence that reports a validator warning (MW-W-*, and no error code) describes a config that runs.
+_WARNING_ONLY = re.compile(r"^(?!.*\bMW-E-).*\bMW-W-", re.S)
 _CITATION_LINE = re.compile(r"^\s*\[\d+\]\s.*$", re.M)
 _SOURCES_HEADING = re.compile(r"^[ \t]*\*\*(?:Sources|来源)\*\*", re.M)
 LEAD_MAX_CHARS = 400
@@ -558,7 +560,10 @@ def score(case: Case, answer: Any, *, validate_fn: ValidateFn | None = None) -> 
     # Codes count when the answer's text names them: that is what the user reads.
     text_codes = set(_CODE.findall(normalize(text)))
     if exp.valid is not None:
-        verdicts_said = [x for x in sentences(normalize(text)) if _INVALID_VERDICT.search(x) and not _CONDITIONAL.search(x)]
+        verdicts_said = [
+            x for x in sentences(normalize(text))
+            if _INVALID_VERDICT.search(x) and not _CONDITIONAL.search(x) and not _WARNING_ONLY.search(x)
+        ]
         reported_invalid = ans.validation_ok is False
         if exp.valid:
             res.validity_ok = not verdicts_said and not reported_invalid
