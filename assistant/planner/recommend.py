@@ -25,7 +25,9 @@ from assistant.understand import catalog
 from assistant.understand.catalog import ModelInfo
 from assistant.understand.query import Params, Query
 from assistant.validator import validate
-from assistant.validator.memory import estimate_for_sizes
+from assistant.validator.capabilities import FEATURES, accepts, capabilities
+from assistant.validator.layout import Layout
+from assistant.validator.memory import estimate_for_layout
 from assistant.validator.models import load_gpu, load_model
 from assistant.validator.report import ValidationReport
 
@@ -98,7 +100,7 @@ class Situation:
 
 def _ac_value(s: Situation, strategy: str) -> bool | str:
     # selective AC is accepted by fsdp2 and ddp only (MW-E-AC-SELECTIVE); elsewhere full AC is what exists
-    return "selective" if s.ac_selective and strategy in ("fsdp2", "ddp") else True
+    return "selective" if s.ac_selective and accepts(strategy, "ac_selective") else True
 
 
 def _situation(p: Params, gpus_per_node: int | None, world_size: int | None, model: str | None, gpu: str | None) -> Situation:
@@ -202,23 +204,25 @@ _FEATURE_EN = {
     "tp": "tensor parallelism (tp_size > 1)", "pp": "pipeline parallelism (pp_size > 1)",
     "cp": "context parallelism (cp_size > 1)", "ep": "expert parallelism (ep_size > 1)",
     "hsdp": "HSDP (dp_replicate_size > 1)", "sp": "sequence_parallel",
+    "ac_selective": "selective activation checkpointing",
 }
 _FEATURE_ZH = {
     "tp": "张量并行（tp_size > 1）", "pp": "流水线并行（pp_size > 1）", "cp": "上下文并行（cp_size > 1）",
     "ep": "专家并行（ep_size > 1）", "hsdp": "HSDP（dp_replicate_size > 1）", "sp": "sequence_parallel",
+    "ac_selective": "选择性激活检查点（activation_checkpointing: selective）",
 }
-# What each strategy cannot do, and the validator code that says so.
-_LACKS = {
-    "megatron_fsdp": {"pp": "MW-E-MEGATRON-PP", "ep": "MW-E-MEGATRON-EP", "sp": "MW-E-STRATEGY-OPTION", "hsdp": "MW-E-HSDP-STRATEGY"},
-    "ddp": {"tp": "MW-E-DDP-PARALLEL", "pp": "MW-E-DDP-PARALLEL", "cp": "MW-E-DDP-PARALLEL", "ep": "MW-E-DDP-PARALLEL",
-            "hsdp": "MW-E-HSDP-STRATEGY", "sp": "MW-E-STRATEGY-OPTION"},
-}
-_ALLOWED = {"fsdp2": set(_DIMS), "megatron_fsdp": {"tp", "cp"}, "ddp": set()}
+
+def _lacks(strategy: str | None) -> dict[str, str]:
+    """What a named strategy cannot do (feature -> the validator code that says so); {} for an unknown name."""
+    try:
+        return capabilities(strategy).refusals if strategy else {}
+    except KeyError:
+        return {}
 
 
 def _needed_features(s: Situation) -> set[str]:
     p = s.params
-    need = set(p.wanted) & {"tp", "pp", "cp", "ep", "hsdp", "sp"}
+    need = set(p.wanted) & set(FEATURES)
     for dim in _DIMS:
         v = getattr(p, f"{dim}_size")
         if v and v > 1:
@@ -237,9 +241,10 @@ def _choose_strategy(s: Situation) -> tuple[str, list[Step], list[Step]]:
     named = s.params.strategy
     rationale: list[Step] = []
     rejected: list[Step] = []
-    if named in _LACKS:
+    lacks = _lacks(named)
+    if lacks:
         need = _needed_features(s)
-        missing = sorted(f for f in need if f in _LACKS[named])
+        missing = sorted(f for f in need if f in lacks)
         if named == "ddp" and not missing and s.size_b is not None and s.world > 1:
             cap = s.gpu_mem_gib or 80.0
             replica = s.size_b * _BYTES_PER_PARAM_REPLICA
@@ -253,7 +258,7 @@ def _choose_strategy(s: Situation) -> tuple[str, list[Step], list[Step]]:
                 ))
                 return "fsdp2", rejected, rationale
         for f in missing:
-            code = _LACKS[named][f]
+            code = lacks[f]
             rejected.append(Step(
                 f"{named} rejected: it does not support {_FEATURE_EN[f]} (validator {code}); fsdp2 does.",
                 f"不采用 {named}：它不支持{_FEATURE_ZH[f]}（校验规则 {code}）；fsdp2 支持。",
@@ -320,7 +325,7 @@ def _targets(s: Situation, strategy: str) -> Targets:
     t = Targets(ranges=ranges, prefer=prefer, tier=tier if s.size_b is not None else None, cp_rule=cp_rule)
     p = s.params
     wanted = set(p.wanted)
-    if "sp" in wanted and strategy == "fsdp2":
+    if "sp" in wanted and accepts(strategy, "sp"):
         wanted.add("tp")  # sequence parallelism shards along the TP group
     if "hsdp" in wanted:
         t.required.add("hsdp")
@@ -355,18 +360,20 @@ def _targets(s: Situation, strategy: str) -> Targets:
 
 @dataclass(frozen=True)
 class Candidate:
-    strategy: str
-    tp: int = 1
-    pp: int = 1
-    cp: int = 1
-    ep: int = 1
-    dp_replicate: int = 1
+    layout: Layout  # the sizes; dp and the meshes follow from it
     ac: bool = False
     lbs: int | None = None
     gbs: int | None = None
 
+    strategy = property(lambda self: self.layout.strategy)
+    tp = property(lambda self: self.layout.tp)
+    pp = property(lambda self: self.layout.pp)
+    cp = property(lambda self: self.layout.cp)
+    ep = property(lambda self: self.layout.ep)
+    dp_replicate = property(lambda self: self.layout.dp_replicate)
+
     def size(self, dim: str) -> int:
-        return getattr(self, dim)
+        return getattr(self.layout, dim)
 
 
 def _dist(v: int, lo: int, hi: int) -> float:
@@ -411,7 +418,7 @@ def _pow2_upto(n: int, sizes: tuple[int, ...]) -> list[int]:
 
 def _candidates(s: Situation, t: Targets, strategy: str, relaxed: bool) -> list[Candidate]:
     rules = load_rules()
-    allowed = _ALLOWED[strategy]
+    allowed = {d for d in _DIMS if accepts(strategy, d)}
     world = s.world
     options: dict[str, list[int]] = {}
     for dim in _DIMS:
@@ -442,21 +449,17 @@ def _candidates(s: Situation, t: Targets, strategy: str, relaxed: bool) -> list[
         ac_options = [False, True]  # with a memory estimate, checkpointing is one way to fit
     out: list[Candidate] = []
     for tp, pp, cp, ep in product(options["tp"], options["pp"], options["cp"], options["ep"]):
-        if world % (tp * pp * cp):
+        layout = Layout.of(strategy, world, gpus_per_node=s.gpn, tp=tp, pp=pp, cp=cp, ep=ep)
+        if layout.mesh_errors():  # the world does not divide, or ep does not divide dp*cp*tp
             continue
-        dp = world // (tp * pp * cp)
-        if strategy == "megatron_fsdp" and world % (tp * cp):
-            continue
-        if ep > 1 and (world // pp) % ep:
-            continue
-        for dpr in _replicate_options(s, t, strategy, dp, relaxed):
+        for dpr in _replicate_options(s, t, strategy, layout.dp, relaxed):
             for ac in ac_options:
-                out.append(Candidate(strategy, tp, pp, cp, ep, dpr, ac))
+                out.append(Candidate(replace(layout, dp_replicate=dpr), ac))
     return out
 
 
 def _replicate_options(s: Situation, t: Targets, strategy: str, dp: int, relaxed: bool) -> list[int]:
-    if strategy != "fsdp2" or "hsdp" in t.forbidden or "hsdp" not in t.required:
+    if not accepts(strategy, "hsdp") or "hsdp" in t.forbidden or "hsdp" not in t.required:
         return [1]
     fixed = s.params.dp_replicate_size
     divisors = [d for d in range(2, dp) if dp % d == 0]
@@ -495,15 +498,14 @@ def _microbatch(s: Situation) -> int:
     return s.params.pp_microbatch_size or int(load_rules().pipeline["microbatch_size"])
 
 
-def _batches(s: Situation, c: Candidate, dp: int) -> tuple[int | None, int | None]:
+def _batches(s: Situation, c: Candidate) -> tuple[int | None, int | None]:
     """(local, global) batch sizes for the step_scheduler block, or (None, None) when none is needed."""
     p = s.params
     pl = load_rules().pipeline
     mbs = _microbatch(s)
     if c.pp <= 1 and p.global_batch_size is None and p.local_batch_size is None:
         return None, None
-    if c.strategy == "ddp":
-        dp = s.world
+    dp = c.layout.dp  # ddp: the world
     lbs = p.local_batch_size
     if lbs is None:
         if c.pp > 1:
@@ -527,7 +529,7 @@ def _build(s: Situation, c: Candidate) -> tuple[dict, dict]:
             dist[f"{dim}_size"] = c.size(dim)
     if c.dp_replicate > 1:
         dist["dp_replicate_size"] = c.dp_replicate
-    if c.strategy == "fsdp2" and c.tp > 1 and "sp" in s.params.wanted:
+    if accepts(c.strategy, "sp") and c.tp > 1 and "sp" in s.params.wanted:
         dist["sequence_parallel"] = True
     if c.ac:
         dist["activation_checkpointing"] = _ac_value(s, c.strategy)
@@ -540,8 +542,7 @@ def _build(s: Situation, c: Candidate) -> tuple[dict, dict]:
             moe["ignore_router_for_ac"] = True  # the default; recompute must not re-route tokens
         dist["moe"] = moe
     recipe: dict = {"distributed": dist}
-    dp = s.world // (c.tp * c.pp * c.cp) if c.strategy != "ddp" else s.world
-    lbs, gbs = _batches(s, c, dp)
+    lbs, gbs = _batches(s, c)
     if lbs is not None:
         recipe["step_scheduler"] = {"global_batch_size": gbs, "local_batch_size": lbs}
     if "packing" in s.params.wanted:
@@ -605,11 +606,10 @@ def _memory_total(s: Situation, c: Candidate, dist: dict, recipe: dict) -> float
     else:
         micro, n_micro = lbs or 1, None
     try:
-        est = estimate_for_sizes(
-            s.model_facts, world_size=s.world, tp=c.tp, pp=c.pp, cp=c.cp, ep=c.ep,
-            dp_replicate=c.dp_replicate if c.strategy == "fsdp2" else 1,
+        est = estimate_for_layout(
+            s.model_facts, c.layout,
             micro_batch=micro, n_microbatches=n_micro, activation_checkpointing=c.ac,
-            sequence_parallel=bool(dist.get("sequence_parallel")), strategy=c.strategy,
+            sequence_parallel=bool(dist.get("sequence_parallel")),
             pp_schedule=str(pipe.get("pp_schedule", "1f1b")), gpu=s.gpu_facts,
             **_estimate_seq(s, recipe),
         )
@@ -687,16 +687,16 @@ def _arith(s: Situation, f: _Found) -> list[Step]:
             f"world_size = nodes * gpus_per_node = {p.nodes} * {s.world // p.nodes} = {s.world}",
             f"world_size = 节点数 * 每节点 GPU 数 = {p.nodes} * {s.world // p.nodes} = {s.world}",
         ))
-    d = r.derived
+    lay = c.layout
     if c.strategy == "ddp":
         steps.append(Step(f"dp_size = world_size = {s.world} (ddp replicates the model on every GPU)",
                           f"dp_size = world_size = {s.world}（ddp 在每张 GPU 上复制整个模型）"))
     elif c.strategy == "megatron_fsdp":
-        dp = d.dp_size if d else s.world // (c.tp * c.cp)
+        dp = lay.dp
         steps.append(Step(f"dp_size = world_size / (tp_size * cp_size) = {s.world} / ({c.tp}*{c.cp}) = {dp}",
                           f"dp_size = world_size / (tp_size * cp_size) = {s.world} / ({c.tp}*{c.cp}) = {dp}"))
     else:
-        dp = d.dp_size if d else s.world // (c.tp * c.pp * c.cp)
+        dp = lay.dp
         steps.append(Step(
             f"dp_size = world_size / (tp_size * pp_size * cp_size) = {s.world} / ({c.tp}*{c.pp}*{c.cp}) = {dp}",
             f"dp_size = world_size / (tp_size * pp_size * cp_size) = {s.world} / ({c.tp}*{c.pp}*{c.cp}) = {dp}",
@@ -704,13 +704,12 @@ def _arith(s: Situation, f: _Found) -> list[Step]:
         if c.dp_replicate > 1:
             steps.append(Step(
                 f"dp_replicate_size must divide dp_size and be smaller than it: {dp} % {c.dp_replicate} = 0, {c.dp_replicate} < {dp}; "
-                f"dp_shard_size = dp_size / dp_replicate_size = {dp} / {c.dp_replicate} = {dp // c.dp_replicate}",
+                f"dp_shard_size = dp_size / dp_replicate_size = {dp} / {c.dp_replicate} = {lay.dp_shard}",
                 f"dp_replicate_size 必须整除 dp_size 且小于它：{dp} % {c.dp_replicate} = 0，{c.dp_replicate} < {dp}；"
-                f"dp_shard_size = dp_size / dp_replicate_size = {dp} / {c.dp_replicate} = {dp // c.dp_replicate}",
+                f"dp_shard_size = dp_size / dp_replicate_size = {dp} / {c.dp_replicate} = {lay.dp_shard}",
             ))
         if c.ep > 1:
-            non_pp = dp * c.cp * c.tp
-            shard = d.ep_shard_size if d and d.ep_shard_size else max(1, non_pp // c.ep)
+            non_pp, shard = lay.non_pp, lay.ep_shard
             steps.append(Step(
                 f"ep_size must divide dp_size * cp_size * tp_size = {dp}*{c.cp}*{c.tp} = {non_pp}: {non_pp} % {c.ep} = 0; "
                 f"ep_shard_size = {non_pp} / {c.ep} = {shard}; moe_mesh = (ep_shard, ep) = ({shard}, {c.ep}) per pipeline stage",
@@ -734,7 +733,7 @@ def _arith(s: Situation, f: _Found) -> list[Step]:
     sched = f.recipe.get("step_scheduler")
     if sched:
         lbs, gbs = sched["local_batch_size"], sched["global_batch_size"]
-        dpb = s.world if c.strategy == "ddp" else s.world // (c.tp * c.pp * c.cp)
+        dpb = lay.dp
         if c.pp > 1:
             mbs = f.dist["pipeline"]["pp_microbatch_size"]
             steps.append(Step(
@@ -826,7 +825,7 @@ def _why(s: Situation, t: Targets, f: _Found) -> list[Step]:
     if c.ep == 1 and s.is_moe and s.ep_ok and s.world > 1:
         limit = f" and the {s.experts} experts" if s.experts else ""
         limit_zh = f"和 {s.experts} 个专家数" if s.experts else ""
-        non_pp = s.world // c.pp
+        non_pp = c.layout.non_pp
         out.append(Step(
             f"ep_size stays 1: no EP size above 1 divides both dp_size*cp_size*tp_size = {non_pp}{limit} with a layout that passes the validator.",
             f"ep_size 保持 1：没有大于 1 的 EP 大小能同时整除 dp_size*cp_size*tp_size = {non_pp}{limit_zh}并通过校验。",
@@ -892,9 +891,8 @@ def _relaxed_notes(s: Situation, t: Targets, c: Candidate) -> list[str]:
 def _why_infeasible(s: Situation, t: Targets, strategy: str, closest: _Found | None) -> Step:
     reasons_en, reasons_zh = [], []
     f = t.fixed
-    prod = 1
-    for dim in ("tp", "pp", "cp"):
-        prod *= f.get(dim, 1)
+    asked = Layout.of("fsdp2", s.world, gpus_per_node=s.gpn, tp=f.get("tp", 1), pp=f.get("pp", 1), cp=f.get("cp", 1))
+    prod = asked.non_dp
     if prod > 1 and s.world % prod:
         factors = "*".join(str(f.get(d, 1)) for d in ("tp", "pp", "cp"))
         nxt = ((s.world // prod) + 1) * prod
@@ -904,7 +902,7 @@ def _why_infeasible(s: Situation, t: Targets, strategy: str, closest: _Found | N
         reasons_en.append(f"tp_size {f['tp']} is larger than the {s.node_gpus} GPUs of a node")
         reasons_zh.append(f"tp_size {f['tp']} 大于单节点的 {s.node_gpus} 张 GPU")
     if "ep" in f and f["ep"] > 1:
-        non_pp = s.world // max(1, f.get("pp", 1))
+        non_pp = Layout.of("fsdp2", s.world, pp=f.get("pp", 1)).non_pp  # dp*cp*tp = world / pp
         if non_pp % f["ep"]:
             reasons_en.append(f"ep_size {f['ep']} does not divide dp_size*cp_size*tp_size = {non_pp}")
             reasons_zh.append(f"ep_size {f['ep']} 不能整除 dp_size*cp_size*tp_size = {non_pp}")
@@ -942,8 +940,7 @@ def _microbatch_reason(s: Situation, c: Candidate) -> Step | None:
     mbs, p = s.params.pp_microbatch_size, s.params
     if not mbs or c.pp <= 1:
         return None
-    dp = s.world // (c.tp * c.pp * c.cp)
-    lbs, _ = _batches(s, c, dp)
+    lbs, _ = _batches(s, c)
     if lbs is None:
         return None
     if lbs // mbs < c.pp:
@@ -987,7 +984,7 @@ def _batch_notes(s: Situation, f: _Found) -> list[Step]:
     if not sched or (p.global_batch_size and p.local_batch_size):
         return []
     lbs, gbs = sched["local_batch_size"], sched["global_batch_size"]
-    dp = s.world if f.cand.strategy == "ddp" else s.world // (f.cand.tp * f.cand.pp * f.cand.cp)
+    dp = f.cand.layout.dp
     chosen = [] if p.local_batch_size else [f"local_batch_size {lbs}"]
     chosen += [] if p.global_batch_size else [f"global_batch_size {gbs}"]
     why_en = f"at least pp_size {f.cand.pp} microbatches per step" if f.cand.pp > 1 else "divisibility"
@@ -1108,7 +1105,7 @@ def plan(
         # Every layout is structurally fine but over memory: the report says so (ok=False), never hidden.
         return _plan_from(s, t, mem, rationale, rejected, feasible=False, reason=_memory_reason(mem))
     # Last resort: plain data parallelism, which every world size accepts.
-    base = Candidate(strategy=strategy)  # plain data parallelism is valid for every strategy
+    base = Candidate(Layout.of(strategy, s.world, gpus_per_node=s.gpn))  # plain data parallelism: valid for every strategy
     dist, recipe = _build(replace(s, params=replace(p, global_batch_size=None, local_batch_size=None, wanted=frozenset())), base)
     report = _validate(s, recipe, with_memory=False)
     f = _Found(base, dist, recipe, report, 0.0)

@@ -15,6 +15,7 @@ from assistant.datafile import read_yaml
 
 from assistant.understand.params import MAX_PROSE_CHARS, load_vocab, normalize, tame
 from assistant.understand.query import Intent, Params
+from assistant.validator.capabilities import STRATEGY_NAMES, capabilities
 
 
 _TABLE_PATH = Path(__file__).with_name("intents.yaml")
@@ -66,7 +67,8 @@ def load_table(path: Path = _TABLE_PATH) -> IntentTable:
         domain=tuple(re.compile(p, re.I) for p in data["domain"]),
         injection=tuple(re.compile(p, re.I) for p in data["injection"]),
         off_topic=tuple(re.compile(p, re.I) for p in data.get("off_topic") or ()),
-        strategy_lacks={k: frozenset(v) for k, v in (data.get("strategy_lacks") or {}).items()},
+        # the strategies that lack a feature, and which: the validator's capability table
+        strategy_lacks={n: frozenset(capabilities(n).refusals) for n in STRATEGY_NAMES if capabilities(n).refusals},
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable
 import yaml
 
 from assistant.validator import derive, rules, schedules
+from assistant.validator.layout import Layout
 from assistant.validator.report import Finding, ValidationReport
 
 MAX_VALIDATIONS = 200
@@ -80,16 +81,16 @@ def _renamed(cfg: dict, path: str, new_key: str) -> dict | None:
     return new
 
 
-def _sizes(cfg: dict, world: int) -> dict[str, int]:
+def _layout(cfg: dict, world: int) -> Layout:
+    """The sizes as upstream reads them (_degree), dp inferred unless it is an explicit positive int;
+    an unknown strategy is read as fsdp2, the one its fix proposes."""
     d = _dist(cfg)
-    s = {k: derive.degree(d.get(k)) for k in ("tp_size", "cp_size", "pp_size", "ep_size", "dp_replicate_size")}
+    dc = rules.STRATEGIES.get(str(d.get("strategy", "fsdp2")).lower())
     dp = d.get("dp_size")
-    if not derive.is_positive_int(dp):
-        strategy = rules.STRATEGIES.get(str(d.get("strategy", "fsdp2")).lower())
-        non_dp = s["tp_size"] * s["cp_size"] * (s["pp_size"] if strategy == "FSDP2Config" else 1)
-        dp = world // non_dp if world % non_dp == 0 else max(world // non_dp, 1)
-    s["dp_size"] = dp
-    return s
+    return Layout.of(rules.CANONICAL.get(dc, "fsdp2"), world, tp=derive.degree(d.get("tp_size")),
+                     pp=derive.degree(d.get("pp_size")), cp=derive.degree(d.get("cp_size")),
+                     ep=derive.degree(d.get("ep_size")), dp_replicate=derive.degree(d.get("dp_replicate_size")),
+                     dp=dp if derive.is_positive_int(dp) else None)
 
 
 def _ratio(a: float, b: float) -> float:
@@ -195,8 +196,8 @@ def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
         yield from _world_edits(cfg, world, gpus_per_node)
     elif code in ("MW-E-DP-REPLICATE-DIVIDES", "MW-E-DP-REPLICATE-LT-DP"):
         yield _drop_odd_dp(cfg)
-        s = _sizes(cfg, world)
-        dp, dpr = s["dp_size"], s["dp_replicate_size"]
+        lay = _layout(cfg, world)
+        dp, dpr = lay.dp, lay.dp_replicate
         for c in derive.divisors(dp):
             if 1 < c < dp:
                 yield 0.5 + _ratio(c, dpr), _with(cfg, "distributed.dp_replicate_size", c), f"dp_replicate_size: {c}"
@@ -205,23 +206,21 @@ def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
             yield 1.5, r, "removed dp_replicate_size"
     elif code == "MW-E-EP-DIVIDES":
         yield _drop_odd_dp(cfg)
-        s = _sizes(cfg, world)
-        non_pp = s["dp_size"] * s["cp_size"] * s["tp_size"]
-        for c in derive.divisors(non_pp):
+        lay = _layout(cfg, world)
+        for c in derive.divisors(lay.non_pp):
             if c > 1:
-                yield 0.5 + _ratio(c, s["ep_size"]), _with(cfg, "distributed.ep_size", c), f"ep_size: {c}"
+                yield 0.5 + _ratio(c, lay.ep), _with(cfg, "distributed.ep_size", c), f"ep_size: {c}"
     elif code == "MW-E-EP-EXPERTS" and facts is not None:
-        s = _sizes(cfg, world)
-        non_pp = s["dp_size"] * s["cp_size"] * s["tp_size"]
-        for c in derive.divisors(non_pp):
+        lay = _layout(cfg, world)
+        for c in derive.divisors(lay.non_pp):
             if c > 1 and facts.num_routed_experts % c == 0:
-                yield 0.5 + _ratio(c, s["ep_size"]), _with(cfg, "distributed.ep_size", c), f"ep_size: {c}"
+                yield 0.5 + _ratio(c, lay.ep), _with(cfg, "distributed.ep_size", c), f"ep_size: {c}"
     elif code == "MW-E-DP-MISMATCH":
         r = _without(cfg, "distributed.dp_size")
         if r is not None:
             yield 0.5, r, "dp_size inferred"
     elif code == "MW-E-BATCH-POSITIVE":
-        yield 1.0, _with(cfg, path, 1 if key == "local_batch_size" else _sizes(cfg, world)["dp_size"]), f"{key} fixed"
+        yield 1.0, _with(cfg, path, 1 if key == "local_batch_size" else _layout(cfg, world).dp), f"{key} fixed"
     elif code == "MW-E-STEP-SCHEDULER-VALUE":
         yield 3.0, {**copy.deepcopy(cfg), "step_scheduler": {"local_batch_size": 1}}, "step_scheduler reset"
     elif code == "MW-E-BATCH-DIVISIBLE":
@@ -255,17 +254,16 @@ def _memory_edits(cfg: dict, world: int, gpus_per_node: int) -> Iterable[Edit]:
         yield 1.0, _with(cfg, "distributed.activation_checkpointing", True), "activation_checkpointing: true"
     if rules.STRATEGIES.get(str(d.get("strategy", "fsdp2")).lower()) == "DDPConfig":
         yield _switch_to_fsdp2(cfg)
-    sizes = _sizes(cfg, world)
-    tp = sizes["tp_size"]
-    non_dp = tp * 2 * sizes["cp_size"] * sizes["pp_size"]
-    if tp * 2 <= gpus_per_node and world % non_dp == 0:
+    lay = _layout(cfg, world)
+    tp = lay.tp
+    if tp * 2 <= gpus_per_node and world % lay.with_sizes(tp=tp * 2).non_dp == 0:
         yield 1.0 + _ratio(tp * 2, tp), _with(cfg, "distributed.tp_size", tp * 2), f"tp_size: {tp * 2}"
     pipe = d.get("pipeline")
     mbs = pipe.get("pp_microbatch_size") if isinstance(pipe, dict) else None
-    if sizes["pp_size"] > 1 and derive.is_positive_int(mbs) and mbs > 1:
+    if lay.pp > 1 and derive.is_positive_int(mbs) and mbs > 1:
         yield 1.0, _with(cfg, "distributed.pipeline.pp_microbatch_size", 1), "pp_microbatch_size: 1"
     lbs = _ss(cfg).get("local_batch_size")
-    if sizes["pp_size"] == 1 and derive.is_positive_int(lbs) and lbs > 1:
+    if lay.pp == 1 and derive.is_positive_int(lbs) and lbs > 1:
         yield 1.0, _with(cfg, "step_scheduler.local_batch_size", 1), "local_batch_size: 1"
 
 
@@ -282,7 +280,8 @@ def _world_edits(cfg: dict, world: int, gpus_per_node: int) -> Iterable[Edit]:
     d = _dist(cfg)
     megatron = rules.STRATEGIES.get(str(d.get("strategy", "fsdp2")).lower()) == "MegatronFSDPConfig"
     keys = ("tp_size", "cp_size") if megatron else ("tp_size", "cp_size", "pp_size")
-    s = _sizes(cfg, world)
+    lay = _layout(cfg, world)
+    s = {k: getattr(lay, k.removesuffix("_size")) for k in keys}
     for k in keys:
         others = math.prod(s[o] for o in keys if o != k)
         if world % others:
@@ -306,7 +305,7 @@ def _batch_edits(cfg: dict, world: int) -> Iterable[Edit]:
     lbs = ss.get("local_batch_size", rules.SS_DEFAULTS["local_batch_size"])
     if not (derive.is_positive_int(gbs) and derive.is_positive_int(lbs)):
         return
-    dp = _dp_for_batches(cfg, world)
+    dp = _layout(cfg, world).dp  # ddp: the world
     denom = lbs * dp
     for g in {max(gbs // denom, 1) * denom, (gbs // denom + 1) * denom}:
         yield 0.5 + _ratio(g, gbs), _with(cfg, "step_scheduler.global_batch_size", g), f"global_batch_size: {g}"
@@ -316,11 +315,6 @@ def _batch_edits(cfg: dict, world: int) -> Iterable[Edit]:
                 yield 0.7 + _ratio(c, lbs), _with(cfg, "step_scheduler.local_batch_size", c), f"local_batch_size: {c}"
 
 
-def _dp_for_batches(cfg: dict, world: int) -> int:
-    d = _dist(cfg)
-    if rules.STRATEGIES.get(str(d.get("strategy", "fsdp2")).lower()) == "DDPConfig":
-        return world
-    return _sizes(cfg, world)["dp_size"]
 
 
 def _microbatch_edits(cfg: dict, world: int) -> Iterable[Edit]:
@@ -328,7 +322,7 @@ def _microbatch_edits(cfg: dict, world: int) -> Iterable[Edit]:
     lbs = ss.get("local_batch_size", rules.SS_DEFAULTS["local_batch_size"])
     pipe = _dist(cfg).get("pipeline")
     mbs = pipe.get("pp_microbatch_size", 1) if isinstance(pipe, dict) else 1
-    pp = _sizes(cfg, world)["pp_size"]
+    pp = _layout(cfg, world).pp
     if derive.is_positive_int(lbs):
         for c in derive.divisors(lbs):
             if lbs // c >= pp and c != mbs:

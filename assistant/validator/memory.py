@@ -20,6 +20,8 @@ from pathlib import Path
 import yaml
 
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
+from assistant.validator.capabilities import accepts
+from assistant.validator.layout import Layout
 from assistant.validator.model_checks import virtual_stages
 from assistant.validator.models import GpuFacts, ModelFacts, ParamCounts, load_gpu, param_counts
 from assistant.validator.report import Derived, Finding, MemoryEstimate
@@ -90,16 +92,10 @@ class RankMemory:
 
 @dataclass(frozen=True)
 class Sizing:
-    """Everything the estimate depends on; built from a Derived+recipe or from the planner's sizes."""
+    """Everything the estimate depends on: the layout (from a validated Derived or the planner's
+    candidate) and the workload read from the recipe."""
 
-    world_size: int
-    tp: int = 1
-    pp: int = 1
-    cp: int = 1
-    ep: int = 1
-    dp_replicate: int = 1
-    dp_shard: int = 1
-    strategy: str = "fsdp2"
+    layout: Layout
     sequence_parallel: bool = False
     seq_len: int = DEFAULT_SEQ_LEN
     seq_source: str = "default"
@@ -115,14 +111,33 @@ class Sizing:
     peft: bool = False
     flash_attention: bool = True
 
+    # the layout's sizes, read under the names the estimate uses
+    world_size = property(lambda self: self.layout.world_size)
+    tp = property(lambda self: self.layout.tp)
+    pp = property(lambda self: self.layout.pp)
+    cp = property(lambda self: self.layout.cp)
+    ep = property(lambda self: self.layout.ep)
+    dp_replicate = property(lambda self: self.layout.dp_replicate)
+    dp_shard = property(lambda self: self.layout.dp_shard)
+    strategy = property(lambda self: self.layout.strategy)
+
     @property
     def fsdp_shard(self) -> int:
+        """FSDP2 shards over the flattened dp_shard*cp mesh; ddp does not shard."""
         return 1 if self.strategy == "ddp" else self.dp_shard * self.cp
 
     @property
     def ep_shard(self) -> int:
-        non_pp = self.dp_replicate * self.dp_shard * self.cp * self.tp
-        return non_pp // self.ep if 1 < self.ep < non_pp else 1
+        return self.layout.ep_shard or 1
+
+    def changed(self, changes: dict) -> Sizing:
+        """With some fields changed; a size change goes through the layout, which resolves dp again."""
+        sizes = {k: v for k, v in changes.items() if k in _LAYOUT_FIELDS}
+        rest = {k: v for k, v in changes.items() if k not in _LAYOUT_FIELDS}
+        return replace(self, layout=self.layout.with_sizes(**sizes) if sizes else self.layout, **rest)
+
+
+_LAYOUT_FIELDS = frozenset({"strategy", "world_size", "tp", "pp", "cp", "ep", "dp_replicate"})
 
 
 @functools.cache
@@ -355,12 +370,33 @@ def estimate_for_sizes(
     ep: int = 1,
     dp_shard: int | None = None,
     dp_replicate: int = 1,
+    strategy: str = "fsdp2",
+    **workload,
+) -> MemoryEstimate:
+    """Per-GPU estimate for explicit sizes (no recipe needed); the workload keywords are
+    estimate_for_layout's. dp_shard defaults to what upstream infers, world_size // (tp*cp*pp*dp_replicate)."""
+    for name, v in (("world_size", world_size), ("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep),
+                    ("dp_replicate", dp_replicate)):
+        _positive_int(name, v)
+    if dp_shard is not None:
+        _positive_int("dp_shard", dp_shard)
+    layout = Layout.of(strategy, world_size, tp=tp, pp=pp, cp=cp, ep=ep, dp_replicate=dp_replicate,
+                       dp=None if dp_shard is None else dp_shard * dp_replicate)
+    if dp_shard is None and (world_size % layout.non_dp or layout.dp % dp_replicate):
+        raise ValueError(f"world_size {world_size} is not divisible by tp*cp*pp*dp_replicate = "
+                         f"{tp * cp * pp * dp_replicate}")
+    return estimate_for_layout(facts, layout, **workload)
+
+
+def estimate_for_layout(
+    facts: ModelFacts,
+    layout: Layout,
+    *,
     seq_len: int = DEFAULT_SEQ_LEN,
     micro_batch: int = 1,
     n_microbatches: int | None = None,
     activation_checkpointing: bool | str = False,
     sequence_parallel: bool = False,
-    strategy: str = "fsdp2",
     pp_schedule: str = "1f1b",
     layers_per_stage: int | None = None,
     weights_dtype: str = "fp32",
@@ -368,20 +404,10 @@ def estimate_for_sizes(
     flash_attention: bool = True,
     gpu: GpuFacts | str | None = None,
 ) -> MemoryEstimate:
-    """Per-GPU estimate for explicit sizes (the planner's entry point; no recipe needed).
-
-    dp_shard defaults to world_size // (tp*cp*pp*dp_replicate); n_microbatches (per step, under PP)
-    defaults to pp. activation_checkpointing takes True/False or "full"/"selective".
-    """
-    for name, v in (("world_size", world_size), ("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep),
-                    ("dp_replicate", dp_replicate), ("seq_len", seq_len), ("micro_batch", micro_batch)):
+    """Per-GPU estimate for a layout (the planner's entry point). n_microbatches (per step, under PP)
+    defaults to pp; activation_checkpointing takes True/False or "full"/"selective"."""
+    for name, v in (("seq_len", seq_len), ("micro_batch", micro_batch)):
         _positive_int(name, v)
-    model_par = tp * cp * pp * dp_replicate
-    if dp_shard is None:
-        if world_size % model_par:
-            raise ValueError(f"world_size {world_size} is not divisible by tp*cp*pp*dp_replicate = {model_par}")
-        dp_shard = world_size // model_par
-    _positive_int("dp_shard", dp_shard)
     for name, v in (("n_microbatches", n_microbatches), ("layers_per_stage", layers_per_stage)):
         if v is not None:
             _positive_int(name, v)
@@ -389,10 +415,9 @@ def estimate_for_sizes(
         raise ValueError(f"weights_dtype must be one of {', '.join(PRECISIONS)}, got {weights_dtype!r}")
     gpu_facts = load_gpu(gpu) if isinstance(gpu, str) else gpu
     sizing = Sizing(
-        world_size=world_size, tp=tp, pp=pp, cp=cp, ep=ep, dp_replicate=dp_replicate, dp_shard=dp_shard,
-        strategy=strategy, sequence_parallel=bool(sequence_parallel), seq_len=seq_len, seq_source="argument",
+        layout, sequence_parallel=bool(sequence_parallel), seq_len=seq_len, seq_source="argument",
         micro_batch=micro_batch, micro_batch_source="argument",
-        n_microbatches=n_microbatches or max(1, pp),
+        n_microbatches=n_microbatches or max(1, layout.pp),
         ac=ac_mode(activation_checkpointing), pp_schedule=pp_schedule.lower(), layers_per_stage=layers_per_stage,
         weights_dtype=weights_dtype, weights_dtype_stated=True, peft=peft, flash_attention=flash_attention,
     )
@@ -411,14 +436,7 @@ def fits(estimate: MemoryEstimate, fraction: float = MEMORY_TIGHT_FRACTION) -> b
 
 def sizing_from(derived: Derived, work: Workload) -> Sizing:
     return Sizing(
-        world_size=derived.world_size,
-        tp=max(1, derived.tp_size),
-        pp=max(1, derived.pp_size),
-        cp=max(1, derived.cp_size),
-        ep=max(1, derived.ep_size),
-        dp_replicate=max(1, derived.dp_replicate_size) if derived.strategy != "ddp" else 1,
-        dp_shard=max(1, derived.dp_shard_size),
-        strategy=derived.strategy,
+        Layout.from_derived(derived),
         sequence_parallel=work.sequence_parallel,
         seq_len=work.seq_len,
         seq_source=work.seq_source,
@@ -474,7 +492,7 @@ class _Option:
     knob: str  # key into memory_knobs.yaml
     value: int | str
     new_gib: float
-    changes: dict  # Sizing fields the change sets
+    changes: dict  # Sizing fields the change sets (sizes go through the layout: dp follows)
     setting: str  # the recipe setting, "key: value", language-neutral
     extra: dict
 
@@ -484,29 +502,21 @@ def _fmt(x: float) -> str:
 
 
 def _try(m: ModelFacts, s: Sizing, changes: dict) -> float:
-    return _estimate(m, replace(s, **changes), None)[1].total / GIB
+    return _estimate(m, s.changed(changes), None)[1].total / GIB
 
 
 def _knobs(m: ModelFacts, s: Sizing, work: Workload, limit: float, node: int, current: float) -> list[_Option]:
     """Single changes that lower the estimate, best first; each keeps the layout valid for upstream."""
-    world, dpr = s.world_size, s.dp_replicate
+    world = s.world_size
     opts: list[_Option] = []
 
     def add(knob: str, value: int | str, changes: dict, setting: str, **extra) -> None:
         opts.append(_Option(knob, value, _try(m, s, changes), changes, setting, extra))
 
-    def dp_shard_for(tp: int, cp: int, pp: int, ep: int) -> int | None:
-        if s.strategy != "fsdp2" and (pp > 1 or ep > 1):
-            return None
-        if s.strategy == "ddp" and (tp > 1 or cp > 1):
-            return None
-        par = tp * cp * pp * dpr
-        if world % par:
-            return None
-        dp_shard = world // par
-        if ep > 1 and (dpr * dp_shard * cp * tp) % ep:
-            return None
-        return dp_shard
+    def valid(**sizes: int) -> bool:
+        # upstream builds this mesh (the layout's own rules), not only "the world divides"
+        lay = s.layout.with_sizes(**sizes)
+        return not (lay.strategy_errors() or lay.mesh_errors())
 
     def smallest_fitting(candidates: list[tuple[int, dict]]) -> tuple[int, dict] | None:
         # The smallest change that fits, else the one that lowers the estimate most.
@@ -518,37 +528,34 @@ def _knobs(m: ModelFacts, s: Sizing, work: Workload, limit: float, node: int, cu
         return v, ch
 
     if s.strategy == "ddp" and world > 1:
-        add("strategy", world, {"strategy": "fsdp2", "dp_shard": world, "dp_replicate": 1}, "strategy: fsdp2")
+        add("strategy", world, {"strategy": "fsdp2", "dp_replicate": 1}, "strategy: fsdp2")
     if s.ac == "none":
         add("activation_checkpointing", "true", {"ac": "full"}, "activation_checkpointing: true")
     tps = []
     for t in (2, 4, 8, 16):
-        ds = dp_shard_for(t, s.cp, s.pp, s.ep)
-        if s.tp < t <= node and ds and m.num_attention_heads % t == 0 and m.num_kv_heads % t == 0:
-            tps.append((t, {"tp": t, "dp_shard": ds}))
+        if s.tp < t <= node and valid(tp=t) and m.num_attention_heads % t == 0 and m.num_kv_heads % t == 0:
+            tps.append((t, {"tp": t}))
     if (pick := smallest_fitting(tps)) is not None:
         add("tp_size", pick[0], pick[1], f"tp_size: {pick[0]}")
-    if s.strategy == "fsdp2" and m.pp_plan is not False:
+    if accepts(s.strategy, "pp") and m.pp_plan is not False:
         pps = []
         p = s.pp * 2
         while p <= min(m.num_layers, 64):
-            ds = dp_shard_for(s.tp, s.cp, p, s.ep)
             # Keep the micro-batch as large as the pipeline allows (local_batch_size // mbs >= pp), so
             # the saving shown is the pipeline's, not a smaller micro-batch's.
             lbs = work.local_batch_size or s.micro_batch * s.n_microbatches * p
             mbs = _pipeline_micro_batch(lbs, s.micro_batch, p)
-            if ds and mbs:
-                pps.append((p, {"pp": p, "dp_shard": ds, "micro_batch": mbs, "n_microbatches": lbs // mbs}))
+            if valid(pp=p) and mbs:
+                pps.append((p, {"pp": p, "micro_batch": mbs, "n_microbatches": lbs // mbs}))
             p *= 2
         if (pick := smallest_fitting(pps)) is not None:
             add("pp_size", pick[0], pick[1], f"pp_size: {pick[0]}")
-    if s.seq_len >= 8192 and s.strategy != "ddp":
-        cps = [(c, {"cp": c, "dp_shard": ds}) for c in (s.cp * 2, s.cp * 4)
-               if (ds := dp_shard_for(s.tp, c, s.pp, s.ep))]
+    if s.seq_len >= 8192 and accepts(s.strategy, "cp"):
+        cps = [(c, {"cp": c}) for c in (s.cp * 2, s.cp * 4) if valid(cp=c)]
         if (pick := smallest_fitting(cps)) is not None:
             add("cp_size", pick[0], pick[1], f"cp_size: {pick[0]}")
-    if m.is_moe and m.upstream_moe and s.strategy == "fsdp2":
-        non_pp = world // max(1, s.pp)
+    if m.is_moe and m.upstream_moe and accepts(s.strategy, "ep"):
+        non_pp = s.layout.non_pp
         top = min(m.num_routed_experts, non_pp, 4096)
         eps = [(e, {"ep": e}) for e in range(s.ep + 1, top + 1)
                if m.num_routed_experts % e == 0 and non_pp % e == 0]
@@ -575,17 +582,16 @@ def _pipeline_micro_batch(lbs: int, current: int, pp: int) -> int | None:
 
 def _more_gpus(m: ModelFacts, s: Sizing, limit: float, base: _Option | None) -> _Option | None:
     """The smallest doubling of the world (more data-parallel shards) that fits, on top of `base` if given."""
-    start = replace(s, **base.changes) if base else s
+    start = s.changed(base.changes) if base else s
     plus = (f", with {base.setting}," if base else "")
     plus_zh = (f"并设 {base.setting}，" if base else "")
     w = s.world_size * 2
     while w <= s.world_size * 64:
-        ds = w // (start.tp * start.cp * start.pp * start.dp_replicate)
-        changes = {"world_size": w, "dp_shard": ds}
+        changes = {"world_size": w}
         new = _try(m, start, changes)
         if new <= limit:
             return _Option("world_size", w, new, changes, f"world_size: {w}",
-                           {"dp_shard": ds, "plus": plus, "plus_zh": plus_zh})
+                           {"dp_shard": start.changed(changes).dp_shard, "plus": plus, "plus_zh": plus_zh})
         w *= 2
     return None
 
@@ -593,14 +599,14 @@ def _more_gpus(m: ModelFacts, s: Sizing, limit: float, base: _Option | None) -> 
 def _combination(m: ModelFacts, s: Sizing, work: Workload, limit: float, node: int,
                  first: _Option) -> tuple[list[_Option], float] | None:
     """Greedy: apply the best knob, then the best on top of it, up to three; None when that never fits."""
-    chosen, cur_s, cur = [first], replace(s, **first.changes), first.new_gib
+    chosen, cur_s, cur = [first], s.changed(first.changes), first.new_gib
     while cur > limit and len(chosen) < 3:
         taken = {o.knob for o in chosen}
         nxt = [o for o in _knobs(m, cur_s, work, limit, node, cur) if o.knob not in taken]
         if not nxt:
             return None
         chosen.append(nxt[0])
-        cur_s, cur = replace(cur_s, **nxt[0].changes), nxt[0].new_gib
+        cur_s, cur = cur_s.changed(nxt[0].changes), nxt[0].new_gib
     return (chosen, cur) if cur <= limit else None
 
 

@@ -14,6 +14,7 @@ from assistant.validator.memory import (
     estimate_memory,
     fits,
 )
+from assistant.validator.layout import Layout
 from assistant.validator.models import load_gpu, load_model
 from assistant.validator.report import Derived
 
@@ -141,7 +142,7 @@ def test_pipeline_layout_places_every_layer_once(layers, pp, schedule, lps):
     from dataclasses import replace
 
     m = replace(m, num_layers=layers)
-    layout, _ = _stage_layout(m, Sizing(world_size=pp, pp=pp, pp_schedule=schedule, layers_per_stage=lps))
+    layout, _ = _stage_layout(m, Sizing(Layout.of("fsdp2", pp, pp=pp), pp_schedule=schedule, layers_per_stage=lps))
     ids = sorted(i for rank_ids, _, _ in layout.values() for i in rank_ids)
     assert ids == list(range(layers))
     assert sum(emb for _, emb, _ in layout.values()) == 1 and sum(head for _, _, head in layout.values()) == 1
