@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
 from assistant.compose.citations import Citer
 from assistant.compose.phrases import Phrases
-from assistant.compose.answers.out_of_scope import scope_topic
+from assistant.compose.scope import is_off_topic, looks_like_gibberish, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
 from assistant.understand.query import Ask
 from assistant.validator.report import ValidationReport
@@ -31,10 +31,13 @@ class Composed:
     uncited: list[str] = field(default_factory=list)  # facts stated without a supporting chunk (should stay empty)
 
 
-def plan_asks(asks: tuple, query, phrases: Phrases) -> tuple:
+def plan_asks(asks: tuple, query) -> tuple:
     """The asks to answer: reconciled with the question's intent where the clause-level reading is
     weaker than the whole question's, and without kinds another ask already covers."""
-    asks = tuple(_reconciled(a, query, phrases) for a in asks)
+    sit = query.situation
+    if looks_like_gibberish(query.text) and not (sit.stated.any() or sit.pasted.configs or sit.pasted.errors):
+        return (Ask("nonsense", query.text),)  # "tp tp asdkj qwe": a domain word in keyboard mash asks nothing
+    asks = tuple(_reconciled(a, query) for a in asks)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."
     if query.situation.pasted.errors:
@@ -45,9 +48,9 @@ def plan_asks(asks: tuple, query, phrases: Phrases) -> tuple:
     return tuple(dict.fromkeys(out))
 
 
-def _reconciled(ask, query, phrases: Phrases):
+def _reconciled(ask, query):
     sit = query.situation
-    if ask.kind == "out_of_scope" and scope_topic(ask.text, phrases) is None and (
+    if ask.kind == "out_of_scope" and neighbour_topic(ask.text) is None and not is_off_topic(ask.text) and (
             query.intent not in ("out_of_scope", "nonsense") or sit.pasted.errors or sit.stated.any()):
         # "activation checkpointing", a torch CheckpointError: not checkpoint saving
         return Ask("diagnosis" if sit.pasted.errors else "fact", ask.text, ask.target)
@@ -64,7 +67,7 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
     w = Writer(inp.query.lang, phrases, citer)
     if inp.query.injection:
         w.notice(w.say("injection"))
-    asks = inp.asks or plan_asks(asks_of(inp.query), inp.query, phrases)
+    asks = inp.asks or plan_asks(asks_of(inp.query), inp.query)
     inp = replace(inp, asks=asks)
     parts: list[Part] = [REGISTRY[a.kind].write(w, inp, a) for a in asks]
     # The answer's verdict is the first one given: the user's layout before any recommendation.

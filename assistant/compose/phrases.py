@@ -44,7 +44,6 @@ class Phrases:
     strategy_lacks: dict[str, dict[str, str]]
     instead_facts: dict[str, str]
     feature_names: dict[str, dict[str, str]]
-    scope_match: dict[str, tuple[str, ...]]
     worked: dict = field(default_factory=dict)  # fact key -> the same rule worked out on the user's stated sizes
 
     @classmethod
@@ -78,7 +77,6 @@ class Phrases:
             strategy_lacks={k: dict(v or {}) for k, v in data["strategy_lacks"].items()},
             instead_facts={str(k): str(v) for k, v in (data.get("instead_facts") or {}).items()},
             feature_names=data["feature_names"],
-            scope_match=lists("scope_match"),
             worked=dict(data.get("worked") or {}),
         )
         p._check()

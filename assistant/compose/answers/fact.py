@@ -13,6 +13,7 @@ from assistant.compose.answers.recommendation import (
     config_sections, declined, say_declined, show_plan_yaml, wanted,
 )
 from assistant.compose.citations import with_citation
+from assistant.compose.extract import select_sentences
 from assistant.compose.field_facts import asked_kinds, field_fact_lines
 from assistant.compose.writer import Writer, features_of, first_sentence, identifiers
 from assistant.planner.plan import Plan
@@ -123,8 +124,9 @@ def limitations(w: Writer, inp: ComposeInput) -> Part:
         elif strategy != "fsdp2":
             w.answer(w.say("limits_list", strategy=strategy))
         keys = list(w.p.limitations.get(strategy, ()))
-        if missing:  # the asked-about gaps first, then the rest of the picture
-            keys = list(dict.fromkeys([lacks[f] for f in missing] + keys))
+        if missing:  # the asked-about gaps, then one more of the picture
+            first = list(dict.fromkeys(lacks[f] for f in missing))
+            keys = (first + [k for k in keys if k not in first])[:len(first) + 1]
         w.bullets([w.fact(k, required=k in (lacks.get(f) for f in missing) or k in ("ddp_simple",)) for k in keys],
                   heading="limits" if strategy != "fsdp2" and len(strategies) > 1 else None)
 
@@ -165,14 +167,20 @@ def located(w: Writer, inp: ComposeInput) -> Part | None:
     return Part()
 
 
-def retrieved(w: Writer, inp: ComposeInput) -> Part:
-    """No plan and no known topic: the first sentence of the best chunks, each cited."""
-    items = []
-    for i, h in enumerate(w.citer.sources[:3], 1):
-        s = first_sentence(h.text)
+def retrieved(w: Writer, inp: ComposeInput, ask=None) -> Part:
+    """No field and no known topic: the kb sentences that answer the question, chosen inside the
+    retrieved chunks by its identifiers and meaning (compose/extract.py), each cited."""
+    text = getattr(ask, "text", "") or inp.query.text
+    picked = select_sentences(text, w.citer.sources, w.lang) or select_sentences(inp.query.text, w.citer.sources, w.lang)
+    items = [with_citation(p.sentence, [w.citer.add(p.hit) + 1]) for p in picked]
+    for p in picked:
+        w.citer.cited.add(w.citer.add(p.hit) + 1)
+    if not items:  # nothing answers it: say what the nearest chunk is about
+        h = next(iter(w.citer.sources), None)
+        s = first_sentence(h.text) if h is not None else ""
         if s:
-            w.citer.cited.add(i)
-            items.append(with_citation(s, [i]))
+            w.citer.cited.add(1)
+            items = [with_citation(s, [1])]
     if items:
         w.answer(items[0])
     w.bullets(items[1:])
@@ -206,7 +214,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         keys += list(w.p.limitations.get(inp.query.params.strategy or "", ()))
         w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text))[:_MAX_TOPIC_FACTS])
         return Part()
-    return howto(w, inp) or located(w, inp) or retrieved(w, inp)
+    return howto(w, inp) or located(w, inp) or retrieved(w, inp, ask)
 
 
 KIND = AnswerKind("fact", frozenset({"plan", "retrieval", "anchors"}), write)

@@ -13,8 +13,9 @@ from assistant.compose.citations import with_citation
 from assistant.compose.writer import Writer, first_sentence, identifiers
 from assistant.retrieve.hit import Hit
 
-_MAX_CODE_ANCHORS = 4
-_MAX_CODE_FACTS = 2
+_MAX_CODE_ANCHORS = 3
+_MAX_CODE_FACTS = 1
+_MAX_WHAT_CHARS = 200  # an anchor's summary, to its first sentence: the rest is in the cited chunk
 
 
 def _chunk_anchor_fields(h: Hit, lang: str) -> tuple[str, list[str], str]:
@@ -83,11 +84,12 @@ def code_entries(inp: ComposeInput, lang: str) -> list[CodeEntry]:
 def entry_text(w: Writer, e: CodeEntry, *, alone: bool) -> str:
     n = w.citer.add(e.hit) + 1
     w.citer.cited.add(n)
-    syms = ", ".join(f"`{s}`" for s in dict.fromkeys(e.symbols[:4]))
+    syms = ", ".join(f"`{s}`" for s in dict.fromkeys(e.symbols[:3]))
+    what = first_sentence(e.what, _MAX_WHAT_CHARS) if e.what else ""
     if alone:
-        text = w.say("code_item", path=e.path, symbols=(" — " + syms) if syms else "", what=e.what or "")
+        text = w.say("code_item", path=e.path, symbols=(" — " + syms) if syms else "", what=what)
     else:
-        text = w.say("code_symbol_item", symbols=syms or f"`{e.path}`", what=e.what or "")
+        text = w.say("code_symbol_item", symbols=syms or f"`{e.path}`", what=what)
     return with_citation(text.rstrip(": ：") if not e.what else text, [n])
 
 

@@ -92,7 +92,7 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
     if r is None:
         return Part(judged=None)
     strategy = r.derived.strategy if r.derived else None
-    part = Part(yaml=d.yaml_text if d.pasted else None, report=r, strategy=strategy, judged=d.judged)
+    part = Part(yaml=None, report=r, strategy=strategy, judged=d.judged)  # the user's own YAML is not re-shown
     if r.ok:
         if r.warnings[1:]:  # the first is in the verdict
             w.bullets([w.finding(f) for f in r.warnings[1:]], heading="warnings")
@@ -116,14 +116,12 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
         w.para(w.say("nearest", world=d.world_size, mesh=w.mesh(d.fix_report)))
         w.code(d.fix_yaml)
         part.strategy = d.fix_report.derived.strategy if d.fix_report.derived else strategy
-        if not d.pasted:
-            part.yaml = d.fix_yaml  # a prose layout is not quoted back: the YAML shown is the fix
+        part.yaml = d.fix_yaml
     elif plan is not None and plan.report.ok and plan.yaml:
         w.para(w.say("nearest", world=plan.report.world_size or d.world_size, mesh=w.mesh(plan.report)))
         w.code(plan.yaml)
         part.strategy = plan.strategy
-        if not d.pasted:
-            part.yaml = plan.yaml
+        part.yaml = plan.yaml
     else:
         w.para(w.say("diag_no_fix"))
     return part
@@ -133,6 +131,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = inp.diagnosis
     st = inp.query.situation.stated
     if d is None or (not d.pasted and not st.sizes):
+        if inp.errors and any(getattr(a, "kind", None) == "diagnosis" for a in inp.asks):
+            return Part()  # "does megatron_fsdp do PP?" after its error: the explanation answered it
         from assistant.compose.answers import fact, recommendation
 
         # nothing of the user's to judge: a capability question ("can megatron_fsdp do PP?", "what
