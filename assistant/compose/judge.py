@@ -26,7 +26,9 @@ _FACTOR_NAMES = re.compile(r"\b(tp|cp|pp|dp)_size\b")
 
 def _kwargs(query: Query, gpus_per_node: int, world: int | None = None) -> dict:
     sit = query.situation
-    return dict(world_size=world or sit.world_size, gpus_per_node=gpus_per_node, validate=validate,
+    # "8 nodes of H100" with no GPUs per node: the nodes at the default per-node count
+    world = world or sit.world_size or (sit.nodes * gpus_per_node if sit.nodes else None)
+    return dict(world_size=world, gpus_per_node=gpus_per_node, validate=validate,
                 unusable=UnusableInput, model=sit.model, gpu=sit.gpu)
 
 

@@ -13,6 +13,7 @@ from assistant.compose.citations import Citer
 from assistant.compose.phrases import Phrases
 from assistant.compose.scope import is_off_topic, looks_like_gibberish, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
+from assistant.understand.asks import load_asks
 from assistant.understand.query import Ask
 from assistant.validator.report import ValidationReport
 
@@ -43,9 +44,22 @@ def plan_asks(asks: tuple, query) -> tuple:
     if query.situation.pasted.errors:
         # a pasted error is what the question is about: its explanation comes first
         asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
+    if not _has_numbers(query):
+        # without a cluster, a model or sizes, "should I turn it off?" / "in my yaml" after a fact ask
+        # is that fact's question, not a request for a layout
+        fact_at = next((i for i, a in enumerate(asks) if a.kind == "fact"), None)
+        if fact_at is not None:
+            asks = tuple(a for i, a in enumerate(asks) if a.kind not in ("recommendation", "config") or i < fact_at
+                         and a.kind != "config")
     kinds = {a.kind for a in asks}
     out = tuple(a for a in asks if not any(k in kinds for k in _COVERED_BY.get(a.kind, ())))
     return tuple(dict.fromkeys(out))
+
+
+def _has_numbers(query) -> bool:
+    sit = query.situation
+    return bool(sit.world_size or sit.nodes or sit.model or query.params.model_size_b or sit.stated.sizes
+                or sit.pasted.configs)
 
 
 def _reconciled(ask, query):
@@ -59,6 +73,11 @@ def _reconciled(ask, query):
     if ask.kind not in ("out_of_scope", "nonsense") and query.intent == "out_of_scope" and not sit.stated.any() \
             and not sit.pasted.configs and not sit.pasted.errors and not set(query.topics) & set(FEATURE_ORDER):
         return Ask("out_of_scope", ask.text)  # "what LoRA rank?" asks a number, but not one of ours
+    if ask.kind == "recommendation" and sit.stated.sizes and query.intent in ("sizing", "strategy"):
+        # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them
+        target = next((name for name, pat in load_asks().quantity_targets if pat.search(ask.text)), None)
+        if target is not None:
+            return Ask("quantity", ask.text, target)
     return ask
 
 

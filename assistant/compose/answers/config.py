@@ -92,6 +92,15 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     part = judged_yaml(w, inp)
     if part is not None:
         return part
+    q, sit = inp.query, inp.query.situation
+    if not (sit.world_size or sit.nodes or sit.model or q.params.model_size_b) and inp.plan is not None:
+        # "how do I set fp16 params with fp32 reduction?": how (the field and its facts), then a
+        # validated example, not a cluster layout nobody asked for
+        from assistant.compose.answers import fact
+
+        fact.write(w, inp, ask)
+        shown, report = show_plan_yaml(w, inp.plan)
+        return Part(shown, report, inp.plan.strategy, None)
     if inp.plan is None:
         from assistant.compose.answers import fact
 

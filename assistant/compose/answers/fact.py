@@ -21,6 +21,8 @@ from assistant.understand.query import Query
 from assistant.validator.fields import field_table
 
 _MAX_TOPIC_FACTS = 3
+_FEATURE_KEYS = frozenset({"tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
+                           "activation_checkpointing", "pipeline", "moe"})
 _MAX_HOWTO_FACTS = 7
 
 
@@ -205,7 +207,10 @@ def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
 
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
-    if inp.query.intent == "limitations":
+    # a strategy's limits answer "can ddp do cp_size?"; a field the limits do not cover
+    # ("find_unused_parameters") is answered from the field reference
+    named = [r for r in field_table().mentioned(inp.query.text) if not r.is_strategy_name and r.key not in _FEATURE_KEYS]
+    if inp.query.intent == "limitations" and not named:
         return limitations(w, inp)
     cued = _cued(w, inp.query.text)
     if not cued and not any(t in w.p.lead_topics for t in inp.query.topics) and fields(w, inp, ask) is not None:

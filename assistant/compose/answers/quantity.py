@@ -105,9 +105,14 @@ def _targets(ask, r: ValidationReport, judged: dict | None) -> list[str]:
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = inp.diagnosis
     if d is None or d.report is None:
-        # nothing stated to compute from: the quantities of the recommended layout
+        # nothing stated to compute from: the quantities of the recommended layout, then that layout
         from assistant.compose.answers import recommendation
 
+        plan = inp.plan
+        if plan is not None and plan.report.ok:
+            recipe = recommendation.plan_recipe(plan)
+            for target in _targets(ask, plan.report, recipe):
+                w.answer(quantity_line(w, target, plan.report, recipe))
         return recommendation.write(w, inp, ask)
     r = d.report
     if not r.ok:

@@ -135,10 +135,10 @@ def config_sections(w: Writer, plan: Plan, query: Query, *, fields: bool, ration
 
     _unsupported(w, plan, query, feats, skip=notes)
     pitfalls(w, feats, shown_report)
-    return Part(shown_yaml, shown_report, strategy, _recipe(plan) if shown_yaml else None)
+    return Part(shown_yaml, shown_report, strategy, plan_recipe(plan) if shown_yaml else None)
 
 
-def _recipe(plan: Plan) -> dict | None:
+def plan_recipe(plan: Plan) -> dict | None:
     from assistant.validator.coerce import load_yaml
 
     try:

@@ -94,8 +94,9 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
     strategy = r.derived.strategy if r.derived else None
     part = Part(yaml=None, report=r, strategy=strategy, judged=d.judged)  # the user's own YAML is not re-shown
     if r.ok:
-        if r.warnings[1:]:  # the first is in the verdict
-            w.bullets([w.finding(f) for f in r.warnings[1:]], heading="warnings")
+        rest = r.warnings[1:] if d.pasted else r.warnings  # a pasted config's first one is in the verdict
+        if rest:
+            w.bullets([w.finding(f) for f in rest], heading="warnings")
         if sizing and r.derived is not None:
             from assistant.compose.answers.quantity import quantity_line
 
@@ -131,13 +132,18 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = inp.diagnosis
     st = inp.query.situation.stated
     if d is None or (not d.pasted and not st.sizes):
-        if inp.errors and any(getattr(a, "kind", None) == "diagnosis" for a in inp.asks):
-            return Part()  # "does megatron_fsdp do PP?" after its error: the explanation answered it
         from assistant.compose.answers import fact, recommendation
 
-        # nothing of the user's to judge: a capability question ("can megatron_fsdp do PP?", "what
-        # can't ddp do?") or a wish for a layout
-        return fact.write(w, inp, ask) if inp.query.intent in ("limitations", "howto") else recommendation.write(w, inp, ask)
+        before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
+        if any(a.kind in ("diagnosis", "fact") for a in before):
+            return Part()  # "does megatron_fsdp do PP?" after its error or its facts: already answered
+        # nothing of the user's to judge: a capability or value question ("can megatron_fsdp do PP?",
+        # "is `interleaved_1f1b` right?"), or, with a cluster or a model, a wish for a layout
+        sit = inp.query.situation
+        numbers = sit.world_size or sit.nodes or sit.model or inp.query.params.model_size_b
+        if not numbers or inp.query.intent in ("limitations", "howto"):
+            return fact.write(w, inp, ask)
+        return recommendation.write(w, inp, ask)
     w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
     return judged_body(w, inp, d, sizing=True)
 
