@@ -6,6 +6,7 @@ every number is the validator's, on the user's own numbers.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
@@ -13,7 +14,7 @@ from assistant.compose.citations import Citer
 from assistant.compose.phrases import Phrases
 from assistant.compose.scope import is_off_topic, looks_like_gibberish, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
-from assistant.understand.asks import load_asks
+from assistant.understand.asks import _kinds_in, load_asks
 from assistant.understand.query import Ask
 from assistant.validator.report import ValidationReport
 
@@ -47,13 +48,16 @@ def plan_asks(asks: tuple, query) -> tuple:
     if not _has_numbers(query):
         # without a cluster, a model or sizes, "should I turn it off?" / "in my yaml" after a fact ask
         # is that fact's question, not a request for a layout
-        fact_at = next((i for i, a in enumerate(asks) if a.kind == "fact"), None)
-        if fact_at is not None:
-            asks = tuple(a for i, a in enumerate(asks) if a.kind not in ("recommendation", "config") or i < fact_at
-                         and a.kind != "config")
+        fact_clauses = {a.text for a in asks if a.kind == "fact"}
+        if fact_clauses:
+            asks = tuple(a for a in asks if a.kind not in ("recommendation", "config") or a.text not in fact_clauses
+                         and (a.kind == "config" or _STRATEGY_WORD.search(a.text)))
     kinds = {a.kind for a in asks}
     out = tuple(a for a in asks if not any(k in kinds for k in _COVERED_BY.get(a.kind, ())))
     return tuple(dict.fromkeys(out))
+
+
+_STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
 
 
 def _has_numbers(query) -> bool:
@@ -66,8 +70,12 @@ def _reconciled(ask, query):
     sit = query.situation
     if ask.kind == "out_of_scope" and neighbour_topic(ask.text) is None and not is_off_topic(ask.text) and (
             query.intent not in ("out_of_scope", "nonsense") or sit.pasted.errors or sit.stated.any()):
-        # "activation checkpointing", a torch CheckpointError: not checkpoint saving
-        return Ask("diagnosis" if sit.pasted.errors else "fact", ask.text, ask.target)
+        # "activation checkpointing", a torch CheckpointError: not checkpoint saving; the clause asks
+        # what its words ask ("激活检查点怎么开" is a config)
+        if sit.pasted.errors:
+            return Ask("diagnosis", ask.text, ask.target)
+        kinds = [k for _, k in _kinds_in(ask.text) if k != "out_of_scope"]
+        return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
     if ask.kind == "quantity" and ask.target is None and query.intent in ("howto", "limitations", "code_location"):
         return Ask("fact", ask.text)  # "pad to a multiple of how much?": a number the docs state, not one we derive
     if ask.kind not in ("out_of_scope", "nonsense") and query.intent == "out_of_scope" and not sit.stated.any() \

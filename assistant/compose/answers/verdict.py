@@ -5,11 +5,16 @@ from __future__ import annotations
 import re
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
-from assistant.compose.diagnose import Diagnosis
+from assistant.compose.diagnose import Diagnosis, judge_stated
 from assistant.compose.writer import Writer, yaml_value
+from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE
+from assistant.validator import UnusableInput, validate
+from assistant.validator.fields import field_table
 from assistant.validator.coerce import load_yaml
 
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
+_SIZE_OR_BLOCK = frozenset({*_SIZES, "pipeline", "moe", "strategy"})
+_PARALLELISMS = frozenset({"tp", "pp", "cp", "ep", "sp", "hsdp"})
 # "will it hang?", "会 OOM 吗": a worry about run time, answered by where the run really stops.
 _WORRY = re.compile(r"\bhang|\bdeadlock|\boom\b|out of memory|\bcrash|\bdie\b|\bblow up|卡住|卡死|挂起|死锁|爆显存|显存不够|崩|会不会(?:报错|失败|出错)", re.I)
 
@@ -110,8 +115,7 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
         w.bullets([w.finding(f) for f in more])
     if r.warnings:
         w.bullets([w.finding(f) for f in r.warnings], heading="warnings")
-    keys = [k for f in (*r.errors, *r.warnings) for k in w.p.rule_facts.get(f.code, ())]
-    w.bullets([w.fact(k, required=True) for k in list(dict.fromkeys(keys))[:2]], heading="why")
+    w.bullets([w.fact(k, required=True) for k in why_facts(w, (*r.errors, *r.warnings))], heading="why")
     plan = inp.plan
     if d.fix_yaml and d.fix_report is not None and d.fix_report.ok:
         w.para(w.say("nearest", world=d.world_size, mesh=w.mesh(d.fix_report)))
@@ -128,6 +132,17 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
     return part
 
 
+def why_facts(w: Writer, findings, limit: int = 2) -> list[str]:
+    """The kb facts behind the failing rules, only those about what the finding itself names (the
+    unknown-option rule's fact about `sequence_parallel` does not explain `defer_fsdp_grad_sync`)."""
+    keys = []
+    for f in findings:
+        said = f"{f.path} {f.message}"
+        keys += [k for k in w.p.rule_facts.get(f.code, ())
+                 if all(t in said for t in w.p.facts[k].terms if "_" in t)]
+    return list(dict.fromkeys(keys))[:limit]
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = inp.diagnosis
     st = inp.query.situation.stated
@@ -137,6 +152,10 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
         if any(a.kind in ("diagnosis", "fact") for a in before):
             return Part()  # "does megatron_fsdp do PP?" after its error or its facts: already answered
+        d = _strategy_with_fields(inp, ask)
+        if d is not None:  # "can megatron_fsdp take defer_fsdp_grad_sync?": the validator says
+            w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
+            return judged_body(w, inp, d)
         # nothing of the user's to judge: a capability or value question ("can megatron_fsdp do PP?",
         # "is `interleaved_1f1b` right?"), or, with a cluster or a model, a wish for a layout
         sit = inp.query.situation
@@ -146,6 +165,23 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return recommendation.write(w, inp, ask)
     w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
     return judged_body(w, inp, d, sizing=True)
+
+
+def _strategy_with_fields(inp: ComposeInput, ask) -> Diagnosis | None:
+    """The named strategy with the named option fields set, judged: whether a strategy accepts a
+    field is the validator's verdict on exactly that."""
+    sit = inp.query.situation
+    strategy = sit.stated.strategy
+    if not strategy or sit.stated.wanted & _PARALLELISMS:  # parallelisms asked about: the strategy's limits answer
+        return None
+    refs = [r for r in field_table().mentioned(getattr(ask, "text", "") or inp.query.text)
+            if r.section == "distributed" and not r.is_strategy_name and r.key not in _SIZE_OR_BLOCK]
+    if not refs:
+        return None
+    dist = {"strategy": strategy, **{r.key: r.default if r.default is not None else True for r in refs}}
+    return judge_stated({"distributed": dist}, world_size=sit.world_size or DEFAULT_WORLD_SIZE,
+                        gpus_per_node=sit.gpus_per_node or DEFAULT_GPUS_PER_NODE, validate=validate,
+                        unusable=UnusableInput)
 
 
 KIND = AnswerKind("verdict", frozenset({"validation", "plan", "retrieval"}), write)
