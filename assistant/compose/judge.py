@@ -100,6 +100,8 @@ def error_layout(stated: dict | None, errors: Sequence[UpstreamErrorMatch],
     if not touched:
         return None
     dist = recipe["distributed"]
+    if isinstance(dist.get("pipeline"), dict) and not isinstance(dist.get("pp_size"), int):
+        dist["pp_size"] = 2  # a pipeline error means PP is on; 2 when the error does not say how much
     if isinstance(dist.get("pp_size"), int) and dist["pp_size"] > 1 and "pipeline" not in dist \
             and not any(m.code == "MW-E-PP-NO-PIPELINE" for m in errors):
         dist["pipeline"] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.quantity import quantity_line
 from assistant.compose.answers.recommendation import pitfalls
-from assistant.compose.answers.verdict import judged_body, verdict_line
+from assistant.compose.answers.verdict import fix_changes, fix_line, judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of
 
 
@@ -45,7 +45,10 @@ def _errors(w: Writer, inp: ComposeInput, d) -> Part:
         keys = [k for m in inp.errors for k in w.p.rule_facts.get(m.code, ())]
         w.bullets([w.fact(k, required=True) for k in list(dict.fromkeys(keys))[:2]], heading="why")
         return Part()
-    return judged_body(w, inp, d, listed={m.code for m in inp.errors})
+    changes = fix_changes(w, d)
+    w.answer(fix_line(w, d))
+    # a fix of a value or two is said in the lead; a config is shown for a bigger change
+    return judged_body(w, inp, d, listed={m.code for m in inp.errors}, fix_yaml=len(changes) > 2)
 
 
 def _pasted(w: Writer, inp: ComposeInput, d, ask) -> Part:

@@ -62,12 +62,17 @@ def _flat(data, prefix: str = "") -> dict[str, object]:
 
 def fix_line(w: Writer, d: Diagnosis) -> str | None:
     """What the nearest passing layout changes, key by key: the fix in one sentence."""
+    changes = fix_changes(w, d)
+    return w.say("fix_line", changes=("、" if w.lang == "zh" else ", ").join(changes[:4])) if changes else None
+
+
+def fix_changes(w: Writer, d: Diagnosis) -> list[str]:
     if not (d.fix_yaml and d.fix_report is not None and d.fix_report.ok and d.judged):
-        return None
+        return []
     try:
         fixed = load_yaml(d.fix_yaml)
     except ValueError:
-        return None
+        return []
     fixed = fixed if isinstance(fixed, dict) and "distributed" in fixed else {"distributed": fixed}
     before, after = _flat(d.judged), _flat(fixed)
 
@@ -80,13 +85,11 @@ def fix_line(w: Writer, d: Diagnosis) -> str | None:
                 and not any(a.startswith(k + ".") for a in after)]
     changes += [f"`{short(k)}: {yaml_value(after[k]) if after[k] != {} else '{}'}`" for k in after
                 if k not in before and not any(b.startswith(k + ".") for b in before)]
-    if not changes:
-        return None
-    return w.say("fix_line", changes=("、" if w.lang == "zh" else ", ").join(changes[:4]))
+    return changes
 
 
 def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = False,
-                listed: frozenset[str] | set[str] = frozenset()) -> Part:
+                listed: frozenset[str] | set[str] = frozenset(), fix_yaml: bool = True) -> Part:
     """After the verdict: the other failing checks, why the rule exists, and the nearest layout that
     passes (the validator's fix, else the plan). A passing layout shows no YAML: a config is shown
     when one is asked for (compose/answers/config.py) or as the fix after a "no"."""
@@ -118,10 +121,11 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
     w.bullets([w.fact(k, required=True) for k in why_facts(w, (*r.errors, *r.warnings))], heading="why")
     plan = inp.plan
     if d.fix_yaml and d.fix_report is not None and d.fix_report.ok:
-        w.para(w.say("nearest", world=d.world_size, mesh=w.mesh(d.fix_report)))
-        w.code(d.fix_yaml)
         part.strategy = d.fix_report.derived.strategy if d.fix_report.derived else strategy
-        part.yaml = d.fix_yaml
+        if fix_yaml:
+            w.para(w.say("nearest", world=d.world_size, mesh=w.mesh(d.fix_report)))
+            w.code(d.fix_yaml)
+            part.yaml = d.fix_yaml
     elif plan is not None and plan.report.ok and plan.yaml:
         w.para(w.say("nearest", world=plan.report.world_size or d.world_size, mesh=w.mesh(plan.report)))
         w.code(plan.yaml)

@@ -73,7 +73,7 @@ def test_markdown_mode_streams_the_answer(a, capsys):
     args = parse("专家并行怎么配？", "--world-size", "16")
     assert ask_cmd.run_single(a, args, args.question) == 0
     out = capsys.readouterr().out
-    assert "```yaml" in out and "ep_size" in out and "参考来源" in out
+    assert "```yaml" in out and "ep_size" in out and "来源" in out
 
 
 def test_world_size_flag_reaches_the_plan(a, capsys):

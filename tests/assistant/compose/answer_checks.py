@@ -23,7 +23,7 @@ def prose(text: str) -> str:
         if not in_block:
             out.append(line)
     body = "\n".join(out)
-    return re.split(r"\n\*\*(Sources|参考来源)\*\*", body)[0]
+    return re.split(r"\n\*\*(Sources|来源)\*\*", body)[0]
 
 
 def sentences(text: str) -> list[str]:

@@ -229,5 +229,5 @@ def test_answer_quality(answers, task, lang):
     t = a.text
     if "```yaml" in t:
         assert t.index("fsdp2") < t.index("```yaml")
-    heading = "**Sources**" if lang == "en" else "**参考来源**"
+    heading = "**Sources**" if lang == "en" else "**来源**"
     assert heading in t and t.rstrip().splitlines()[-1].startswith(f"[{len(a.sources)}]")
