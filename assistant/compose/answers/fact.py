@@ -201,6 +201,15 @@ def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
     lines = field_fact_lines(refs, text, w.lang)
     if not lines:
         return None
+    if not asked_kinds(text):
+        # the reference has no fact of the kind asked ("should I turn it off?", "does ddp read it?"):
+        # the kb sentence that answers the question leads, the field's meaning follows
+        picked = select_sentences(text, w.citer.sources, w.lang, limit=1)
+        if picked:
+            w.answer(with_citation(picked[0].sentence, [w.citer.add(picked[0].hit) + 1]))
+            w.citer.cited.add(w.citer.add(picked[0].hit) + 1)
+            w.bullets(lines[:2])
+            return Part()
     w.answer(lines[0])
     w.bullets(lines[1:])
     return Part()

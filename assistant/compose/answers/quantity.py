@@ -9,6 +9,7 @@ from __future__ import annotations
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.verdict import judged_body, verdict_line
 from assistant.compose.writer import Writer
+from assistant.validator.coerce import load_yaml
 from assistant.validator.layout import Layout
 from assistant.validator.report import Derived, ValidationReport
 
@@ -74,7 +75,9 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         mbs = pipe.get("pp_microbatch_size", 1) if isinstance(pipe, dict) else 1
         lbs = sched.get("local_batch_size")
         if isinstance(lbs, int) and isinstance(mbs, int) and mbs > 0:
-            return w.say("q_microbatches", lbs=lbs, mbs=mbs, n=lbs // mbs, pp=d.pp_size)
+            n = lbs // mbs
+            enough = w.say("q_microbatches_enough" if n >= d.pp_size else "q_microbatches_short", pp=d.pp_size)
+            return w.say("q_microbatches", lbs=lbs, mbs=mbs, n=n, enough=enough)
         return None
     if target == "memory":
         m = r.memory
@@ -90,16 +93,29 @@ def _targets(ask, r: ValidationReport, judged: dict | None) -> list[str]:
     """This ask's quantity; without one, the quantities the user's layout has: dp_size, ep_shard
     with EP, grad-acc steps with batch sizes, the mesh."""
     target = getattr(ask, "target", None)
+    mesh = [] if target in ("mesh_shape", "memory", "world_size") else ["mesh_shape"]  # the whole picture, after
     if target in _FROM_DP:
-        return ["dp_size", target]  # the dp they are computed from, first
+        return ["dp_size", target] + mesh  # the dp they are computed from, first
     if target:
-        return [target]
+        return [target] + mesh
+    return layout_targets(r, judged) + ["mesh_shape"]
+
+
+def layout_targets(r: ValidationReport, judged: dict | None) -> list[str]:
+    """The quantities a layout has: dp_size, and dp_shard with HSDP, ep_shard with EP, microbatches
+    with PP, grad-acc steps with batch sizes."""
     out = ["dp_size"]
-    if r.derived is not None and r.derived.ep_size > 1:
+    d = r.derived
+    sched = (judged or {}).get("step_scheduler")
+    if d is not None and d.dp_replicate_size > 1 and d.strategy == "fsdp2":
+        out.append("dp_shard")
+    if d is not None and d.ep_size > 1:
         out.append("ep_shard")
-    if isinstance((judged or {}).get("step_scheduler"), dict):
+    if d is not None and d.pp_size > 1 and isinstance(sched, dict) and "local_batch_size" in sched:
+        out.append("microbatches")
+    if isinstance(sched, dict) and "global_batch_size" in sched:
         out.append("grad_acc_steps")
-    return out + ["mesh_shape"]
+    return out
 
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
@@ -116,6 +132,12 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return recommendation.write(w, inp, ask)
     r = d.report
     if not r.ok:
+        if any(a.kind == "verdict" for a in inp.asks) and d.fix_report is not None and d.fix_report.ok:
+            # "does it run, and what is dp?" after a "no": the numbers of the nearest layout that runs
+            fixed = load_yaml(d.fix_yaml) if d.fix_yaml else None
+            for target in _targets(ask, d.fix_report, fixed if isinstance(fixed, dict) else None):
+                w.answer(quantity_line(w, target, d.fix_report, fixed if isinstance(fixed, dict) else None))
+            return Part()
         w.answer(verdict_line(w, d))
         return judged_body(w, inp, d)
     for target in _targets(ask, r, d.judged):

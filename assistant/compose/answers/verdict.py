@@ -105,11 +105,10 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
         rest = r.warnings[1:] if d.pasted else r.warnings  # a pasted config's first one is in the verdict
         if rest:
             w.bullets([w.finding(f) for f in rest], heading="warnings")
-        if sizing and r.derived is not None:
-            from assistant.compose.answers.quantity import quantity_line
+        if sizing and r.derived is not None and not any(a.kind == "quantity" for a in inp.asks):
+            from assistant.compose.answers.quantity import layout_targets, quantity_line
 
-            targets = ("dp_size", "ep_shard") if r.derived.ep_size > 1 else ("dp_size",)
-            w.bullets([quantity_line(w, t, r, d.judged) for t in targets], heading="sizing")
+            w.bullets([quantity_line(w, t, r, d.judged) for t in layout_targets(r, d.judged)], heading="sizing")
         return part
     # the first failing check is the verdict already said (or the pasted errors, `listed`)
     more = [f for f in r.errors[0 if listed else 1:] if f.code not in listed]
