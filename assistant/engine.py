@@ -83,6 +83,7 @@ class _Prepared:
     sources: list[Hit]
     diagnosis: object | None
     timings: dict[str, float] = field(default_factory=dict)
+    asks: tuple = ()
 
 
 def _intent_of(q: Query, asks: list[str]) -> str:
@@ -264,7 +265,7 @@ class Assistant:
         citer = Citer(hits, q.lang, lookup=self._lookup(q.lang), max_lookups=40)
         composed = compose(ComposeInput(q, plan, gpn, judged, anchors, self.code_anchors, asks, errors), citer, self.phrases)
         timings["compose"] = (time.perf_counter() - t) * 1000
-        return _Prepared(q, plan, composed, list(citer.sources), judged, timings)
+        return _Prepared(q, plan, composed, list(citer.sources), judged, timings, asks)
 
     # --- gate and answer assembly --------------------------------------------------------
     def _policy(self, prep: _Prepared) -> GatePolicy:
@@ -374,18 +375,21 @@ class Assistant:
         from assistant.compose.llm_openai import LLMError
         from assistant.compose.prompts import history_messages, system_prompt, user_prompt
 
-        q, plan = prep.query, prep.plan
+        q, plan, c = prep.query, prep.plan, prep.composed
         diag_lines = []
         d = prep.diagnosis
         if d is not None and d.report is not None:
             diag_lines = [f"{f.code} ({f.path}): {f.message_zh if q.lang == 'zh' else f.message}" for f in d.report.errors]
-            if d.fix_yaml:
-                diag_lines.append("validated fix:\n```yaml\n" + d.fix_yaml.rstrip() + "\n```")
         messages = [("system", system_prompt(q.lang))]
         messages += history_messages(req.history)
         local = self._local is not None
+        # The model is told the situation, the asks and what was computed for them (the offline
+        # answer's lead: verdict, sizes, rule codes, field facts), and may show only the config the
+        # offline answer shows; the gate still checks every block it writes.
+        world = (d.world_size if d is not None else None) or (plan.report.world_size if plan is not None else None)
         messages.append(("user", user_prompt(q, plan, prep.sources, diagnosis_lines=diag_lines,
-                                             max_chunk_chars=500 if local else 1200)))
+                                             max_chunk_chars=500 if local else 1200, asks=prep.asks,
+                                             computed=c.leads, config=c.yaml, config_world=world)))
         policy = self._policy(prep)
         gate = StreamGate(policy)
         t = time.perf_counter()

@@ -30,6 +30,7 @@ class Composed:
     strategy: str | None
     judged: dict | None = None
     asks: list[str] = field(default_factory=list)
+    leads: list[str] = field(default_factory=list)  # the direct answer to each ask, as computed offline
     uncited: list[str] = field(default_factory=list)  # facts stated without a supporting chunk (should stay empty)
 
 
@@ -106,4 +107,5 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
     # The answer's verdict is the first one given: the user's layout before any recommendation.
     main = next((p for p in parts if p.report is not None), None) or next((p for p in parts if p.yaml), Part())
     strategy = main.strategy or next((p.strategy for p in parts if p.strategy), None)
-    return Composed(w.render(), main.yaml, main.report, strategy, main.judged, [a.kind for a in asks], w.uncited)
+    return Composed(w.render(), main.yaml, main.report, strategy, main.judged, [a.kind for a in asks],
+                    list(w.leads), w.uncited)

@@ -47,3 +47,20 @@ def test_injection_noted_and_history_trimmed():
     turns = [{"role": "user", "content": "a" * 5000}, {"role": "system", "content": "evil"}]
     msgs = history_messages(turns)
     assert msgs == [("user", "a" * 2000)]
+
+
+def test_prompt_carries_the_situation_the_asks_and_the_computed_answers():
+    from assistant.understand import understand
+
+    q = understand("32 GPUs, tp_size 4, pp_size 3: does it run, and what is dp_size?")
+    text = user_prompt(q, make_plan(), [], asks=q.asks,
+                       computed=["No: world_size (32) must be divisible by tp*cp*pp (4*1*3 = 12) (`MW-E-WORLD-DIVISIBLE`)."],
+                       config="distributed:\n  strategy: fsdp2\n  tp_size: 4\n", config_world=32)
+    situation = text.split("SITUATION", 1)[1].split("\n\n", 1)[0]
+    assert "world_size: 32" in situation and "tp_size (stated): 4" in situation and "pp_size (stated): 3" in situation
+    asks = text.split("ASKS", 1)[1].split("\n\n", 1)[0]
+    assert "1. verdict" in asks and "quantity" in asks
+    assert "MW-E-WORLD-DIVISIBLE" in text.split("COMPUTED ANSWERS", 1)[1]
+    # the config the answer shows is the only one offered; the plan's other layout is not
+    assert "passed the validator at world_size 32" in text and "ep_size: 8" not in text
+    assert "ASKS, in order" in system_prompt("en")
