@@ -80,8 +80,8 @@ def judged_yaml(w: Writer, inp: ComposeInput) -> Part | None:
     """The user's own passing layout, written out: the config they asked for is theirs, not the
     planner's."""
     d = inp.diagnosis
-    if d is None or d.pasted or d.report is None or not d.report.ok:
-        return None
+    if d is None or d.pasted or d.report is None or not d.report.ok or not inp.query.situation.stated.sizes:
+        return None  # options alone ("开启激活检查点") are a wish, not a layout of the user's
     w.answer(w.say("judged_yaml", world=d.world_size))
     w.code(d.yaml_text)
     return Part(d.yaml_text, d.report, d.report.derived.strategy if d.report.derived else None, d.judged)
