@@ -132,6 +132,12 @@ class _Renderer:
         ref = self.subjects[0]
         if self.names:
             strategy = self.names[0].key
+            value = _named_value(self.q, ref)
+            if strategy in ref.strategies and value is not None and strategy not in ref.value_strategies[value]:
+                return [self.say("accept_value_no", strategy=strategy, key=ref.key, value=value,
+                                 strategies=self._strategies(ref.value_strategies[value]))]
+            if strategy in ref.ignored_by:
+                return [self.say("accept_ignored", strategy=strategy, key=ref.key)]
             if strategy in ref.strategies:
                 return [self.say("accept_yes", strategy=strategy, key=ref.key)]
             kind = _category(ref)
@@ -222,6 +228,13 @@ def _strategy_spellings(question: str, table: FieldTable) -> list[str]:
         if m.group(0) in names and m.group(0) not in out:
             out.append(m.group(0))
     return out
+
+
+def _named_value(question: str, ref: FieldRef) -> str | None:
+    """A value with its own strategy list that the question names (`activation_checkpointing: selective`)."""
+    low = question.lower()
+    return next((v for v in ref.value_strategies
+                 if re.search(rf"(?<![a-z0-9_]){re.escape(v.lower())}(?![a-z0-9_])", low)), None)
 
 
 def _stated_size(question: str, key: str) -> int | None:

@@ -90,6 +90,10 @@ def test_is_a_block_read(question, lang, start):
     ("Which strategies accept dp_replicate_size?", "Every strategy reads `dp_replicate_size`, but a value above 1 works only with `fsdp2`"),
     ("Which strategies accept sequence_parallel?", "`sequence_parallel` is accepted only by `fsdp2`"),
     ("Which strategies accept activation_checkpointing?", "Every strategy accepts `distributed.activation_checkpointing`"),
+    ("Does megatron_fsdp accept activation_checkpointing: selective?",
+     "No: `megatron_fsdp` accepts `activation_checkpointing`, but not `selective`"),
+    ("Does ddp accept activation_checkpointing: selective?", "Yes: `ddp` accepts `activation_checkpointing`."),
+    ("Can I set dp_size with ddp?", "`ddp` accepts `dp_size` but ignores it."),
 ])
 def test_which_strategies_accept(question, start):
     assert answer(question)[0].startswith(start)

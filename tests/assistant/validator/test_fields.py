@@ -82,6 +82,8 @@ def test_validator_lists_are_derived_from_the_table():
                                          "dp_size": None, "dp_replicate_size": None}
     assert rules.SS_DEFAULTS == {"global_batch_size": 32, "local_batch_size": 1}
     assert rules.PIPELINE_DEFAULT_SCHEDULE == "1f1b" and rules.PP_MICROBATCH_DEFAULT == 1
+    assert rules.AC_SELECTIVE_STRATEGIES == {"fsdp2", "ddp"}
+    assert rules.AC_SCOPES == {"all", "language", "vision", "audio", "multimodal"}
 
 
 def test_the_schema_file_no_longer_lists_fields():
