@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from assistant.datafile import read_yaml
 from assistant.validator import schedules
 from assistant.validator.coerce import translate_value
+from assistant.validator.rules import dtype_known
 from assistant.validator.fields import CANONICAL_STRATEGIES, FieldRef, FieldTable, field_table
 
 _PHRASES = Path(__file__).with_name("field_phrases.yaml")
@@ -87,7 +88,8 @@ def field_fact_lines(refs: Sequence[FieldRef], question: str, lang: str) -> list
         asks = [(pos, kind) for pos, kind in asks if not p.suppress.get(kind, frozenset()) & kinds]
     if not any(kind == "advice" for _, kind in asks):
         value = r.named_value()
-        if value is not None and (not value[3] or any(pat.search(question) for pat in p.value_asked)):
+        if value is not None and (not value[3] or _is_default(value[0], value[4]) and _show(value[4]).lower() == value[1].lower()
+                                  or any(pat.search(question) for pat in p.value_asked)):
             asks.append((value[2], "value"))
     asks.sort(key=lambda pk: (pk[1] not in p.decisions, pk[0]))
     lines: list[str] = []
@@ -225,6 +227,9 @@ class _Renderer:
             return []
         ref, raw, _pos, ok, conv = named
         self.main = ref
+        if ok and _is_default(ref, conv) and _show(conv).lower() == raw.lower():
+            self.done.add("default")
+            return [self.say("value_default", path=ref.path, value=raw)]
         if ok:
             shown = _show(conv)
             as_ = self.say("value_as", conv=shown) if shown.lower() != raw.lower() else ""
@@ -249,8 +254,8 @@ class _Renderer:
                     if raw.lower() in self.p.not_values or self.t.get(raw) or raw.lower() == ref.key:
                         continue
                     verdict = _judge(ref, raw)
-                    if verdict is None:
-                        continue
+                    if verdict is None or (_category(ref) == "size" and isinstance(verdict[1], int)):
+                        continue  # a size with a number states the layout; the verdict path judges it
                     cand = (rank, m.start("v"), (ref, raw, m.start("v"), *verdict))
                     if best is None or cand[:2] < best[:2]:
                         best = cand
@@ -355,11 +360,17 @@ def _judge(ref: FieldRef, raw: str) -> tuple[bool, Any] | None:
         return False, conv
     if conv is None:
         return ("null" in ref.type), conv
+    if isinstance(conv, str) and ref.type.startswith("dtype"):
+        return dtype_known(conv), conv
     if isinstance(conv, bool):
         return (ref.type.startswith("bool")), conv
     if isinstance(conv, int) and ref.type.split(" ")[0] in ("int", "float"):
         return True, conv
     return None
+
+
+def _is_default(ref: FieldRef, conv: Any) -> bool:
+    return not isinstance(ref.default, dict) and _show(conv).lower() == _show(ref.default).lower()
 
 
 def _suggest(ref: FieldRef, raw: str) -> str | None:

@@ -179,3 +179,13 @@ def test_the_ask_that_comes_first_leads_among_facts():
     zh = answer("round_virtual_stages_to_pp_multiple 是干啥用的？能填啥？", "zh")
     assert zh[0].startswith("`distributed.pipeline.round_virtual_stages_to_pp_multiple`：使用虚拟 stage")
     assert zh[1].startswith("`distributed.pipeline.round_virtual_stages_to_pp_multiple` 可取 `up`、`down` 或 `null`")
+
+
+def test_a_value_that_is_already_the_default_is_said_so():
+    lines = answer("FSDP2 reduces gradients in bf16 by default, so I have to set reduce_dtype: float32 myself, right?")
+    assert lines[0] == "No need: `distributed.mp_policy.reduce_dtype` already defaults to `float32`."
+    assert not any(l.startswith("`distributed.mp_policy.reduce_dtype` defaults to") for l in lines)  # said once
+
+
+def test_sizes_with_numbers_are_not_judged_as_values():
+    assert not answer("With tp_size: 1 and ep_size 8, what does ignore_router_for_ac default to?")[0].startswith("No need")
