@@ -35,6 +35,7 @@ class _Phrases:
     decisions: tuple[str, ...]
     value_asked: tuple[re.Pattern[str], ...]
     suppress: dict[str, frozenset[str]]
+    value_needed: tuple[re.Pattern[str], ...]
 
     def say(self, phrase: str, lang: str, **values: Any) -> str:
         entry = self.text[phrase]
@@ -48,7 +49,8 @@ def _phrases() -> _Phrases:
     return _Phrases(asks, data["text"], int(data["max_asks"]), tuple(data["value_cues"]),
                     frozenset(str(w) for w in data["not_values"]), tuple(data["decisions"]),
                     tuple(re.compile(p, re.IGNORECASE) for p in data["value_asked"]),
-                    {k: frozenset(v) for k, v in data["suppress"].items()})
+                    {k: frozenset(v) for k, v in data["suppress"].items()},
+                    tuple(re.compile(p, re.IGNORECASE) for p in data["value_needed"]))
 
 
 def _asks_at(question: str) -> list[tuple[int, str]]:
@@ -88,8 +90,7 @@ def field_fact_lines(refs: Sequence[FieldRef], question: str, lang: str) -> list
         asks = [(pos, kind) for pos, kind in asks if not p.suppress.get(kind, frozenset()) & kinds]
     if not any(kind == "advice" for _, kind in asks):
         value = r.named_value()
-        if value is not None and (not value[3] or _is_default(value[0], value[4]) and _show(value[4]).lower() == value[1].lower()
-                                  or any(pat.search(question) for pat in p.value_asked)):
+        if value is not None and (not value[3] or any(pat.search(question) for pat in p.value_asked + p.value_needed)):
             asks.append((value[2], "value"))
     asks.sort(key=lambda pk: (pk[1] not in p.decisions, pk[0]))
     lines: list[str] = []
@@ -227,12 +228,16 @@ class _Renderer:
             return []
         ref, raw, _pos, ok, conv = named
         self.main = ref
-        if ok and _is_default(ref, conv) and _show(conv).lower() == raw.lower():
+        is_default = ok and _is_default(ref, conv)
+        if is_default and any(pat.search(self.q) for pat in self.p.value_needed):
             self.done.add("default")
             return [self.say("value_default", path=ref.path, value=raw)]
         if ok:
             shown = _show(conv)
             as_ = self.say("value_as", conv=shown) if shown.lower() != raw.lower() else ""
+            if is_default:
+                self.done.add("default")
+                as_ += self.say("value_is_default")
             return [self.say("value_ok", path=ref.path, value=raw, as_=as_)]
         values = self._join([f"`{_show(v)}`" for v in ref.allowed], "list_last")
         out = [self.say("value_bad", path=ref.path, value=raw, values=values)]
@@ -250,13 +255,14 @@ class _Renderer:
             for ref in self.subjects:
                 pat = re.compile(cue.replace("{key}", re.escape(ref.key)), re.IGNORECASE)
                 for m in pat.finditer(self.q):
-                    raw = m.group("v").rstrip(".-")
+                    group = "v" if m.group("v") else "w"  # a cue pattern may name the value `w` in a second branch
+                    raw = m.group(group).rstrip(".-")
                     if raw.lower() in self.p.not_values or self.t.get(raw) or raw.lower() == ref.key:
                         continue
                     verdict = _judge(ref, raw)
                     if verdict is None or (_category(ref) == "size" and isinstance(verdict[1], int)):
                         continue  # a size with a number states the layout; the verdict path judges it
-                    cand = (rank, m.start("v"), (ref, raw, m.start("v"), *verdict))
+                    cand = (rank, m.start(group), (ref, raw, m.start(group), *verdict))
                     if best is None or cand[:2] < best[:2]:
                         best = cand
                     break

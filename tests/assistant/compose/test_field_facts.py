@@ -22,6 +22,7 @@ def test_no_refs_no_lines():
 @pytest.mark.parametrize("question,kinds", [
     ("What does `reshard_after_forward` default to in `moe:`?", ["default"]),
     ("Are `megatron-fsdp` and `mfsdp` different strategies?", ["same"]),
+    ("what pp_schedule do I get if my pipeline block doesn't set one?", ["default"]),
     ("If ep_size is 1, is my moe: block read?", ["read"]),
     ("Which strategies accept sequence_parallel?", ["accept"]),
     ("What values can round_virtual_stages_to_pp_multiple take?", ["allowed"]),
@@ -133,7 +134,11 @@ def test_lines_are_short_and_unique():
     ("Can I set activation_checkpointing to partial?", "en",
      "No: `distributed.activation_checkpointing` does not accept `partial`; it takes `true`, `false`, `full` or `selective`."),
     ("看官方 recipe 里 dp_size: none 这么写，none 是字符串啊，这样不会报错吗？", "zh",
-     "可以：`distributed.dp_size` 接受 `none`（会被读成 `null`）。"),
+     "可以：`distributed.dp_size` 接受 `none`（会被读成 `null`）（这也是默认值）。"),
+    ("pp_schedule 写 1F1B 对吗", "zh", "可以：`distributed.pipeline.pp_schedule` 接受 `1F1B`（这也是默认值）。"),
+    ("What's the default pp_schedule, and is interleaved_1f1b a valid name?", "en",
+     "No: `distributed.pipeline.pp_schedule` does not accept `interleaved_1f1b`; it takes `1f1b`, `interleaved1f1b`, "
+     "`gpipe`, `loopedbfs`, `interleavedzerobubble`, `zbvzerobubble` or `dualpipev`."),
     ("Is `activation_checkpointing: on` valid?", "en", "Yes: `distributed.activation_checkpointing` accepts `on` (read as `true`)."),
     ("Is pp_schedule: interleaved1f1b valid?", "en", "Yes: `distributed.pipeline.pp_schedule` accepts `interleaved1f1b`."),
 ])
