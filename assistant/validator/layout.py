@@ -212,12 +212,21 @@ def _world_path(factors: tuple[int, ...], expr: str) -> str:
 
 def _mismatch(dp: int, world: int, expr: str, factors: tuple[int, ...], non_dp: int) -> Finding:
     product = math.prod(factors)
+    # what upstream does with it (CODE-FACTS 4): torch refuses a bigger mesh when it is built; a
+    # smaller one passes start-up, and the ranks outside it break the run later
     if product > world:
-        rel = f"bigger than the world by {product - world} ranks"
-        rel_zh = f"比 world 多出 {product - world} 个 rank"
+        rel = (f"{product - world} ranks more than the world: torch's init_device_mesh refuses it at start-up "
+               f"(\"Mesh should not be bigger than default world size\")")
+        rel_zh = (f"比 world 多出 {product - world} 个 rank：torch 的 init_device_mesh 在启动时就会拒绝"
+                  f"（\"Mesh should not be bigger than default world size\"）")
+    elif product == 1:
+        rel = (f"an all-ones mesh: start-up passes, but only one rank is in it and the other {world - 1} of "
+               f"{world} ranks sit idle, so the job trains on one GPU")
+        rel_zh = f"全 1 的 mesh：启动能通过，但 mesh 里只有一个 rank，其余 {world - 1}/{world} 个 rank 闲置，实际只用一张 GPU 训练"
     else:
-        rel = f"which leaves {world - product} of {world} ranks outside the mesh"
-        rel_zh = f"有 {world - product}/{world} 个 rank 落在 mesh 之外"
+        rel = (f"which leaves {world - product} of {world} ranks outside the mesh: start-up accepts it, but those "
+               f"ranks fail the first time they use the mesh, so the run does not work")
+        rel_zh = f"有 {world - product}/{world} 个 rank 落在 mesh 之外：启动时不会报错，但这些 rank 第一次使用 mesh 时就会失败，训练无法进行"
     inferred, inferred_zh = "", ""
     if world % non_dp == 0:
         inferred = f" (world_size / {non_dp} = {world // non_dp})"

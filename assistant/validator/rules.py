@@ -491,6 +491,10 @@ def check_schedule(p: Parsed, out: Findings) -> None:
     if p.derived is None or p.derived.pp_size <= 1 or p.pipeline is None:
         return
     sched = p.pipeline.get("pp_schedule", PIPELINE_DEFAULT_SCHEDULE)
+    if sched is None and p.pipeline.get("pp_schedule_csv") is None:
+        # CODE-FACTS 19: an explicit null reaches AutoPipeline, which needs a schedule or a csv
+        out.add("MW-E-PP-SCHEDULE-MISSING", "distributed.pipeline.pp_schedule", default=PIPELINE_DEFAULT_SCHEDULE)
+        return
     if schedules.is_accepted(sched):
         if schedules.is_abstract(sched):
             out.add("MW-W-PP-SCHEDULE-ABSTRACT", "distributed.pipeline.pp_schedule", got=describe(sched),
