@@ -43,6 +43,9 @@ def plan_asks(asks: tuple, query) -> tuple:
     asks = tuple(_reconciled(a, query) for a in asks)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."
+    if query.intent == "python_api" and not any(a.kind == "config" for a in asks):
+        # "how do I pass MoE settings from Python?": the Python API is the config asked for
+        asks = tuple(Ask("config", a.text) if a.kind in ("fact", "recommendation") else a for a in asks)
     if query.situation.pasted.errors:
         # a pasted error is what the question is about: its explanation comes first
         asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
@@ -62,7 +65,7 @@ _STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.
 # Wishes for a starting layout that asks.yaml reads as facts ("应该从什么样的分布式配置开始？"); to move
 # into asks.yaml's recommendation patterns.
 _LAYOUT_WISH = re.compile(r"什么样的.{0,8}(?:配置|方案)|从.{0,12}(?:配置|方案).{0,4}开始"
-                          r"|\bwhat\s+(?:config(?:uration)?|setup|layout)\s+(?:should|to\s+start|would)", re.I)
+                          r"|\bwhat\s+(?:\w+\s+)?(?:config(?:uration)?|setup|layout)\s+(?:should|to\s+start|would)", re.I)
 
 
 def _has_numbers(query) -> bool:

@@ -21,6 +21,7 @@ from assistant.understand.query import Query
 from assistant.validator.fields import field_table
 
 _MAX_TOPIC_FACTS = 3
+_PRODUCT_NAMES = frozenset({"nemo", "automodel", "nemo_automodel", "megatron", "pytorch", "deepspeed"})
 _FEATURE_KEYS = frozenset({"tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
                            "activation_checkpointing", "pipeline", "moe"})
 _MAX_HOWTO_FACTS = 7
@@ -172,7 +173,7 @@ def located(w: Writer, inp: ComposeInput) -> Part | None:
     process group?"): what its code anchor says it does."""
     from assistant.compose.answers.location import code_entries, entry_text
 
-    named = identifiers(inp.query.text)
+    named = identifiers(inp.query.text) - _PRODUCT_NAMES
     entries = [e for e in code_entries(inp, w.lang) if e.anchor is not None
                and any(n in e.anchor.text.lower() for n in named)]
     if not entries:
@@ -240,7 +241,16 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         keys += list(w.p.limitations.get(inp.query.params.strategy or "", ()))
         w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text))[:_MAX_TOPIC_FACTS])
         return Part()
-    return howto(w, inp) or located(w, inp) or retrieved(w, inp, ask)
+    part = howto(w, inp) or located(w, inp)
+    if part is not None:
+        return part
+    sit = inp.query.situation
+    if inp.plan is not None and (sit.world_size or sit.model or inp.query.params.model_size_b):
+        # "350M on 4 GPUs, is DDP okay?": a question about the user's own setup, answered by the plan
+        from assistant.compose.answers import recommendation
+
+        return recommendation.write(w, inp, ask)
+    return retrieved(w, inp, ask)
 
 
 KIND = AnswerKind("fact", frozenset({"plan", "retrieval", "anchors"}), write)
