@@ -43,9 +43,6 @@ def plan_asks(asks: tuple, query) -> tuple:
     asks = tuple(_reconciled(a, query) for a in asks)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."
-    if query.intent == "python_api" and not any(a.kind == "config" for a in asks):
-        # "how do I pass MoE settings from Python?": the Python API is the config asked for
-        asks = tuple(Ask("config", a.text) if a.kind in ("fact", "recommendation") else a for a in asks)
     if query.situation.pasted.errors:
         # a pasted error is what the question is about: its explanation comes first
         asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
@@ -56,11 +53,17 @@ def plan_asks(asks: tuple, query) -> tuple:
         if fact_clauses:
             asks = tuple(a for a in asks if a.kind not in ("recommendation", "config") or a.text not in fact_clauses
                          and (a.kind == "config" or _STRATEGY_WORD.search(a.text)))
+    if query.intent == "python_api":
+        # "how do I pass MoE settings from Python?": the Python API (with its facts) is the config asked for
+        asks = tuple(Ask("config", a.text) if a.kind in ("fact", "recommendation") else a for a in asks)
     kinds = {a.kind for a in asks}
     out = tuple(a for a in asks if not any(k in kinds for k in _COVERED_BY.get(a.kind, ())))
-    return tuple(dict.fromkeys(out))
+    # one config, one recommendation: a second would only repeat the first
+    once = [a for i, a in enumerate(out) if a.kind not in _ONCE or all(b.kind != a.kind for b in out[:i])]
+    return tuple(dict.fromkeys(once))
 
 
+_ONCE = ("config", "recommendation", "nonsense", "out_of_scope")
 _STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
 # Wishes for a starting layout that asks.yaml reads as facts ("应该从什么样的分布式配置开始？"); to move
 # into asks.yaml's recommendation patterns.
