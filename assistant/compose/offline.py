@@ -46,6 +46,9 @@ def plan_asks(asks: tuple, query) -> tuple:
     if query.situation.pasted.errors:
         # a pasted error is what the question is about: its explanation comes first
         asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
+    fact_texts = {a.text for a in asks if a.kind == "fact"}
+    # "我 yaml 里写的 moe: 还会生效吗": the word yaml in a fact question asks for no config
+    asks = tuple(a for a in asks if not (a.kind == "config" and a.text in fact_texts))
     if not _has_numbers(query):
         # without a cluster, a model or sizes, "should I turn it off?" / "in my yaml" after a fact ask
         # is that fact's question, not a request for a layout
@@ -94,6 +97,9 @@ def _reconciled(ask, query):
         return Ask("out_of_scope", ask.text)  # "what LoRA rank?" asks a number, but not one of ours
     if ask.kind == "fact" and _LAYOUT_WISH.search(ask.text):
         return Ask("recommendation", ask.text)
+    if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
+            and any(str(v) in ask.text for v in sit.stated.sizes.values()):
+        return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged
     if ask.kind == "recommendation" and sit.stated.sizes and query.intent in ("sizing", "strategy"):
         # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them
         target = next((name for name, pat in load_asks().quantity_targets if pat.search(ask.text)), None)

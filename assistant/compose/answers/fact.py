@@ -132,6 +132,9 @@ def limitations(w: Writer, inp: ComposeInput) -> Part:
         all_missing += missing
         if missing:
             w.answer(w.say("limits_no", strategy=strategy, features=names(missing)))
+            supported = [f for f in feats if f not in lacks and f in w.p.feature_names]
+            if supported and strategy != "fsdp2":  # "TP? And PP?": each part answered
+                w.answer(w.say("limits_yes", strategy=strategy, features=names(supported)))
         elif feats and strategy != "fsdp2":
             w.answer(w.say("limits_yes", strategy=strategy, features=names(feats)))
             # what the supported feature is and asks of the config, in one line each
@@ -156,7 +159,9 @@ def limitations(w: Writer, inp: ComposeInput) -> Part:
         instead = next((w.p.instead_facts[f] for f in all_missing if f in w.p.instead_facts),
                        w.p.instead_facts.get("default", "fsdp2_for_all"))
         w.para(w.fact(instead, required=True))
-        if plan is not None and plan.report.ok and plan.yaml and plan.strategy == "fsdp2":
+        sit = query.situation
+        numbers = sit.world_size or sit.nodes or sit.model or query.params.model_size_b
+        if numbers and plan is not None and plan.report.ok and plan.yaml and plan.strategy == "fsdp2":
             r = plan.report
             w.para(w.say("verdict_ok_warn" if r.warnings else "verdict_ok", world=r.world_size or plan.world_size,
                          gpn=r.gpus_per_node or plan.gpus_per_node, mesh=w.mesh(r), n=len(r.warnings)))
