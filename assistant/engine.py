@@ -233,7 +233,7 @@ class Assistant:
         q = understand(req.question, history=req.history, lang=req.lang, world_size=req.world_size,
                        gpus_per_node=req.gpus_per_node, model=req.model, gpu=req.gpu)
         asks = plan_asks(asks_of(q), q)
-        needs = needs_of(asks)
+        needs = needs_of(asks, q)
         gpn = q.situation.gpus_per_node or DEFAULT_GPUS_PER_NODE
         timings["understand"] = (time.perf_counter() - t) * 1000
 

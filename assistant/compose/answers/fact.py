@@ -266,4 +266,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     return retrieved(w, inp, ask)
 
 
-KIND = AnswerKind("fact", frozenset({"plan", "retrieval", "anchors"}), write)
+def _needs(query: Query) -> frozenset[str]:
+    return frozenset({"anchors"}) if identifiers(query.text) - _PRODUCT_NAMES else frozenset()
+
+
+KIND = AnswerKind("fact", frozenset({"plan", "retrieval"}), write, _needs)
