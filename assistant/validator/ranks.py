@@ -135,3 +135,35 @@ def colour_axes(d: Derived) -> tuple[str, ...]:
     m = rank_mesh(d)
     order = [a for a in ("tp", "pp", "dp_shard", "dp_replicate", "cp", "dp") if a in m.dims]
     return tuple(sorted(order, key=lambda a: m.extent(a) == 1))
+
+
+@dataclass(frozen=True)
+class NodeCrossings:
+    """How many groups of a contiguous-block axis (tp of the root mesh, ep of the MoE mesh) span two nodes."""
+
+    crossing: int
+    total: int
+    first: tuple[int, ...] | None  # the ranks of the first group that crosses
+
+
+def block_crossings(block: int, world: int, gpus_per_node: int) -> NodeCrossings:
+    """Groups [k*block, (k+1)*block) over `world` ranks: counted per period of lcm(block, gpus_per_node) ranks,
+    so a world of a million ranks costs a few dozen steps, not a million."""
+    total = world // block
+    per_period = math.lcm(block, gpus_per_node) // block
+    crossing_in = [k for k in range(min(per_period, total))
+                   if node_of(k * block, gpus_per_node) != node_of((k + 1) * block - 1, gpus_per_node)]
+    full, rest = divmod(total, per_period)
+    crossing = full * len(crossing_in) + sum(1 for k in crossing_in if k < rest)
+    first = tuple(range(crossing_in[0] * block, (crossing_in[0] + 1) * block)) if crossing_in else None
+    return NodeCrossings(crossing, total, first)
+
+
+def tp_crossings(d: Derived, gpus_per_node: int) -> NodeCrossings:
+    # tp is the innermost mesh dim for fsdp2 and megatron_fsdp: its groups are contiguous blocks.
+    return block_crossings(d.tp_size, d.world_size, gpus_per_node)
+
+
+def ep_crossings(d: Derived, gpus_per_node: int) -> NodeCrossings | None:
+    # ep is the innermost dim of the MoE mesh: contiguous blocks too.
+    return block_crossings(d.ep_size, d.world_size, gpus_per_node) if d.moe_mesh_shape else None

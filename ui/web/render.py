@@ -10,6 +10,7 @@ import yaml
 
 from assistant.retrieve.hit import Hit
 from assistant.validator.report import MemoryEstimate, ValidationReport
+from ui.plots.fonts import cjk_font as _cjk_font
 
 EXCERPT_CHARS = 600
 # Plain symbols that common text fonts carry (an emoji like ✅ shows as a box where no emoji font is
@@ -19,9 +20,6 @@ BAD_MARK = '<span class="mw-bad">✘</span>'
 WARN_MARK = '<span class="mw-warn">⚠</span>'
 INFO_MARK = '<span class="mw-info">ℹ</span>'
 TEXTS_FILE = Path(__file__).with_name("texts.yaml")
-# Fonts tried for Chinese chart labels; the chart falls back to English labels when none is installed.
-CJK_FONTS = ("Noto Sans CJK SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Source Han Sans SC", "SimHei")
-CJK_FONT_FILES = ("wqy-", "notosanscjk", "sourcehansans", "simhei")
 
 
 @cache
@@ -130,33 +128,6 @@ def sources_md(hits: list[Hit], lang: str) -> str:
         out.append(f"<details><summary>[{i}] <b>{html.escape(h.title)}</b>{heading} · <code>{html.escape(h.path)}</code>"
                    f"</summary><pre class=\"mw-excerpt\">{body}</pre></details>")
     return "\n\n".join(out)
-
-
-@cache
-def _cjk_font() -> str | None:
-    from matplotlib import font_manager
-    from matplotlib.font_manager import FontProperties
-
-    def known() -> str | None:
-        for name in CJK_FONTS:
-            try:
-                font_manager.findfont(FontProperties(family=name), fallback_to_default=False)
-                return name
-            except ValueError:
-                continue
-        return None
-
-    found = known()
-    if found is None:
-        # matplotlib's font cache predates fonts installed later (make install-browser): register them.
-        for path in font_manager.findSystemFonts():
-            if any(k in Path(path).name.lower() for k in CJK_FONT_FILES):
-                try:
-                    font_manager.fontManager.addfont(path)
-                except (OSError, RuntimeError, ValueError):
-                    continue
-        found = known()
-    return found
 
 
 def memory_figure(m: MemoryEstimate | None, lang: str):
