@@ -317,6 +317,12 @@ def _moe_scene(d: Derived, gpn: int, lang: str) -> _Scene:
     for stage in range(min(pp, MAX_STAGES)):
         base = stage * per_stage
         scene.line(_t("stage", lang, i=stage, a=base, b=base + per_stage - 1), size=9.5, weight="bold", x=0.25)
+        # column heads: column j is ep_shard group j (the ranks holding the same experts)
+        scene.text(left - 0.1, scene.y, _t("ep_shard_head", lang), size=7.5, ha="right", colour="#555555")
+        if cell >= 0.3:
+            for j in range(ep):
+                scene.text(left + j * cell + cell / 2, scene.y, str(j), size=7.5, ha="center", colour="#555555")
+        scene.y += 0.18
         for row in range(min(ep_shard, MAX_EP_ROWS)):
             y = scene.y
             ranks = [moe.rank((stage, row, j)) for j in range(ep)]
@@ -390,7 +396,7 @@ def write_figure(fig, path: str | os.PathLike) -> None:
         raise
 
 
-def png_bytes(fig) -> bytes:
+def png_bytes(fig, dpi: int = DPI) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI)
+    fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
