@@ -28,12 +28,15 @@ MAX_NODE_ROWS = 48  # node rows drawn in the large view: the first ones, a gap r
 TAIL_ROWS = 7
 MAX_STAGES = 4  # pipeline stages drawn in the MoE view (the others have the same shape, shifted)
 MAX_EP_ROWS = 16  # ep groups drawn per stage
+MAX_EP_COLS = 64
+MOE_CELLS = 1024  # about this many ranks drawn in the MoE view at most
 LEGEND_ITEMS = 8
 CROSS = "#d62728"
 INK = "#222222"
 DPI = 100
-# tab20 with its strong colours first, so up to ten groups get ten clearly different colours.
-_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+# tab20 with its strong colours first, so up to ten groups get ten clearly different colours; its red swapped
+# for indigo, red being the mark of a group that crosses a node.
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#393b79", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
             "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7",
             "#dbdb8d", "#9edae5")
 
@@ -132,6 +135,11 @@ def _text_width(s: str, size: float) -> float:
     """Inches a label needs: about 0.58 em per Latin character, a full em per CJK one (DejaVu Sans, WenQuanYi)."""
     ems = sum(1.0 if ord(c) > 0x2E80 else 0.58 for c in s)
     return ems * size / 72
+
+
+def _fit(s: str, cell: float, largest: float) -> float:
+    """The font size that fits `s` in 80% of a cell `cell` inches wide, at most `largest` points."""
+    return min(largest, 0.8 * cell * 72 / (max(2, len(s)) * 0.62))
 
 
 def _nodes_text(world: int, gpn: int, lang: str) -> str:
@@ -272,7 +280,7 @@ def _node_row(scene: _Scene, m: RankMesh, d: Derived, gpn: int, node: int, axis:
         if detailed and cell >= 0.3:
             ink = _ink_on(face)
             has_coords = cell >= 0.55
-            scene.text(x + cell / 2, y + cell_h * (0.36 if has_coords else 0.5), str(rank), size=min(10.0, cell * 9),
+            scene.text(x + cell / 2, y + cell_h * (0.36 if has_coords else 0.5), str(rank), size=_fit(str(rank), cell, 10.0),
                        colour=ink, ha="center", va="center", weight="bold")
             if has_coords:
                 coords = ",".join(str(c) for c in m.coords(rank))
@@ -306,50 +314,56 @@ def _moe_scene(d: Derived, gpn: int, lang: str) -> _Scene:
         scene.line(_t("no_moe", lang), size=11, weight="bold")
         return scene
     pp, ep_shard, ep = moe.shape
-    cell = min(0.9, max(0.2, 12.0 / ep))
+    cols = min(ep, MAX_EP_COLS)  # a wider ep group is drawn up to this many ranks, then "… n more"
+    cell = min(0.9, max(0.3, 12.0 / cols))
     cell_h = cell * 0.6
     left = 1.3
-    scene = _Scene(width=max(7.5, left + ep * cell + 0.3))
+    scene = _Scene(width=max(7.5, left + cols * cell + 0.3))
     scene.line(_t("title_moe", lang, world=world, nodes=_nodes_text(world, gpn, lang)), size=12, weight="bold")
     scene.line(_t("moe_line", lang, ep=ep, ep_shard=ep_shard), size=9)
+    if cols < ep:
+        scene.line(_t("skipped_cols", lang, shown=cols, ep=ep), size=8.5, colour="#555555")
     scene.y += 0.1
     per_stage = ep_shard * ep
-    for stage in range(min(pp, MAX_STAGES)):
+    stages = max(1, min(MAX_STAGES, MOE_CELLS // per_stage))  # big stages: fewer of them, the rest are shifts
+    for stage in range(min(pp, stages)):
         base = stage * per_stage
         scene.line(_t("stage", lang, i=stage, a=base, b=base + per_stage - 1), size=9.5, weight="bold", x=0.25)
         # column heads: column j is ep_shard group j (the ranks holding the same experts)
         scene.text(left - 0.1, scene.y, _t("ep_shard_head", lang), size=7.5, ha="right", colour="#555555")
-        if cell >= 0.3:
-            for j in range(ep):
-                scene.text(left + j * cell + cell / 2, scene.y, str(j), size=7.5, ha="center", colour="#555555")
+        for j in range(cols):
+            scene.text(left + j * cell + cell / 2, scene.y, str(j), size=_fit(str(j), cell, 7.5), ha="center",
+                       colour="#555555")
         scene.y += 0.18
         for row in range(min(ep_shard, MAX_EP_ROWS)):
             y = scene.y
-            ranks = [moe.rank((stage, row, j)) for j in range(ep)]
-            crossing = len({node_of(r, gpn) for r in (ranks[0], ranks[-1])}) > 1
-            for j, rank in enumerate(ranks):
+            first, last = moe.rank((stage, row, 0)), moe.rank((stage, row, ep - 1))
+            crossing = node_of(first, gpn) != node_of(last, gpn)
+            for j in range(cols):
+                rank = first + j
                 face = colour_of(node_of(rank, gpn))
                 x = left + j * cell
                 scene.rect(x + 0.02, y + 0.02, cell - 0.04, cell_h - 0.04, face=face, edge="white", lw=0.5)
-                if cell >= 0.3:
-                    scene.text(x + cell / 2, y + cell_h / 2, str(rank), size=min(9.0, cell * 9), colour=_ink_on(face),
-                               ha="center", va="center", weight="bold")
-            scene.rect(left, y, ep * cell, cell_h, face="none", edge=CROSS if crossing else INK,
+                scene.text(x + cell / 2, y + cell_h / 2, str(rank), size=_fit(str(rank), cell, 9.0),
+                           colour=_ink_on(face), ha="center", va="center", weight="bold")
+            scene.rect(left, y, cols * cell, cell_h, face="none", edge=CROSS if crossing else INK,
                        lw=2.0 if crossing else 1.0, ls="dashed" if crossing else "solid")
             scene.text(left - 0.1, y + cell_h / 2, _t("ep_row", lang, i=row), size=8.5, ha="right", va="center")
             scene.y = y + cell_h + 0.04
         if ep_shard > MAX_EP_ROWS:
             scene.line(_t("skipped_rows", lang, n=ep_shard - MAX_EP_ROWS), size=8, colour="#555555", x=left)
         scene.y += 0.12
-    if pp > MAX_STAGES:
-        scene.line(_t("skipped_stages", lang, a=MAX_STAGES, b=pp - 1, step=per_stage), size=8.5, colour="#555555")
-    nodes = sorted({node_of(r, gpn) for r in range(min(world, MAX_STAGES * per_stage))})
+    if pp > stages:
+        scene.line(_t("skipped_stages", lang, a=stages, b=pp - 1, step=per_stage), size=8.5, colour="#555555")
+    nodes = sorted({node_of(r, gpn) for r in range(min(world, stages * per_stage))})
     for i, node in enumerate(nodes[:LEGEND_ITEMS]):
         x = 0.25 + (i % 4) * 1.6
         y = scene.y + (i // 4) * 0.22
         scene.rect(x, y + 0.02, 0.16, 0.13, face=colour_of(node), edge=INK, lw=0.4)
         scene.text(x + 0.24, y, _t("node", lang, i=node), size=8)
     scene.y += -(-min(len(nodes), LEGEND_ITEMS) // 4) * 0.22
+    if len(nodes) > LEGEND_ITEMS:
+        scene.line(_t("legend_more", lang, n=len(nodes) - LEGEND_ITEMS), size=8)
     cross = block_crossings(ep, world, gpn)
     if cross.crossing:
         scene.line(_t("ep_cross", lang, n=cross.crossing, total=cross.total), size=8.5, colour=CROSS)
