@@ -95,15 +95,15 @@ def _plot(report: ValidationReport, args: argparse.Namespace) -> int:
         _say("no MoE mesh to draw: ep_size is 1 (use --plot-view mesh)", "没有可画的 MoE mesh：ep_size 为 1（请用 --plot-view mesh）",
              args.lang)
         return EXIT_UNUSABLE
-    from ui.plots.mesh import axis_choices, mesh_figure, write_figure
+    from ui.plots.mesh import axis_choices, mesh_picture, write_picture
 
     if args.plot_axis and args.plot_axis not in axis_choices(d):
         _say(f"--plot-axis {args.plot_axis}: this layout's mesh has {', '.join(axis_choices(d))}",
              f"--plot-axis {args.plot_axis}：该布局的 mesh 只有 {', '.join(axis_choices(d))}", args.lang)
         return EXIT_UNUSABLE
-    fig = mesh_figure(d, report.gpus_per_node or 8, axis=args.plot_axis, view=args.plot_view, lang=args.lang)
+    picture = mesh_picture(d, report.gpus_per_node or 8, axis=args.plot_axis, view=args.plot_view, lang=args.lang)
     try:
-        write_figure(fig, args.plot)
+        write_picture(picture, args.plot)
     except OSError as exc:
         _say(f"cannot write {args.plot}: {exc.strerror or exc}", f"无法写入 {args.plot}：{exc.strerror or exc}", args.lang)
         return EXIT_UNUSABLE

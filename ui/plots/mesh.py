@@ -1,16 +1,14 @@
 """The device mesh, drawn: every rank a cell in its node's row, coloured by one axis; the MoE mesh per stage.
 
 Formatting only: where each rank sits and which groups it joins come from `assistant/validator/ranks.py`
-(upstream's order). One picture for every front end: the web chat and Validate tab show the Figure, the CLI
-and the Slack bot write it as PNG (or SVG). Drawn on a bare matplotlib Figure (no pyplot: no global figure
-registry in a threaded server) whose data coordinates are inches, so sizes below read as what they are.
+(upstream's order). One picture for every front end: the web chat and Validate tab show it, the CLI and
+the Slack bot write it as PNG (or SVG). It is laid out as a `Scene` in inches (ui/plots/scene.py), so
+sizes below read as what they are, and rendered by Pillow (PNG) or matplotlib (SVG).
 """
 from __future__ import annotations
 
-import io
 import os
 import uuid
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -18,7 +16,8 @@ from assistant.datafile import read_yaml
 from assistant.validator.ranks import (RankMesh, block_crossings, colour_axes, moe_mesh, node_of, rank_mesh,
                                        tp_crossings)
 from assistant.validator.report import Derived
-from ui.plots.fonts import families, label_lang
+from ui.plots.fonts import label_lang
+from ui.plots.scene import INK, Scene, to_png, to_svg
 
 TEXTS_FILE = Path(__file__).with_name("mesh_texts.yaml")
 VIEWS = ("mesh", "moe")
@@ -32,8 +31,6 @@ MAX_EP_COLS = 64
 MOE_CELLS = 1024  # about this many ranks drawn in the MoE view at most
 LEGEND_ITEMS = 8
 CROSS = "#d62728"
-INK = "#222222"
-DPI = 100
 # tab20 with its strong colours first, so up to ten groups get ten clearly different colours; its red swapped
 # for indigo, red being the mark of a group that crosses a node.
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#393b79", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -83,60 +80,6 @@ def default_axis(d: Derived) -> str:
     return axis_choices(d)[0]
 
 
-# ---------------------------------------------------------------------------------------------
-# a tiny scene in inches, turned into one Figure at the end
-
-
-@dataclass
-class _Scene:
-    width: float
-    rects: list = field(default_factory=list)  # (x, y, w, h, face, edge, linewidth, linestyle)
-    texts: list = field(default_factory=list)  # (x, y, text, size, colour, ha, va, weight)
-    y: float = 0.25  # the next free line, from the top
-    reach: float = 0.0  # the right end of the widest left-aligned text, estimated
-
-    def text(self, x, y, s, size=9.0, colour=INK, ha="left", va="top", weight="normal"):
-        self.texts.append((x, y, s, size, colour, ha, va, weight))
-        if ha == "left":
-            self.reach = max(self.reach, x + _text_width(s, size))
-
-    def line(self, s, size=9.0, colour=INK, weight="normal", x=0.25):
-        self.text(x, self.y, s, size, colour, weight=weight)
-        self.y += size / 72 * 1.45
-
-    def rect(self, x, y, w, h, face="none", edge=INK, lw=0.6, ls="solid"):
-        self.rects.append((x, y, w, h, face, edge, lw, ls))
-
-    def figure(self):
-        from matplotlib.collections import PatchCollection
-        from matplotlib.figure import Figure
-        from matplotlib.patches import Rectangle
-
-        height = self.y + 0.2
-        width = max(self.width, self.reach + 0.25)  # a long label widens the picture instead of being cut
-        fig = Figure(figsize=(width, height), dpi=DPI)
-        ax = fig.add_axes((0, 0, 1, 1))
-        ax.set_xlim(0, width)
-        ax.set_ylim(height, 0)
-        ax.set_axis_off()
-        if self.rects:
-            patches = [Rectangle((x, y), w, h) for x, y, w, h, *_ in self.rects]
-            ax.add_collection(PatchCollection(
-                patches, match_original=False, facecolors=[r[4] for r in self.rects],
-                edgecolors=[r[5] for r in self.rects], linewidths=[r[6] for r in self.rects],
-                linestyles=[r[7] for r in self.rects]))
-        family = families()
-        for x, y, s, size, colour, ha, va, weight in self.texts:
-            ax.text(x, y, s, fontsize=size, color=colour, ha=ha, va=va, fontweight=weight, family=family)
-        return fig
-
-
-def _text_width(s: str, size: float) -> float:
-    """Inches a label needs: about 0.58 em per Latin character, a full em per CJK one (DejaVu Sans, WenQuanYi)."""
-    ems = sum(1.0 if ord(c) > 0x2E80 else 0.58 for c in s)
-    return ems * size / 72
-
-
 def _fit(s: str, cell: float, largest: float) -> float:
     """The font size that fits `s` in 80% of a cell `cell` inches wide, at most `largest` points."""
     return min(largest, 0.8 * cell * 72 / (max(2, len(s)) * 0.62))
@@ -152,7 +95,7 @@ def _key(m: RankMesh, axis: str, rank: int) -> int:
     return m.coords(rank)[m.dims.index("pp")] if axis == "pp" else m.group_index(axis, rank)
 
 
-def _legend(scene: _Scene, m: RankMesh, axis: str, lang: str) -> None:
+def _legend(scene: Scene, m: RankMesh, axis: str, lang: str) -> None:
     count = m.group_count(axis) if axis != "pp" else m.extent("pp")
     shown = min(count, LEGEND_ITEMS)
     col_w = (scene.width - 0.5) / 2
@@ -193,7 +136,7 @@ def _colour_line(m: RankMesh, axis: str, lang: str) -> str:
 # the device mesh
 
 
-def _mesh_scene(d: Derived, gpn: int, axis: str, lang: str) -> _Scene:
+def _mesh_scene(d: Derived, gpn: int, axis: str, lang: str) -> Scene:
     m = rank_mesh(d)
     world = d.world_size
     rows = -(-world // gpn)
@@ -201,7 +144,7 @@ def _mesh_scene(d: Derived, gpn: int, axis: str, lang: str) -> _Scene:
     cell = min(1.1, max(0.2, 12.0 / gpn)) if detailed else min(0.4, max(0.08, 6.0 / gpn))
     cell_h = cell * 0.72 if detailed else 0.2
     left = 1.0 if detailed else 2.0
-    scene = _Scene(width=max(7.5, left + gpn * cell + 0.6))
+    scene = Scene(width=max(7.5, left + gpn * cell + 0.6))
     names = ", ".join(m.dims)
     shape = ", ".join(str(n) for n in m.shape)
     scene.line(_t("title", lang, strategy=d.strategy, world=world, nodes=_nodes_text(world, gpn, lang)),
@@ -244,7 +187,7 @@ def _mesh_scene(d: Derived, gpn: int, axis: str, lang: str) -> _Scene:
     return scene
 
 
-def _tp_brackets(scene: _Scene, world: int, tp: int, gpn: int, row_y: dict[int, float], *, x: float,
+def _tp_brackets(scene: Scene, world: int, tp: int, gpn: int, row_y: dict[int, float], *, x: float,
                  cell_h: float) -> None:
     """A red bar beside the rows a node-crossing tp group spans (tp groups are blocks of tp ranks)."""
     for k, start in enumerate(range(0, world, tp)):
@@ -258,7 +201,7 @@ def _tp_brackets(scene: _Scene, world: int, tp: int, gpn: int, row_y: dict[int, 
         scene.rect(bx, min(ys) + 0.03, 0.07, max(ys) - min(ys) + cell_h - 0.06, face=CROSS, edge=CROSS, lw=0.5)
 
 
-def _node_row(scene: _Scene, m: RankMesh, d: Derived, gpn: int, node: int, axis: str, lang: str, *,
+def _node_row(scene: Scene, m: RankMesh, d: Derived, gpn: int, node: int, axis: str, lang: str, *,
               left: float, cell: float, cell_h: float, detailed: bool) -> None:
     first, last = node * gpn, min(d.world_size, (node + 1) * gpn) - 1
     tp = d.tp_size if "tp" in m.dims else 1
@@ -306,11 +249,11 @@ def _node_row(scene: _Scene, m: RankMesh, d: Derived, gpn: int, node: int, axis:
 # the MoE mesh
 
 
-def _moe_scene(d: Derived, gpn: int, lang: str) -> _Scene:
+def _moe_scene(d: Derived, gpn: int, lang: str) -> Scene:
     moe = moe_mesh(d)
     world = d.world_size
     if moe is None:
-        scene = _Scene(width=7.5)
+        scene = Scene(width=7.5)
         scene.line(_t("no_moe", lang), size=11, weight="bold")
         return scene
     pp, ep_shard, ep = moe.shape
@@ -318,7 +261,7 @@ def _moe_scene(d: Derived, gpn: int, lang: str) -> _Scene:
     cell = min(0.9, max(0.3, 12.0 / cols))
     cell_h = cell * 0.6
     left = 1.3
-    scene = _Scene(width=max(7.5, left + cols * cell + 0.3))
+    scene = Scene(width=max(7.5, left + cols * cell + 0.3))
     scene.line(_t("title_moe", lang, world=world, nodes=_nodes_text(world, gpn, lang)), size=12, weight="bold")
     scene.line(_t("moe_line", lang, ep=ep, ep_shard=ep_shard), size=9)
     if cols < ep:
@@ -347,7 +290,7 @@ def _moe_scene(d: Derived, gpn: int, lang: str) -> _Scene:
                 scene.text(x + cell / 2, y + cell_h / 2, str(rank), size=_fit(str(rank), cell, 9.0),
                            colour=_ink_on(face), ha="center", va="center", weight="bold")
             scene.rect(left, y, cols * cell, cell_h, face="none", edge=CROSS if crossing else INK,
-                       lw=2.0 if crossing else 1.0, ls="dashed" if crossing else "solid")
+                       lw=2.0 if crossing else 1.0)
             scene.text(left - 0.1, y + cell_h / 2, _t("ep_row", lang, i=row), size=8.5, ha="right", va="center")
             scene.y = y + cell_h + 0.04
         if ep_shard > MAX_EP_ROWS:
@@ -376,15 +319,16 @@ def _moe_scene(d: Derived, gpn: int, lang: str) -> _Scene:
 # entry points
 
 
-def mesh_figure(d: Derived, gpus_per_node: int, *, axis: str | None = None, view: str = "mesh", lang: str = "en"):
-    """The picture of a validated layout: `view` "mesh" (coloured by `axis`) or "moe"; a matplotlib Figure."""
+def mesh_picture(d: Derived, gpus_per_node: int, *, axis: str | None = None, view: str = "mesh",
+                 lang: str = "en") -> Scene:
+    """The picture of a validated layout: `view` "mesh" (coloured by `axis`) or "moe"."""
     lang = label_lang(lang)
     gpn = max(1, int(gpus_per_node or 8))
     if view == "moe":
-        return _moe_scene(d, gpn, lang).figure()
+        return _moe_scene(d, gpn, lang)
     choices = axis_choices(d)
     chosen = axis if axis in choices else choices[0]
-    return _mesh_scene(d, gpn, chosen, lang).figure()
+    return _mesh_scene(d, gpn, chosen, lang)
 
 
 def picture_format(path: str | os.PathLike) -> str:
@@ -395,22 +339,17 @@ def picture_format(path: str | os.PathLike) -> str:
     return suffix[1:]
 
 
-def write_figure(fig, path: str | os.PathLike) -> None:
-    """Write the Figure by extension, atomically: a failed write leaves no partial file behind."""
+def write_picture(scene: Scene, path: str | os.PathLike) -> None:
+    """Write the picture by extension, atomically: a failed write leaves no partial file behind."""
     fmt = picture_format(path)
+    data = to_svg(scene) if fmt == "svg" else to_png(scene)
     target = Path(path)
     # open(..., "xb"), not mkstemp: the file gets the user's usual permissions (umask), not 0600
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with open(tmp, "xb") as fh:
-            fig.savefig(fh, format=fmt, dpi=DPI)
+            fh.write(data)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-
-
-def png_bytes(fig, dpi: int = DPI) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()

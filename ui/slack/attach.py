@@ -40,9 +40,10 @@ def mesh_png(report: ValidationReport | None, lang: str) -> bytes | None:
     """The PNG of a valid layout's device mesh, or None (an invalid config has no mesh to draw)."""
     if report is None or not report.ok or report.derived is None:
         return None
-    from ui.plots.mesh import mesh_figure, png_bytes
+    from ui.plots.mesh import mesh_picture
+    from ui.plots.scene import to_png
 
-    return png_bytes(mesh_figure(report.derived, report.gpus_per_node or 8, lang=lang))
+    return to_png(mesh_picture(report.derived, report.gpus_per_node or 8, lang=lang))
 
 
 def _name(report: ValidationReport) -> str:

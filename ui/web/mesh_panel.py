@@ -4,7 +4,6 @@ verdict the `Assistant`'s. Kept apart from app.py so the page's other parts chan
 """
 from __future__ import annotations
 
-import io
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -12,7 +11,8 @@ from typing import Any, Callable
 import gradio as gr
 
 from assistant.validator.report import Derived, ValidationReport
-from ui.plots.mesh import axis_choices, mesh_figure, png_bytes
+from ui.plots.mesh import axis_choices, mesh_picture
+from ui.plots.scene import to_image
 from ui.web import handlers as h
 from ui.web.render import t
 
@@ -40,10 +40,7 @@ def picture(layout: MeshLayout | None, axis: str | None, view: str, lang: str):
         return None
     if view == "moe" and layout.derived.moe_mesh_shape is None:
         view = "mesh"
-    from PIL import Image
-
-    fig = mesh_figure(layout.derived, layout.gpus_per_node, axis=axis, view=view, lang=lang)
-    return Image.open(io.BytesIO(png_bytes(fig, dpi=WEB_DPI)))
+    return to_image(mesh_picture(layout.derived, layout.gpus_per_node, axis=axis, view=view, lang=lang), WEB_DPI)
 
 
 def axis_options(layout: MeshLayout | None, lang: str) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ def test_only_a_valid_layout_has_a_picture():
     layout = mp.layout_of(validate(TP_PP_EP, world_size=16, gpus_per_node=4, recipe_checks=False))
     assert layout.gpus_per_node == 4 and layout.derived.moe_mesh_shape == (2, 4)
     img = mp.picture(layout, "pp", "mesh", "en")
-    assert img.format == "PNG" and img.width > 800  # drawn at the web's DPI
+    assert img.mode == "RGB" and img.width > 1300  # drawn at the web's DPI (144), not 100
 
 
 def test_validate_tab_offers_the_layouts_axes_and_the_moe_view():
