@@ -104,6 +104,8 @@ def wire(assistant, *, lang: gr.Radio, panel: gr.State, chat_image: gr.Image, v:
         event(lambda: gr.update(value=None, visible=False), None, [chat_image], queue=False, api_visibility="private")
 
     def validate_picture(text, world, gpn_v, model_v, gpu_v, lang_v, axis_v, view_v, request: gr.Request = None):
+        # Its own listener on the Validate button, validating again (milliseconds): the tab's report handler
+        # stays as it is, and a picture that fails to draw never costs the report.
         ui = ui_lang(lang_v, request)
         layout = None
         text = text or ""

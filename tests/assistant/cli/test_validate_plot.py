@@ -40,10 +40,11 @@ def test_moe_view(tmp_path):
     assert out.read_bytes().startswith(PNG_MAGIC)
 
 
-def test_invalid_config_says_no_mesh_and_writes_nothing(tmp_path, capsys):
+@pytest.mark.parametrize("lang,needle", [("en", "no mesh to draw"), ("zh", "没有可画的 mesh")])
+def test_invalid_config_says_no_mesh_and_writes_nothing(tmp_path, capsys, lang, needle):
     out = tmp_path / "mesh.png"
-    assert main(["validate", EXAMPLE, "--world-size", "48", "--plot", str(out)]) == 1
-    assert "no mesh to draw" in capsys.readouterr().err
+    assert main(["validate", EXAMPLE, "--world-size", "48", "--plot", str(out), "--lang", lang]) == 1
+    assert needle in capsys.readouterr().err
     assert not out.exists()
 
 
