@@ -10,7 +10,6 @@ import yaml
 
 from assistant.retrieve.hit import Hit
 from assistant.validator.report import MemoryEstimate, ValidationReport
-from ui.plots.fonts import cjk_font as _cjk_font
 
 EXCERPT_CHARS = 600
 # Plain symbols that common text fonts carry (an emoji like ✅ shows as a box where no emoji font is
@@ -128,6 +127,13 @@ def sources_md(hits: list[Hit], lang: str) -> str:
         out.append(f"<details><summary>[{i}] <b>{html.escape(h.title)}</b>{heading} · <code>{html.escape(h.path)}</code>"
                    f"</summary><pre class=\"mw-excerpt\">{body}</pre></details>")
     return "\n\n".join(out)
+
+
+def _cjk_font() -> str | None:
+    # The one lookup, shared with the mesh picture; imported here, where matplotlib is about to be.
+    from ui.plots.fonts import cjk_font
+
+    return cjk_font()
 
 
 def memory_figure(m: MemoryEstimate | None, lang: str):

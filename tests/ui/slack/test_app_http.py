@@ -124,23 +124,6 @@ def test_slash_validate_returns_the_report(bot):
     assert "MW-E-EP-DIVIDES" in body
 
 
-def test_thread_follow_up_uses_the_earlier_turns_numbers(bot):
-    url, slack = bot
-    first = event("<@UBOT> Llama 3.1 70B on 8 nodes x 8 GPUs with TP and PP: which YAML?", ts="1700000010.000100", event_id="Ev10")
-    assert send(url, first)[0] == 200
-    slack.wait_threads({"1700000010.000100"})
-    before = len(slack.posts())
-    follow = json.loads(event("What if I only have 4 nodes?", ts="1700000011.000100", event_id="Ev11",
-                              thread_ts="1700000010.000100", etype="message"))
-    follow["event"]["channel_type"] = "channel"
-    assert send(url, json.dumps(follow))[0] == 200
-    posts = slack.wait_for(before + 1)
-    new = posts[before:]
-    assert new and all(p["thread_ts"] == "1700000010.000100" for p in new)
-    text = "\n".join(p["text"] for p in new)
-    assert "32" in text  # 4 nodes x 8 GPUs: the re-plan uses the new world size
-
-
 def test_slash_validate_of_a_valid_layout_posts_its_mesh_picture(bot):
     url, slack = bot
     form = urllib.parse.urlencode({
@@ -163,3 +146,21 @@ def test_a_mention_answer_with_a_valid_layout_gets_the_picture_in_its_thread(bot
                     event_id="EvMesh"))
     [done] = slack.wait_for(1, "files.completeUploadExternal", timeout=60)
     assert done["thread_ts"] == "1700000050.000100" and done["channel_id"] == "C1"
+
+
+def test_thread_follow_up_uses_the_earlier_turns_numbers(bot):
+    url, slack = bot
+    first = event("<@UBOT> Llama 3.1 70B on 8 nodes x 8 GPUs with TP and PP: which YAML?", ts="1700000010.000100", event_id="Ev10")
+    assert send(url, first)[0] == 200
+    slack.wait_threads({"1700000010.000100"})
+    before = len(slack.posts())
+    follow = json.loads(event("What if I only have 4 nodes?", ts="1700000011.000100", event_id="Ev11",
+                              thread_ts="1700000010.000100", etype="message"))
+    follow["event"]["channel_type"] = "channel"
+    assert send(url, json.dumps(follow))[0] == 200
+    posts = slack.wait_for(before + 1)
+    new = posts[before:]
+    assert new and all(p["thread_ts"] == "1700000010.000100" for p in new)
+    text = "\n".join(p["text"] for p in new)
+    assert "32" in text  # 4 nodes x 8 GPUs: the re-plan uses the new world size
+
