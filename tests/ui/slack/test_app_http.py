@@ -163,4 +163,3 @@ def test_thread_follow_up_uses_the_earlier_turns_numbers(bot):
     assert new and all(p["thread_ts"] == "1700000010.000100" for p in new)
     text = "\n".join(p["text"] for p in new)
     assert "32" in text  # 4 nodes x 8 GPUs: the re-plan uses the new world size
-
