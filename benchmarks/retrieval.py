@@ -35,7 +35,8 @@ from assistant.config import KB_DIR, load_settings  # noqa: E402
 from assistant.retrieve.evaluate import load_queries, score  # noqa: E402
 from assistant.retrieve.fusion import rrf  # noqa: E402
 from assistant.retrieve.retriever import KIND_PRIOR, Retriever, base_id  # noqa: E402
-from ingest.pipeline import build_index, default_sources, load_documents  # noqa: E402
+from assistant.index.status import default_sources  # noqa: E402
+from ingest.pipeline import build_index, load_documents  # noqa: E402
 from ingest.sources import Source  # noqa: E402
 
 
@@ -172,7 +173,7 @@ def baseline(settings, sources):
     from llama_index.core.node_parser import SentenceSplitter
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
-    from assistant.retrieve.embeddings import minilm_dir
+    from assistant.index.encoders import minilm_dir
 
     docs, _, _ = load_documents(sources, progress=False)
     embed = HuggingFaceEmbedding(model_name=str(minilm_dir()), device="cpu")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from assistant.config import KB_DIR
-from assistant.retrieve.expand import Glossary, load_glossary
+from assistant.index.glossary import Glossary, load_glossary
 from assistant.understand.intent import detect_injection, score_intents
 from assistant.understand.language import resolve_language
 from assistant.understand.params import MAX_PROSE_CHARS, MAX_QUESTION_CHARS, extract_params, load_vocab, normalize, spell_out, with_topology
