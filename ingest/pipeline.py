@@ -245,6 +245,20 @@ def _kb_version(settings: Settings, docs: Sequence[Document]) -> str:
 
 # ---------------------------------------------------------------- build
 
+def _refresh_refusals(srcs: Sequence[Source], manifest: Manifest | None) -> list[str]:
+    """Why a refresh must keep the current index instead of publishing `srcs` (empty: go ahead): a
+    recorded source that is gone, or a list shorter than the recorded one (the settings' kb moved
+    onto an added source). Only `meshwise ingest`, told so, may drop a source."""
+    if manifest is None:
+        return []
+    out = [f"source {s.path} is missing: the index keeps its documents (run `meshwise ingest "
+           f"--remove-source {s.path}` to drop them)" for s in missing_sources(srcs)]
+    if len(srcs) < len(manifest.sources):
+        out.append(f"the index was built from {len(manifest.sources)} sources, a refresh would keep "
+                   f"{len(srcs)}: the index is kept as it is (run `meshwise ingest` to rebuild it)")
+    return out
+
+
 class _ModelChanged(Exception):
     """Models loaded mid-ingest turned out to differ from the ones the index was built with."""
 
@@ -285,11 +299,10 @@ def _build(settings: Settings, sources: Sequence[Source] | None, *, rebuild: boo
         _drop_leftovers(index_dir)
         srcs = dedupe(list(sources) if sources is not None else planned_sources(settings, old_manifest))
         report = IngestReport(index_path=index_dir)
-        gone = missing_sources(srcs)
-        if gone and sources is None and previous is not None:
+        refused = _refresh_refusals(srcs, old_manifest) if sources is None else []
+        if refused:
             report.index_path = previous
-            report.warnings = [f"source {s.path} is missing: the index keeps its documents (run `meshwise ingest "
-                               f"--remove-source {s.path}` to drop them)" for s in gone]
+            report.warnings = refused
             report.seconds = time.perf_counter() - t0
             return report
         # Before reading: a file edited while this build runs then differs from the recorded listing.

@@ -147,3 +147,14 @@ def test_a_skill_reference_linked_outside_does_not_abort_the_ingest(tmp_path, kb
                       encoders=encoders)
     assert any("outside.md" in w for w in rep.warnings)
     assert "skill:skill/references/inside.md" in _doc_ids(kb_settings)
+
+
+def test_a_refresh_keeps_the_index_when_the_settings_kb_moves_onto_an_added_source(cli_env, extra_kb):
+    from dataclasses import replace
+
+    s = cli_env
+    assert main(["ingest", "--source", str(extra_kb), "--no-progress"]) == 0
+    before = current_version(s.index_dir)
+    rep = build_index(replace(s, kb_dir=extra_kb))  # the default kb now is the added one: 2 -> 1
+    assert current_version(s.index_dir) == before and "hsdp.en" in _doc_ids(s)
+    assert any("built from 2 sources" in w for w in rep.warnings)
