@@ -6,6 +6,7 @@ cold `meshwise ask` on a fresh index never pays for it.
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 
 from assistant.config import Settings
@@ -15,10 +16,11 @@ log = logging.getLogger(__name__)
 
 
 def refresh_index(settings: Settings, encoders: list[Encoder] | None = None) -> Path:
-    """Bring the index up to date from the sources it was built from; the version to load."""
+    """Bring the index up to date from the sources it was built from; the version to load. A person
+    at a terminal sees progress bars: a first build or a model change embeds for minutes."""
     from ingest.pipeline import build_index
 
-    report = build_index(settings, encoders=encoders)
+    report = build_index(settings, encoders=encoders, progress=sys.stderr.isatty())
     for w in report.warnings:
         log.warning("%s", w)
     return report.index_path

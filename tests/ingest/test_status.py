@@ -79,6 +79,24 @@ def test_edits_additions_and_removals_are_stale(built_settings, encoders):
     assert build_index(s, encoders=encoders).removed == 1
 
 
+def test_a_stale_index_is_read_once_on_its_way_to_the_retriever(built_settings, encoders, monkeypatch):
+    """The status check decides from `stat` calls; only the build reads the documents (the content
+    check that used to run first read every document a second time)."""
+    from assistant.retrieve.retriever import Retriever
+    from ingest.refresh import refresh_index
+
+    s = built_settings
+    _settle(s)
+    doc = s.kb_dir / "en" / "hsdp.md"
+    _write_old(doc, doc.read_text() + "\nOne more line about replica groups.\n")
+    reads = []
+    real = pipeline.load_documents
+    monkeypatch.setattr(pipeline, "load_documents", lambda *a, **k: reads.append(1) or real(*a, **k))
+    r = Retriever.load(s, encoders=encoders, warm_up=False, build=refresh_index)
+    assert reads == [1]
+    assert any("One more line" in rec["text"] for rec in r.store.records.values())
+
+
 def test_an_index_without_a_recorded_listing_gets_one(built_settings, request, no_models):
     s = built_settings
     _settle(s)
