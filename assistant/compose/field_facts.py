@@ -125,7 +125,8 @@ class _Renderer:
         self.meant: set[str] = set()
         self.main: FieldRef = (self.subjects or self.names)[0]  # the row the supporting lines are about
         low = question.lower()
-        self._at = {r.path: _first_index(low, r) for r in self.subjects}
+        seen = {r.path: pos for pos, r in table.mentions(question)}  # identifiers and terms
+        self._at = {r.path: seen.get(r.path, _first_index(low, r)) for r in self.subjects}
 
     def say(self, phrase: str, **values: Any) -> str:
         return self.p.say(phrase, self.lang, **values)
