@@ -5,7 +5,7 @@ markers dropped, wrapped lines joined) and cut into whole sentences. A sentence 
 question's words it shares, weighted by how rare they are among the candidates, with identifiers
 (`create_distributed_setup_from_config`, `ep_size`) counting most; a sentence that opens with a
 pronoun ("It does not start the process group") borrows the identifiers of the one before it.
-Tokens come from the BM25 channel's tokenizer (ingest/lexical.py: identifiers kept whole, Chinese
+Tokens come from the BM25 channel's tokenizer (assistant/index/lexical.py: identifiers kept whole, Chinese
 segmented by jieba), so the question is read the same way retrieval read it.
 """
 from __future__ import annotations
@@ -329,7 +329,7 @@ def _cue_data() -> _CueData:
 
 @lru_cache(maxsize=1)
 def _default_tokenizer() -> Callable[[str], list[str]]:
-    from ingest.lexical import LexicalTokenizer
+    from assistant.index.lexical import LexicalTokenizer
 
     glossary = _glossary()
     return LexicalTokenizer(glossary.zh_terms if glossary is not None else ())
