@@ -338,7 +338,7 @@ def _default_tokenizer() -> Callable[[str], list[str]]:
 @lru_cache(maxsize=1)
 def _glossary():
     from assistant.config import KB_DIR
-    from assistant.retrieve.expand import load_glossary
+    from assistant.index.glossary import load_glossary
 
     try:
         return load_glossary(KB_DIR / "glossary.yaml")
