@@ -139,24 +139,26 @@ def test_rule_codes_do_not_count_as_the_topic():
     assert select_sentences("What is HSDP?", hits, "en") == []
 
 
+def first_pick(question: str, *texts: str) -> int:
+    """Which of `texts` (one chunk each, in this order) holds the best sentence for the question."""
+    hits = [hit(t, id=f"c{i}#0") for i, t in enumerate(texts)]
+    return int(select_sentences(question, hits, "en", limit=1)[0].hit.id[1:].split("#")[0])
+
+
 def test_a_number_question_prefers_the_sentence_with_the_formula_and_plurals_meet():
-    hits = [hit("A pipeline run works but GPU utilisation is low and tokens per second fall short.", id="a#0"),
-            hit("The pipeline runs `n_microbatches = local_batch_size // pp_microbatch_size` microbatches per step.",
-                id="b#0")]
-    first = select_sentences("How many microbatches does a pipeline step run?", hits, "en", limit=1)[0]
-    assert first.hit.id == "b#0"
+    assert first_pick("How many microbatches does a pipeline step run?",
+                      "A pipeline run works but GPU utilisation is low and tokens per second fall short.",
+                      "The pipeline runs `n_microbatches = local_batch_size // pp_microbatch_size` microbatches per step.") == 1
 
 
 def test_pointer_sentences_answer_nothing():
-    hits = [hit("See `context-parallel` and `sequence-packing` for packing with CP.", id="a#0"),
-            hit("见 `context-parallel` 和 `sequence-packing`。", lang="zh", id="b#0")]
-    assert select_sentences("packing with CP?", hits[:1], "en") == []
-    assert select_sentences("packing 和 CP 要注意什么？", hits[1:], "zh") == []
+    assert select_sentences("packing with CP?", [hit("See `context-parallel` and `sequence-packing` for packing with CP.")],
+                            "en") == []
+    assert select_sentences("packing 和 CP 要注意什么？", [hit("见 `context-parallel` 和 `sequence-packing`。", lang="zh")],
+                            "zh") == []
 
 
 def test_words_of_one_cue_group_meet():
-    hits = [hit("`ddp` ignores `dp_size` completely and uses the world size.", id="a#0"),
-            hit("If the mesh of `dp_size` times the other sizes is larger than the world, `init_device_mesh` fails.",
-                id="b#0")]
-    first = select_sentences("What happens if dp_size is bigger than the world size?", hits, "en", limit=1)[0]
-    assert first.hit.id == "b#0"
+    assert first_pick("What happens if dp_size is bigger than the world size?",
+                      "`ddp` ignores `dp_size` completely and uses the world size.",
+                      "If the mesh of `dp_size` times the other sizes is larger than the world, `init_device_mesh` fails.") == 1
