@@ -49,6 +49,7 @@ _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl)\.", re.IGNORECASE)
 _PRONOUN = re.compile(r"^(?:it|this|that|they|these|those|its|both|each|either|它|这|该|其|此|两者)(?![a-z])", re.IGNORECASE)
 _IDENT = re.compile(r"`[^`\n]+`|[A-Za-z_][A-Za-z0-9_]*(?:[._][A-Za-z0-9_]+)+|[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*")
 _MIN_CHARS = {"en": 25, "zh": 10}
+_ZH_CONTINUATION = frozenset("时的了和与及或而但且就也都着过吗呢，、；）")  # characters no Chinese sentence starts with
 _RULE_CODE = re.compile(r"\bMW-[EW]-[A-Z0-9-]+\b")  # its parts ("hsdp", "strategy") are not what a sentence is about
 
 
@@ -215,6 +216,8 @@ def _quotable_sentence(sentence: str) -> bool:
     lang = "zh" if _CJK.search(sentence) else "en"
     if len(sentence) < _MIN_CHARS[lang] or sentence.endswith((":", "：", ",", "，")):
         return False  # an introduction to a list or code block, or a fragment
+    if lang == "zh" and sentence[0] in _ZH_CONTINUATION:
+        return False  # "时 moe_mesh 为 (2, 8)。": the tail of a sentence a chunk boundary cut
     if _cue_data().pointer_sentence.search(sentence):
         return False  # "See `context-parallel`.": points elsewhere, answers nothing
     if not re.search(r"[.!?。！？][\"')\]`*_]*$", sentence):
@@ -269,6 +272,14 @@ def _question_terms(question: str, tok: Callable[[str], list[str]]) -> dict[str,
         # the English terms of the glossary entries a Chinese question names: an English chunk can match
         for t in _tokens(glossary.expand(question), tok):
             terms.setdefault(t, 1.0)
+        # and the Chinese terms of the English ones it mixes in ("pipeline step 跑几个 microbatch"):
+        # the Chinese chunk writes 微批次
+        low = question.lower()
+        for entry in glossary.entries:
+            if any(re.search(rf"(?<![a-z0-9_]){re.escape(e.lower())}(?![a-z0-9_])", low) for e in entry.en):
+                for zh in entry.zh:
+                    for t in _tokens(zh, tok):
+                        terms.setdefault(t, 1.0)
     cues = _cue_data()
     for group in cues.groups:
         if own & group:

@@ -162,3 +162,14 @@ def test_words_of_one_cue_group_meet():
     assert first_pick("What happens if dp_size is bigger than the world size?",
                       "`ddp` ignores `dp_size` completely and uses the world size.",
                       "If the mesh of `dp_size` times the other sizes is larger than the world, `init_device_mesh` fails.") == 1
+
+
+def test_english_terms_in_a_chinese_question_meet_the_chinese_chunk():
+    hits = [hit("增加微批次数可以缩小流水线气泡。", lang="zh", id="a#0"),
+            hit("每一步流水线运行 `n_microbatches = local_batch_size // pp_microbatch_size` 个微批次。", lang="zh", id="b#0")]
+    first = select_sentences("一个 pipeline step 跑几个 microbatch？", hits, "zh", limit=1)[0]
+    assert first.hit.id == "b#0"
+
+
+def test_a_chinese_sentence_cut_by_a_chunk_boundary_is_not_quoted():
+    assert select_sentences("moe 的 mesh 是几维的？", [hit("时 moe_mesh 为 `(2, 8)`，也就是二维 mesh。", lang="zh")], "zh") == []
