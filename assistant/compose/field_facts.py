@@ -23,6 +23,7 @@ from assistant.validator.fields import CANONICAL_STRATEGIES, FieldRef, FieldTabl
 _PHRASES = Path(__file__).with_name("field_phrases.yaml")
 MAX_QUESTION_CHARS = 4000
 _STRATEGY_DATACLASSES = ("FSDP2Config", "MegatronFSDPConfig", "DDPConfig")
+MAX_FIELDS = 4  # "what do a, b, c and d do?": each named field gets its sentence, up to this many
 
 
 @dataclass(frozen=True)
@@ -274,7 +275,7 @@ class _Renderer:
     def allowed(self, pos: int) -> list[str]:
         out = []
         first = self.subject_at(pos)
-        for ref in ([first] if first else []) + [r for r in self.subjects if r is not first][:1]:
+        for ref in ([first] if first else []) + [r for r in self.subjects if r is not first][:MAX_FIELDS - 1]:
             if ref.allowed:
                 values = self._join([f"`{_show(v)}`" for v in ref.allowed], "list_last")
                 out.append(self.say("allowed", path=ref.path, values=values, default=_show(ref.default)))
@@ -285,7 +286,7 @@ class _Renderer:
         return out
 
     def default(self, pos: int) -> list[str]:
-        subjects = self.subjects[:3]
+        subjects = self.subjects[:MAX_FIELDS]
         if "default" in self.done or not subjects:
             return []
         if len(subjects) >= 2 and len({r.key for r in subjects}) == 1:
@@ -293,11 +294,11 @@ class _Renderer:
             return [self.say("default_both", key=subjects[0].key, parts=self.say("part_sep").join(parts))]
         first = self.subject_at(pos) or subjects[0]
         return [self.say("default", path=r.path, default=_show(r.default))
-                for r in [first] + [r for r in subjects if r is not first][:1]]
+                for r in [first] + [r for r in subjects if r is not first]]
 
     def meaning(self, pos: int) -> list[str]:
         out = []
-        for ref in (self.subjects or self.names)[:2]:
+        for ref in (self.subjects or self.names)[:MAX_FIELDS]:
             if ref.path not in self.meant:
                 self.meant.add(ref.path)
                 out.append(self.say("meaning", path=ref.key if ref.is_strategy_name else ref.path,
@@ -313,8 +314,10 @@ class _Renderer:
             self.meant.add(main.path)
             out.append(self.say("meaning", path=main.key if main.is_strategy_name else main.path,
                                 meaning=main.meaning(self.lang)))
-        if main.note(self.lang):
-            out.append(main.note(self.lang))
+        note = main.note(self.lang)
+        if note:
+            # with several fields answered, say which one the note is about
+            out.append(self.say("advice", path=main.path, note=note) if len(self.subjects) > 1 else note)
         section = self.t.sections.get(main.section)
         if "read_rule" not in self.done and section is not None and section.read_when_key:
             holder = self.t.get(section.name)[0]
