@@ -43,6 +43,16 @@ class _Phrases:
         return (entry["zh"] if lang == "zh" else entry["en"]).format(**values)
 
 
+@dataclass(frozen=True)
+class _NamedValue:
+    """A value the question names for a field, as written, and the reference's verdict on it."""
+    ref: FieldRef
+    raw: str
+    pos: int
+    ok: bool
+    read_as: Any  # what upstream reads it as (the config loader's translation, a value alias)
+
+
 @lru_cache(maxsize=1)
 def _phrases() -> _Phrases:
     data = read_yaml(_PHRASES)
@@ -91,8 +101,8 @@ def field_fact_lines(refs: Sequence[FieldRef], question: str, lang: str) -> list
         asks = [(pos, kind) for pos, kind in asks if not p.suppress.get(kind, frozenset()) & kinds]
     if not any(kind == "advice" for _, kind in asks):
         value = r.named_value()
-        if value is not None and (not value[3] or any(pat.search(question) for pat in p.value_asked + p.value_needed)):
-            asks.append((value[2], "value"))
+        if value is not None and (not value.ok or any(pat.search(question) for pat in p.value_asked + p.value_needed)):
+            asks.append((value.pos, "value"))
     asks.sort(key=lambda pk: (pk[1] not in p.decisions, pk[0]))
     lines: list[str] = []
     answered = 0
@@ -228,7 +238,7 @@ class _Renderer:
         named = self.named_value()
         if named is None:
             return []
-        ref, raw, _pos, ok, conv = named
+        ref, raw, ok, conv = named.ref, named.raw, named.ok, named.read_as
         self.main = ref
         is_default = ok and _is_default(ref, conv)
         if is_default and any(pat.search(self.q) for pat in self.p.value_needed):
@@ -249,9 +259,9 @@ class _Renderer:
         self.done.add("allowed")  # the values were just listed
         return out
 
-    def named_value(self) -> tuple[FieldRef, str, int, bool, Any] | None:
-        """The first value the question names for a field that can be judged: (ref, value as written,
-        position, accepted, what upstream reads it as)."""
+    def named_value(self) -> _NamedValue | None:
+        """The value the question names for a field that the reference can judge (strongest cue first,
+        then the earliest)."""
         best = None
         for rank, cue in enumerate(self.p.value_cues):
             for ref in self.subjects:
@@ -264,7 +274,7 @@ class _Renderer:
                     verdict = _judge(ref, raw)
                     if verdict is None or (_category(ref) == "size" and isinstance(verdict[1], int)):
                         continue  # a size with a number states the layout; the verdict path judges it
-                    cand = (rank, m.start(group), (ref, raw, m.start(group), *verdict))
+                    cand = (rank, m.start(group), _NamedValue(ref, raw, m.start(group), *verdict))
                     if best is None or cand[:2] < best[:2]:
                         best = cand
                     break
