@@ -378,7 +378,7 @@ class Assistant:
         local = self._local is not None
         messages.append(("user", user_prompt(q, plan, prep.sources, diagnosis_lines=diag_lines,
                                              max_chunk_chars=500 if local else 1200)))
-        policy = self._policy(prep)
+        policy = replace(self._policy(prep), strip_claims=True)  # the model's own verdicts are not shown
         gate = StreamGate(policy)
         t = time.perf_counter()
         streamed = False
