@@ -90,6 +90,7 @@ def build_app(assistant, settings: Settings, *, mode: str = "http", options: Sla
         logger=log,
     )
     app._meshwise_pool = pool  # closed by `close_app`
+    app._meshwise_signing_secret = settings.slack_signing_secret  # the HTTP endpoint checks before bolt reads
 
     @app.middleware
     def drop_retries(request, next):

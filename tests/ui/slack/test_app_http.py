@@ -5,6 +5,7 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import re
 import socket
 import threading
 import time
@@ -139,3 +140,88 @@ def test_thread_follow_up_uses_the_earlier_turns_numbers(bot):
     assert new and all(p["thread_ts"] == "1700000010.000100" for p in new)
     text = "\n".join(p["text"] for p in new)
     assert "32" in text  # 4 nodes x 8 GPUs: the re-plan uses the new world size
+
+
+# --- issue 14.3: the endpoint checks before it reads --------------------------------------------------
+def _raw(url: str, head: str, body_parts=(), *, wait_s: float = 5.0) -> tuple[int | None, float]:
+    """Send `head` (request line + headers), then the body parts, over a raw socket; return the status
+    the server answers with (None when it did not answer within `wait_s`) and how long that took."""
+    u = urllib.parse.urlsplit(url)
+    t0 = time.monotonic()
+    with socket.create_connection((u.hostname, u.port), timeout=wait_s) as s:
+        s.sendall(head.encode())
+        try:
+            for part in body_parts:
+                s.sendall(part)
+        except OSError:  # the server may close before we are done: that is the point
+            pass
+        try:
+            data = s.recv(200)
+        except (TimeoutError, socket.timeout):
+            return None, time.monotonic() - t0
+        except OSError:
+            return None, time.monotonic() - t0
+    m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
+    return (int(m.group(1)) if m else None), time.monotonic() - t0
+
+
+def _head(url: str, extra: str) -> str:
+    path = urllib.parse.urlsplit(url).path
+    return f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{extra}\r\n"
+
+
+def _signed_headers(body: bytes = b"", ts: str | None = None) -> str:
+    ts = str(int(time.time())) if ts is None else ts
+    sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:".encode() + body, hashlib.sha256).hexdigest()
+    return f"X-Slack-Request-Timestamp: {ts}\r\nX-Slack-Signature: {sig}\r\n"
+
+
+def test_oversized_content_length_is_refused_before_the_body_is_read(bot):
+    url, _ = bot
+    status, took = _raw(url, _head(url, _signed_headers() + f"Content-Length: {250 * 1024 * 1024}\r\n"), [b"{" * 1000])
+    assert status == 413 and took < 3
+
+
+def test_chunked_body_is_read_only_up_to_the_limit(bot):
+    url, _ = bot
+    chunk = b"x" * (64 * 1024)
+    parts = [f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"] * 20  # 1.25 MiB, never terminated
+    status, took = _raw(url, _head(url, _signed_headers() + "Transfer-Encoding: chunked\r\n"), parts)
+    assert status == 413 and took < 3
+
+
+@pytest.mark.parametrize("headers", ["", "X-Slack-Signature: v0=abc\r\n", "X-Slack-Request-Timestamp: 1700000000\r\n"
+                                     "X-Slack-Signature: v0=abc\r\n"], ids=["unsigned", "no-timestamp", "stale"])
+def test_unsigned_or_stale_requests_are_refused_before_the_body_is_read(bot, headers):
+    url, _ = bot
+    status, took = _raw(url, _head(url, headers + "Content-Length: 500000\r\n"), [b"{"])  # body never completes
+    assert status == 401 and took < 3
+
+
+def test_non_numeric_timestamp_is_a_400(bot):
+    url, slack = bot
+    body = event("<@UBOT> hello", ts="1700000020.000100", event_id="Ev20")
+    for ts in ("soon", "12e3", "-", "1.7e9"):
+        sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+        req = urllib.request.Request(url, data=body.encode(), method="POST", headers={
+            "Content-Type": "application/json", "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig})
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(req, timeout=10)
+        assert err.value.code == 400, ts
+    assert slack.posts() == []
+
+
+@pytest.mark.parametrize("body,ctype", [("this is not json", "application/json"), ("[1, 2]", "application/json"),
+                                        ("payload=%7Bnot-json", "application/x-www-form-urlencoded"),
+                                        ("\udcff", "application/json")],
+                         ids=["text", "json-list", "form-payload", "bad-utf8"])
+def test_signed_body_that_is_not_json_is_a_400(bot, body, ctype):
+    url, _ = bot
+    raw = body.encode("utf-8", "surrogateescape")
+    ts = str(int(time.time()))
+    sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:".encode() + raw, hashlib.sha256).hexdigest()
+    req = urllib.request.Request(url, data=raw, method="POST", headers={
+        "Content-Type": ctype, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig})
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=10)
+    assert err.value.code == 400
