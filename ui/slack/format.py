@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from assistant.answer import Answer
 from assistant.validator.report import ValidationReport
+from ui.markdown_literal import protect_literals
 from ui.slack.phrases import say
 
 # Slack's limits for one message: 50 blocks, 3,000 characters of text per section block; clients
@@ -22,9 +23,10 @@ _LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
 
 
 def to_mrkdwn(markdown: str) -> str:
-    """Markdown as the composer writes it -> Slack mrkdwn. Code blocks pass through untouched."""
+    """Markdown as the composer writes it -> Slack mrkdwn. Code blocks pass through untouched; arithmetic
+    and identifiers go in code spans (`tp*cp*pp` would turn bold in mrkdwn)."""
     out, in_code = [], False
-    for line in markdown.splitlines():
+    for line in protect_literals(markdown).splitlines():
         if _FENCE.match(line.strip()):
             in_code = not in_code
             out.append("```")  # Slack ignores language tags; a tag would show as text

@@ -182,7 +182,7 @@ def answer_turn(assistant, message: str, messages: list[dict] | None, meta: dict
                 # Every update re-sends the chat to the browser: a few per second read as streaming, while
                 # one per engine chunk costs more than the offline answer itself.
                 if first or now - last_yield >= STREAM_EVERY_S:
-                    messages[pos] = {"role": "assistant", "content": streamed}
+                    messages[pos] = {"role": "assistant", "content": chat_markdown(streamed)}
                     yield ChatView(messages, meta, clear_question=first)
                     first, last_yield = False, now
             else:

@@ -11,6 +11,7 @@ import yaml
 from assistant.compose.gate import unchecked_config_or_claim
 from assistant.retrieve.hit import Hit
 from assistant.validator.report import MemoryEstimate, ValidationReport
+from ui.markdown_literal import protect_literals
 
 EXCERPT_CHARS = 600
 # Plain symbols that common text fonts carry (an emoji like ✅ shows as a box where no emoji font is
@@ -53,7 +54,8 @@ _CITATION_LIST = re.compile(r"\n\*\*(?P<head>[^*\n]{1,60})\*\*\n\n(?P<items>(?:\
 
 
 def chat_markdown(text: str) -> str:
-    """An answer as the chat shows it: the same text, its trailing citation list collapsed."""
+    """An answer as the chat shows it: its arithmetic and identifiers literal, its trailing citation list collapsed."""
+    text = protect_literals(text)
     m = _CITATION_LIST.search(text)
     if not m:
         return text

@@ -47,3 +47,10 @@ def test_a_short_answer_is_unchanged():
                  validation=None, sources=[])
     msg = render_answer(ans)
     assert _sections(msg) == ["Use *fsdp2*."] and "shortened" not in msg.text
+
+
+def test_mrkdwn_keeps_arithmetic_and_identifiers_literal():
+    """Issue 14.5 in Slack: `*a*` is bold and `_a_` italic in mrkdwn; the validator's arithmetic must not be."""
+    out = to_mrkdwn("world_size (8) must be divisible by tp_size*cp_size*pp_size (3*1*1 = 3)")
+    assert "`tp_size*cp_size*pp_size`" in out and "`3*1*1`" in out
+    assert out.replace("`", "") == "world_size (8) must be divisible by tp_size*cp_size*pp_size (3*1*1 = 3)"
