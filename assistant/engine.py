@@ -24,6 +24,7 @@ from assistant.config import Settings, load_settings
 from assistant.retrieve.hit import Hit
 from assistant.understand.query import Query
 from assistant.validator.report import ValidationReport
+from assistant.wellformed import well_formed_request
 
 MAX_QUESTION_CHARS = 20_000
 MAX_HISTORY_TURNS = 20
@@ -341,6 +342,7 @@ class Assistant:
         if self._closed:
             raise RuntimeError("this Assistant is closed")
         check_request(req)
+        req = well_formed_request(req)  # a lone surrogate would break every encoder downstream
         t0 = time.perf_counter()
         with self._lock:
             prep = self._prepare(req)
