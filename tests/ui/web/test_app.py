@@ -193,6 +193,7 @@ def test_upload_route_accepts_no_files(web_server):
     except urllib.error.HTTPError as e:
         status, answer = e.code, ""
     assert status in (403, 404, 405, 413), (status, answer)
+    assert web_server["demo"].delete_cache == web_app.CACHE_CLEANUP  # Gradio's own temporary files are cleaned
     # and nothing was stored where gradio keeps uploads
     import os
     import tempfile
