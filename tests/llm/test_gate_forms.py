@@ -13,7 +13,7 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
-from assistant.answer import Answer, AskRequest
+from assistant.answer import AskRequest
 from assistant.validator import validate
 
 Q_EN = "I am training a 70B LLM on 8 nodes and want tensor plus pipeline parallelism. Which strategy and YAML?"
@@ -94,21 +94,12 @@ def test_the_oracle_sees_every_form():  # the test would prove nothing if its ow
         assert unmarked_invalid("Intro.\n\n" + block), name
 
 
-def stream(engine, req):
-    deltas, answer = [], None
-    for item in engine.ask_stream(req):
-        if isinstance(item, Answer):
-            answer = item
-        else:
-            deltas.append(item)
-    return "".join(deltas), answer
-
-
 @pytest.mark.parametrize("form", sorted(FORMS))
 @pytest.mark.parametrize("question,claim", [(Q_EN, CLAIM_EN), (Q_ZH, CLAIM_ZH)], ids=["en", "zh"])
-def test_no_form_of_invalid_config_reaches_the_answer_unmarked(openai_engine, scripted, form, question, claim):
+def test_no_form_of_invalid_config_reaches_the_answer_unmarked(openai_engine, scripted, stream, form, question, claim):
     scripted.script = ("answer", f"Use fsdp2 with TP and PP [1].\n\n{FORMS[form]}\n{claim}\nThat is all.\n")
-    streamed, a = stream(openai_engine, AskRequest(question=question))
+    deltas, a = stream(openai_engine, AskRequest(question=question))
+    streamed = "".join(deltas)
     assert unmarked_invalid(a.text) == [], a.text
     assert unmarked_invalid(streamed) == [], streamed
     # the verdict is the validator's: the model's claim of validity is not repeated
