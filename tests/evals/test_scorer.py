@@ -396,3 +396,17 @@ def test_conditional_rules_are_not_verdicts(cases):
     wrong = text.replace("If world_size is not divisible", "This config is invalid: 24 is not divisible by 8, so")
     assert "validity" in failed_checks(score(case, make_answer(wrong, lang="en", yaml_text=yaml_text, world_size=24,
                                                                   intent="sizing")))
+
+
+def test_warning_sentences_are_not_invalid_verdicts(cases):
+    """A validator warning ("12 is not a multiple of gpus_per_node 8", MW-W-*) describes a config that runs;
+    the same wording with an error code (MW-E-*) still counts as calling the config broken."""
+    case = cases["sizing-en-24-tp8"]
+    yaml_text = "distributed:\n  strategy: fsdp2\n  tp_size: 8\n"
+    warning = ("On 24 GPUs, dp_size = 24 / (8 * 1 * 1) = 3 [1].\n- MW-W-WORLD-NOT-NODE-MULTIPLE: world_size (24) is "
+               f"not a multiple of gpus_per_node (16): one node is partly used.\n\n```yaml\n{yaml_text}```\n")
+    result = score(case, make_answer(warning, lang="en", yaml_text=yaml_text, world_size=24, intent="sizing"))
+    assert "validity" not in failed_checks(result)
+    error = warning.replace("MW-W-WORLD-NOT-NODE-MULTIPLE", "MW-E-WORLD-DIVISIBLE")
+    result = score(case, make_answer(error, lang="en", yaml_text=yaml_text, world_size=24, intent="sizing"))
+    assert "validity" in failed_checks(result)
