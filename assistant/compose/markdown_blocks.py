@@ -11,6 +11,7 @@ from functools import cache
 from markdown_it import MarkdownIt
 
 _PRE = re.compile(r"<(?:pre|code)\b", re.I)
+_PRE_START = re.compile(r"<pre\b", re.I)
 _PRE_END = re.compile(r"</pre\s*>", re.I)
 _TAG = re.compile(r"<[^>]*>")
 _CLOSING_FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})[ \t]*$")
@@ -47,7 +48,9 @@ def code_blocks(text: str) -> list[CodeBlock]:
             out.append(CodeBlock(start, end, "fence", tok.info.strip(), tok.content, closed))
         elif tok.type == "code_block":
             out.append(CodeBlock(start, end, "indented", "", tok.content, False))
-        elif tok.type == "html_block" and _PRE.search(tok.content):
+        elif tok.type in ("html_block", "inline") and _PRE_START.search(tok.content) or (
+                tok.type == "html_block" and _PRE.search(tok.content)):
+            # a <pre> block, or a <pre> inside a paragraph: a browser shows either as code
             body = html.unescape(_TAG.sub("", tok.content))
             out.append(CodeBlock(start, end, "html", "", body, bool(_PRE_END.search(tok.content))))
     return out

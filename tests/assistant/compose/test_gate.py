@@ -141,6 +141,7 @@ FORMS = {
     "list-item": "1. Use:\n\n   ```\n" + "".join("   " + l for l in BAD_MEGATRON_PP.splitlines(True)) + "   ```\n",
     "blockquote": "> ```yml\n" + "".join("> " + l for l in BAD_MEGATRON_PP.splitlines(True)) + "> ```\n",
     "python-tag": fenced(BAD_MEGATRON_PP, tag="python"),
+    "inline-pre": "Like this: <pre>\n" + BAD_MEGATRON_PP + "</pre>\n",
 }
 
 
