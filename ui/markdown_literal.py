@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.compose.markdown_blocks import code_blocks
+from assistant.compose.markdown_blocks import code_blocks, source_lines
 
 # What must not be touched inside a line: code spans, HTML tags, link targets, bare URLs.
 _KEEP = re.compile(r"(`+)[^`]*?\1|<[^>\n]*>|\]\([^)\n]*\)|https?://\S+")
@@ -31,7 +31,8 @@ def _protect_line(line: str) -> str:
 
 def protect_literals(markdown: str) -> str:
     """`markdown` with its prose products and identifiers in code spans; code blocks unchanged."""
-    lines = markdown.splitlines(keepends=True)
+    markdown = markdown.replace("\r\n", "\n").replace("\r", "\n")
+    lines = source_lines(markdown)
     in_code = [False] * len(lines)
     for block in code_blocks(markdown):
         for i in range(block.start, min(block.end, len(lines))):

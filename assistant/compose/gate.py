@@ -83,13 +83,23 @@ class StreamGate:
 
     def feed(self, delta: str) -> str:
         self._pending += delta
+        # CommonMark ends a line at \r\n, \n or a bare \r: one form here, so the line numbers the
+        # parser reports are ours (a trailing \r waits: its \n may come in the next delta).
+        held = "\r" if self._pending.endswith("\r") else ""
+        self._pending = self._pending[: len(self._pending) - len(held)].replace("\r\n", "\n").replace("\r", "\n")
         if "\n" not in self._pending:
+            self._pending += held
             return ""
         *complete, self._pending = self._pending.split("\n")
+        self._pending += held
         self._lines += [line + "\n" for line in complete]
         return self._emit(self._advance(final=False))
 
     def close(self) -> str:
+        self._pending = self._pending.replace("\r", "\n")
+        if "\n" in self._pending:
+            *complete, self._pending = self._pending.split("\n")
+            self._lines += [line + "\n" for line in complete]
         if self._pending:
             self._lines.append(self._pending)
             self._pending = ""

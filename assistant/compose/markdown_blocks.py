@@ -33,9 +33,16 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark").disable("inline")
 
 
+def source_lines(text: str) -> list[str]:
+    """`text` cut into lines as the parser counts them (at \n only, not at \u2028 or \x0c)."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
 def code_blocks(text: str) -> list[CodeBlock]:
-    """Every block of `text` that renders as code, in order."""
-    lines = text.splitlines(keepends=True)
+    """Every block of `text` that renders as code, in order. Line numbers count \n only: normalise
+    \r\n and \r first (the gate does)."""
+    lines = source_lines(text)
     out = []
     for tok in _parser().parse(text):
         if tok.map is None:

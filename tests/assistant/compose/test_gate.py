@@ -187,3 +187,22 @@ def test_model_claims_of_validity_are_dropped(claim):
 def test_the_validated_config_phrasing_is_not_a_claim():
     text = "Here is the validated config, and the invalid one was replaced.\n"
     assert gate_text(text, dataclasses.replace(policy(), strip_claims=True))[0] == text
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n"])
+def test_carriage_return_line_endings_cannot_hide_a_block(newline):
+    """CommonMark ends a line at \r too: a fence written with bare \r is still a fence."""
+    text = ("Intro.\n```yaml\n" + BAD_MEGATRON_PP + "```\nOutro.\n").replace("\n", newline)
+    out, res = gate_text(text, policy())
+    assert "megatron_fsdp" not in out and len(res.replaced) == 1 and "Outro." in out
+    g, pieces = StreamGate(policy()), []
+    for ch in text:  # a \r\n split across deltas is one line end, not two
+        pieces.append(g.feed(ch))
+    pieces.append(g.close())
+    assert "".join(pieces) == out
+
+
+def test_unicode_line_separators_do_not_shift_the_blocks():
+    text = "Intro \u2028 with a separator.\x0c\n\n```yaml\n" + BAD_MEGATRON_PP + "```\nOutro \u2029.\n"
+    out, res = gate_text(text, policy())
+    assert "megatron_fsdp" not in out and len(res.replaced) == 1 and "Outro \u2029." in out
