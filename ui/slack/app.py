@@ -19,7 +19,8 @@ from slack_sdk.errors import SlackApiError
 from assistant.answer import AskRequest
 from assistant.config import Settings
 from assistant.understand.language import detect_language
-from assistant.validator import UnusableInput
+from assistant.validator import UnusableInput, ValidationReport
+from ui.slack.attach import Uploads, attach_mesh
 from ui.slack.format import render_answer, render_report
 from ui.slack.phrases import say
 from ui.slack.slash import AskCommand, ValidateCommand, parse_command
@@ -40,6 +41,7 @@ class SlackOptions:
     sessions: ThreadSessions = field(default_factory=ThreadSessions)
     seen: SeenEvents = field(default_factory=SeenEvents)
     turns: ThreadTurns = field(default_factory=ThreadTurns)
+    uploads: Uploads = field(default_factory=Uploads)  # mesh pictures, while the token may upload files
 
 
 class MissingSetting(ValueError):
@@ -146,7 +148,9 @@ def build_app(assistant, settings: Settings, *, mode: str = "http", options: Sla
             return post(say("apology_error", lang))
         message = render_answer(answer)
         post(message.text, message.blocks)
-        opts.sessions.add(key, question, answer.text)
+        opts.sessions.add(key, question, answer.text)  # first: a follow-up may arrive while the picture uploads
+        attach_mesh(client, opts.uploads, channel=channel, thread_ts=thread, report=answer.validation,
+                    lang=answer.language)
 
     @app.event("app_mention")
     def on_mention(event, client, context):
@@ -157,14 +161,14 @@ def build_app(assistant, settings: Settings, *, mode: str = "http", options: Sla
         take_turn(event, client, context)  # only questions for us took a turn (`_thread_key`)
 
     @app.command(re.compile(r"^/meshwise"))
-    def on_command(ack, command, respond):
+    def on_command(ack, command, respond, client):
         text = command.get("text") or ""
         lang = detect_language(text)
         if len(text) > MAX_YAML_CHARS:
             return ack(say("too_long", lang, size=len(text), limit=MAX_YAML_CHARS))
         cmd = parse_command(text)
         if isinstance(cmd, ValidateCommand):
-            return ack(_validate_reply(assistant, cmd, lang))
+            return _validate_with_picture(assistant, cmd, lang, ack, command, client, opts, pool)
         if not cmd.question:
             return ack(say("ask_usage", lang))
         if not opts.limiter.allow(command.get("user_id", "?"), command.get("channel_id", "?")):
@@ -176,14 +180,29 @@ def build_app(assistant, settings: Settings, *, mode: str = "http", options: Sla
     return app
 
 
-def _validate_reply(assistant, cmd: ValidateCommand, lang: str) -> str:
+def _validate_reply(assistant, cmd: ValidateCommand, lang: str) -> tuple[str, ValidationReport | None]:
     if not cmd.yaml_text or not cmd.world_size:
-        return say("validate_usage", lang)
+        return say("validate_usage", lang), None
     try:
         report = assistant.validate(cmd.yaml_text, world_size=cmd.world_size, gpus_per_node=cmd.gpus_per_node or 8)
     except UnusableInput as exc:
-        return f":x: {exc.message_zh if lang == 'zh' else exc.message}"
-    return render_report(report, lang)
+        return f":x: {exc.message_zh if lang == 'zh' else exc.message}", None
+    return render_report(report, lang), report
+
+
+def _validate_with_picture(assistant, cmd: ValidateCommand, lang: str, ack, command: dict, client: WebClient,
+                           opts: SlackOptions, pool) -> None:
+    """The report as the acknowledgement (within Slack's 3 s); a valid layout's picture follows in the channel.
+
+    Files cannot be ephemeral, so the picture is posted with a comment naming who asked."""
+    text, report = _validate_reply(assistant, cmd, lang)
+    ack(text)
+    if report is None or not report.ok or not opts.uploads.enabled:
+        return
+    user = command.get("user_id")
+    comment = (f"<@{user}> `/meshwise validate`: " if user else "") + text.split("\n", 1)[0]
+    pool.submit(attach_mesh, client, opts.uploads, channel=command.get("channel_id", ""), report=report, lang=lang,
+                comment=comment)
 
 
 def _answer_command(assistant, cmd: AskCommand, respond, lang: str, timeout_s: float, pool) -> None:
