@@ -42,6 +42,25 @@ def _mean(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
+def answer_shape(scores: list[CaseScore]) -> dict:
+    """Per language (and all): body length distribution (sources block excluded) and the share of
+    answers that show a YAML. Cases without an answer (engine errors) are not counted."""
+    out = {}
+    for lang in (*LANGS, "all"):
+        sel = [s for s in scores if s.body_chars is not None and (lang == "all" or s.lang == lang)]
+        lengths = [float(s.body_chars) for s in sel]
+        with_yaml = sum(bool(s.shows_yaml) for s in sel)
+        out[lang] = {
+            "answers": len(sel),
+            "median_chars": percentile(lengths, 50),
+            "p90_chars": percentile(lengths, 90),
+            "max_chars": int(max(lengths)) if lengths else None,
+            "with_yaml": with_yaml,
+            "yaml_share": _rate(with_yaml, len(sel)),
+        }
+    return out
+
+
 def summarize(scores: list[CaseScore]) -> dict:
     by_lang = {lang: _group([s for s in scores if s.lang == lang]) for lang in LANGS}
     cats = [c for c in CATEGORIES if any(s.category == c for s in scores)]
@@ -76,9 +95,20 @@ def summarize(scores: list[CaseScore]) -> dict:
         "language_accuracy": _rate(sum(s.language_ok for s in scores), len(scores)),
         "retrieval": retrieval,
         "latency_ms": {"p50": percentile(lat, 50), "p95": percentile(lat, 95), "max": max(lat) if lat else None},
+        "answer_shape": answer_shape(scores),
         "engine_errors": sum(1 for s in scores if s.error),
         "check_failures": dict(failures.most_common()),
     }
+
+
+def shape_line(summary: dict) -> str:
+    """One line per language for the CLI: body length median / p90 / max and the YAML share."""
+    parts = []
+    for lang, a in summary["answer_shape"].items():
+        if lang != "all" and a["answers"]:
+            parts.append(f"{lang} median {a['median_chars']:.0f} / p90 {a['p90_chars']:.0f} / max {a['max_chars']} chars, "
+                         f"YAML in {_pct(a['yaml_share'])}")
+    return "answer length (sources excluded): " + ("; ".join(parts) if parts else "no answers")
 
 
 def load_report(path: Path) -> dict:
@@ -171,6 +201,11 @@ def render_markdown(report: dict) -> str:
     for lang, g in s["by_language"].items():
         r = s["retrieval"][lang]
         lines.append(f"| {lang} | {_cell(g)} | {r['recall_at_5']} | {r['mrr']} |")
+    lines += ["", "## Answer length and YAML shown", "",
+              "| language | answers | median chars | p90 chars | max chars | with YAML |", "|---|---|---|---|---|---|"]
+    for lang, a in s["answer_shape"].items():
+        lines.append(f"| {lang} | {a['answers']} | {a['median_chars']} | {a['p90_chars']} | {a['max_chars']} | "
+                     f"{_pct(a['yaml_share'])} ({a['with_yaml']}/{a['answers']}) |")
     lines += ["", "## Per category", "", "| category | en | zh | all |", "|---|---|---|---|"]
     for cat, g in s["by_category"].items():
         cl = s["by_category_language"][cat]

@@ -26,6 +26,14 @@ Our format (YAML with a top-level `cases:` list, or JSONL with one case per line
           sources: [pipeline-parallel]    # kb base ids that retrieval should surface
           intent: [diagnose]              # accepted intents
           intent_not: [out_of_scope]
+          lead: [verdict_no]              # facts that must match in the answer's first paragraph
+          max_chars: 1500                 # answer text without its sources block, at most N chars
+          judged: {distributed.tp_size: 4, distributed.pp_size: {in: [1, null]}}  # on Answer.judged
+          judged_absent: true             # Answer.judged must be None (nothing validated)
+          asks: [verdict, quantity]       # ask kinds that must be among Answer.asks
+
+Tuning cases live in evals/cases/ (the default set); held-out cases in evals/heldout/ use the same
+format and run only when named (`meshwise eval --set evals/heldout`).
 
 Facts and forbidden claims named by string come from `evals/facts.yaml`. An alternative inside a
 pattern group is either one regex (searched in the whole text) or a list of regexes that must all
@@ -51,6 +59,7 @@ MAX_FILE_BYTES = 4 * 1024 * 1024  # case files are small; refuse anything that i
 FACTS_FILE = EVALS_DIR / "facts.yaml"
 UPSTREAM_BEHAVIORS_FILE = EVALS_DIR / "upstream_behaviors.yaml"
 CASES_DIR = EVALS_DIR / "cases"
+HELDOUT_DIR = EVALS_DIR / "heldout"  # never part of the default set: scored once, not tuned against
 
 CATEGORIES: tuple[str, ...] = (
     "strategy",
@@ -65,6 +74,14 @@ CATEGORIES: tuple[str, ...] = (
     "out_of_scope",
     "adversarial",
     "upstream",
+)
+# Issue 11's question-first kinds; `real_user` holds questions taken from upstream issues and forums.
+QUESTION_FIRST_CATEGORIES: tuple[str, ...] = ("verdict", "quantity", "field_fact", "pasted_log", "multipart", "real_user")
+CATEGORIES += QUESTION_FIRST_CATEGORIES
+
+# The ask kinds an answer reports in `Answer.asks` (the contract with the engine).
+ASK_KINDS: tuple[str, ...] = (
+    "verdict", "quantity", "fact", "location", "recommendation", "config", "diagnosis", "out_of_scope", "nonsense",
 )
 
 
@@ -122,6 +139,11 @@ class Expectation:
     intent_not: tuple[str, ...] = ()
     model: str | None = None
     gpu: str | None = None
+    lead: tuple[PatternGroup, ...] = ()
+    max_chars: int | None = None
+    judged: tuple[FieldCheck, ...] = ()
+    judged_absent: bool | None = None
+    asks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -272,6 +294,7 @@ _CASE_KEYS = {"id", "lang", "category", "question", "world_size", "gpus_per_node
 _EXPECT_KEYS = {
     "world_size", "gpus_per_node", "strategy", "facts", "forbid", "yaml", "yaml_forbid", "yaml_shown",
     "valid", "rule_codes", "dp_size", "sources", "intent", "intent_not", "model", "gpu",
+    "lead", "max_chars", "judged", "judged_absent", "asks",
 }
 
 
@@ -308,6 +331,15 @@ def expectation(raw: Any, lib: FactLibrary, where: str) -> Expectation:
     valid = raw.get("valid")
     if valid is not None and not isinstance(valid, bool):
         raise CaseFormatError(f"{where}: `valid` must be true, false or absent")
+    judged_absent = raw.get("judged_absent")
+    if judged_absent is not None and not isinstance(judged_absent, bool):
+        raise CaseFormatError(f"{where}: `judged_absent` must be true, false or absent")
+    if judged_absent and raw.get("judged"):
+        raise CaseFormatError(f"{where}: `judged` and `judged_absent: true` contradict each other")
+    asks = _str_tuple(raw.get("asks"))
+    bad_asks = [a for a in asks if a not in ASK_KINDS]
+    if bad_asks:
+        raise CaseFormatError(f"{where}: unknown ask kinds {bad_asks}; use {list(ASK_KINDS)}")
     return Expectation(
         world_size=_opt_int(raw.get("world_size"), f"{where}: expect.world_size"),
         gpus_per_node=_opt_int(raw.get("gpus_per_node"), f"{where}: expect.gpus_per_node"),
@@ -325,6 +357,11 @@ def expectation(raw: Any, lib: FactLibrary, where: str) -> Expectation:
         intent_not=_str_tuple(raw.get("intent_not")),
         model=raw.get("model"),
         gpu=raw.get("gpu"),
+        lead=_groups(raw.get("lead"), lib.facts, where, "lead"),
+        max_chars=_opt_int(raw.get("max_chars"), f"{where}: expect.max_chars"),
+        judged=field_checks(raw.get("judged"), where),
+        judged_absent=judged_absent,
+        asks=asks,
     )
 
 

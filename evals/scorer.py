@@ -3,7 +3,11 @@
 The answer may be an `assistant.answer.Answer` or its `to_json()` dict (`meshwise ask --json`).
 A case passes when every check that its expectation asks for passes: required facts, no forbidden
 claim, strategy, YAML fields, validity of every YAML shown, verdict, rule codes, dp_size, intent,
-language. Retrieval (recall@5, reciprocal rank) is measured but does not decide the pass.
+language, and the question-first checks: the lead paragraph, the body length, the layout the answer
+judged (`Answer.judged`) and the asks it detected (`Answer.asks`). An answer without `judged` / `asks`
+(an engine that predates them) fails those checks instead of crashing the run. Retrieval (recall@5,
+reciprocal rank) is measured but does not decide the pass; body length and YAML shown are recorded
+for the report.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from typing import Any, Callable
 
 import yaml
 
-from evals.schema import Case, FieldCheck, PatternGroup
+from evals.schema import Case, Expectation, FieldCheck, PatternGroup
 
 MAX_YAML_BYTES = 256 * 1024
 DEFAULT_WORLD_SIZE = 8  # assumed for shown YAML when neither the case nor the answer names one
@@ -52,7 +56,8 @@ _NEG_BEFORE, _NEG_AFTER = 12, 25  # characters around a claim in which a negatio
 # A sentence that gives the verdict "this configuration is broken" (conditional sentences, which state
 # a rule, do not count: "if world_size is not divisible ..., startup fails").
 _INVALID_VERDICT = re.compile(
-    r"^\W*(?:invalid|not valid|rejected)\b|^\W*(?:无效|不合法|不可行)|\bfails? \d+ checks?|\b(?:config(?:uration)?|setup|yaml|recipe|this|it) (?:is|would be|will be) (?:invalid|not valid|rejected)"
+    r"^\W*(?:invalid|not valid|rejected)\b|^\W*(?:无效|不合法|不可行)|^\W*no\b\W{0,3}(?:[:,—–-]|it\b|this\b|that\b)"
+    r"|^\W*(?:不行|不可以|不能(?:跑|用|这样)|跑不起来|启动不了|起不来|会报错|启动会?(?:失败|报错))|\bfails? \d+ checks?|\b(?:config(?:uration)?|setup|yaml|recipe|this|it) (?:is|would be|will be) (?:invalid|not valid|rejected)"
     r"|\bwill (?:fail|be rejected) (?:at|on) (?:startup|start-up|launch)|\bnot feasible\b|\binfeasible\b"
     r"|\bno (?:valid )?config(?:uration)? (?:passes|is valid)|\bis not divisible by\b|\bisn't divisible by\b"
     r"|\bis not a multiple of\b|\bisn't a multiple of\b"
@@ -61,7 +66,12 @@ _INVALID_VERDICT = re.compile(
     re.I | re.A,
 )
 _CONDITIONAL = re.compile(r"\bif\b|\bwhen(?:ever)?\b|\bunless\b|\botherwise\b|如果|若|否则|的话|一旦|假如", re.I | re.A)
+# A sentence that reports a validator warning (MW-W-*, and no error code) describes a config that runs.
+_WARNING_ONLY = re.compile(r"^(?!.*\bMW-E-).*\bMW-W-", re.S)
 _CITATION_LINE = re.compile(r"^\s*\[\d+\]\s.*$", re.M)
+_SOURCES_HEADING = re.compile(r"^[ \t]*\*\*(?:Sources|来源)\*\*", re.M)
+LEAD_MAX_CHARS = 400
+_MISSING = object()  # an answer attribute the engine does not produce (yet)
 
 ValidateFn = Callable[..., Any]
 
@@ -91,6 +101,8 @@ class CaseScore:
     strategy_ok: bool | None = None
     yaml_blocks: int = 0  # YAML configs shown (the user's own input excluded)
     yaml_invalid: list[str] = field(default_factory=list)
+    body_chars: int | None = None  # answer text without the sources block
+    shows_yaml: bool | None = None  # any YAML shown, the user's own quoted back included
     validity_ok: bool | None = None
     dp_ok: bool | None = None
     language_ok: bool = True
@@ -122,6 +134,8 @@ class AnswerView:
     validation_codes: tuple[str, ...]
     source_base_ids: tuple[str, ...]
     params: dict
+    judged: Any = _MISSING  # Answer.judged: a config mapping, None, or _MISSING when not reported
+    asks: Any = _MISSING  # Answer.asks: a tuple of ask kinds, or _MISSING when not reported
 
 
 def base_doc_id(doc_id: str) -> str:
@@ -153,6 +167,8 @@ def view(answer: Any) -> AnswerView:
             validation_codes=codes,
             source_base_ids=sources,
             params=dict(answer.get("params") or {}),
+            judged=answer.get("judged", _MISSING),
+            asks=_asks(answer.get("asks", _MISSING)),
         )
     ok, codes = _validation_parts(getattr(answer, "validation", None))
     return AnswerView(
@@ -165,7 +181,15 @@ def view(answer: Any) -> AnswerView:
         validation_codes=codes,
         source_base_ids=tuple(base_doc_id(h.doc_id or h.id) for h in answer.sources),
         params=dict(answer.params or {}),
+        judged=getattr(answer, "judged", _MISSING),
+        asks=_asks(getattr(answer, "asks", _MISSING)),
     )
+
+
+def _asks(raw: Any) -> Any:
+    if raw is _MISSING or raw is None:
+        return _MISSING if raw is _MISSING else ()
+    return (str(raw),) if isinstance(raw, str) else tuple(str(a) for a in raw)
 
 
 # ----------------------------------------------------------------------------- text helpers
@@ -178,6 +202,27 @@ def normalize(text: str) -> str:
     for ch in ("×", "✕", "∗", "⋅"):
         t = t.replace(ch, "*")
     return t.replace("`", "").replace("**", "")
+
+
+def answer_body(text: str) -> str:
+    """The answer text without its sources block (from the `**Sources**` / `**来源**` line on)."""
+    m = _SOURCES_HEADING.search(text or "")
+    return (text or "")[: m.start()].rstrip() if m else (text or "").rstrip()
+
+
+def lead_of(text: str) -> str:
+    """The answer's first paragraph: leading notice lines (`_..._`) dropped, up to the first blank
+    line, at most LEAD_MAX_CHARS characters."""
+    lines = (text or "").splitlines()
+    i = 0
+    while i < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith("_")):
+        i += 1
+    para = []
+    for line in lines[i:]:
+        if not line.strip():
+            break
+        para.append(line)
+    return "\n".join(para)[:LEAD_MAX_CHARS]
 
 
 def sentences(text: str) -> list[str]:
@@ -247,7 +292,8 @@ def cjk_ratio(text: str) -> tuple[int, float]:
 
 def language_of(text: str) -> str:
     cjk, share = cjk_ratio(text)
-    return "zh" if cjk >= 8 and share >= 0.4 else "en" if share <= 0.15 else "mixed"
+    # Four CJK characters make a short Chinese verdict ("不行：`ddp` 不支持 TP") a Chinese answer; two do not.
+    return "zh" if cjk >= 4 and share >= 0.4 else "en" if share <= 0.15 else "mixed"
 
 
 # ----------------------------------------------------------------------------- YAML helpers
@@ -516,7 +562,10 @@ def score(case: Case, answer: Any, *, validate_fn: ValidateFn | None = None) -> 
     # Codes count when the answer's text names them: that is what the user reads.
     text_codes = set(_CODE.findall(normalize(text)))
     if exp.valid is not None:
-        verdicts_said = [x for x in sentences(normalize(text)) if _INVALID_VERDICT.search(x) and not _CONDITIONAL.search(x)]
+        verdicts_said = [
+            x for x in sentences(normalize(text))
+            if _INVALID_VERDICT.search(x) and not _CONDITIONAL.search(x) and not _WARNING_ONLY.search(x)
+        ]
         reported_invalid = ans.validation_ok is False
         if exp.valid:
             res.validity_ok = not verdicts_said and not reported_invalid
@@ -548,9 +597,44 @@ def score(case: Case, answer: Any, *, validate_fn: ValidateFn | None = None) -> 
     res.language_ok = ans.language in (None, case.lang) and detected == case.lang
     checks.append(Check("language", res.language_ok, f"expected {case.lang}, declared {ans.language}, prose looks {detected}"))
 
+    _question_first_checks(exp, ans, checks)
+    res.body_chars = len(answer_body(text))
+    res.shows_yaml = bool(shown)
+
     res.recall_at_5, res.reciprocal_rank = retrieval_scores(exp.sources, ans.source_base_ids)
     res.passed = all(c.passed for c in checks)
     return res
+
+
+def _question_first_checks(exp: Expectation, ans: AnswerView, checks: list[Check]) -> None:
+    """Lead paragraph, body length, the layout judged and the asks detected."""
+    if exp.lead:
+        lead = lead_of(ans.text)
+        missing = [g.name for g in exp.lead if not fact_present(g, lead)]
+        checks.append(Check("lead", not missing, f"not in the first paragraph: {', '.join(missing)} (lead: {lead[:120]!r})" if missing else ""))
+    if exp.max_chars is not None:
+        n = len(answer_body(ans.text))
+        checks.append(Check("max_chars", n <= exp.max_chars, f"{n} chars > {exp.max_chars}" if n > exp.max_chars else ""))
+    if exp.judged:
+        if ans.judged is _MISSING:
+            checks.append(Check("judged", False, "answer does not report what it judged"))
+        elif not isinstance(ans.judged, dict):
+            checks.append(Check("judged", False, f"nothing judged (judged={ans.judged!r})"))
+        else:
+            bad = [f"{c.path} {c.op} {c.value!r} (got {lookup(ans.judged, c.path)!r})" for c in exp.judged if not field_ok(c, ans.judged)]
+            checks.append(Check("judged", not bad, "; ".join(bad)))
+    if exp.judged_absent is not None:
+        if ans.judged is _MISSING:
+            checks.append(Check("judged_absent", False, "answer does not report what it judged"))
+        else:
+            ok = (ans.judged is None) == exp.judged_absent
+            checks.append(Check("judged_absent", ok, "" if ok else f"judged={ans.judged!r}"))
+    if exp.asks:
+        if ans.asks is _MISSING:
+            checks.append(Check("asks", False, "answer does not report its asks"))
+        else:
+            missing = [a for a in exp.asks if a not in ans.asks]
+            checks.append(Check("asks", not missing, f"missing {missing}, got {list(ans.asks)}" if missing else ""))
 
 
 def failed_score(case: Case, error: str) -> CaseScore:

@@ -1,7 +1,7 @@
 """`meshwise eval`: run the eval set through the answer engine and write a scored report.
 
 Default set: every case file under evals/cases plus the upstream skill's evals.json when it is
-present. Writes report.json, report.md, pass_rate.png and answers.jsonl to --out. Exit status 0
+present; the held-out cases (evals/heldout) run only when named: `--set evals/heldout`. Writes report.json, report.md, pass_rate.png and answers.jsonl to --out. Exit status 0
 unless a threshold given by --min-pass / --min-yaml-valid is missed (1), or the set is unusable (2).
 """
 from __future__ import annotations
@@ -26,7 +26,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--set", action="append", type=Path, default=[], dest="sets", metavar="PATH",
                    help="case file (YAML, JSONL, or an upstream evals.json) or directory; repeatable "
-                        "(default: evals/cases and the upstream evals.json)")
+                        "(default: evals/cases and the upstream evals.json; held-out cases only "
+                        "with --set evals/heldout)")
     p.add_argument("--llm", choices=("offline", "openai"), default="offline", help="answer mode (default offline)")
     p.add_argument("--out", type=Path, default=Path("eval-report"), help="output directory (default ./eval-report)")
     p.add_argument("--baseline", type=Path, default=None, metavar="PREV.json",
@@ -42,7 +43,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from assistant.config import load_settings
-    from evals.report import build_report, load_report, threshold_failures, write_report
+    from evals.report import build_report, load_report, shape_line, threshold_failures, write_report
     from evals.runner import run as run_cases
     from evals.schema import CaseFormatError, default_set_paths, load_set
 
@@ -75,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"strategy accuracy: {pct(s['strategy_accuracy']['rate'])}  shown YAML valid: "
           f"{pct(s['yaml_validity']['rate'])} of {s['yaml_validity']['blocks']}  validity agreement: "
           f"{pct(s['validity_agreement']['rate'])}")
+    print(shape_line(s))
     r = s["retrieval"]["all"]
     print(f"retrieval recall@5: {r['recall_at_5']}  MRR: {r['mrr']}  latency p50/p95: "
           f"{s['latency_ms']['p50']}/{s['latency_ms']['p95']} ms  wall: {result.wall_s:.1f} s")

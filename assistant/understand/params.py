@@ -19,6 +19,7 @@ from assistant.datafile import read_yaml
 from assistant.understand import catalog
 from assistant.understand.numbers import NUMBER, ZH_NUMBER, parse_number
 from assistant.understand.query import Params
+from assistant.understand.pasted import split_pasted
 
 
 MAX_QUESTION_CHARS = 20_000  # longer input is cut: nobody asks a sizing question this long
@@ -35,6 +36,8 @@ class Vocab:
     topics: dict[str, re.Pattern]  # subjects that are never a wish (mesh, batch, pp_schedule ...)
     negation_en: re.Pattern
     negation_zh: re.Pattern
+    negation_after_en: re.Pattern
+    negation_after_zh: re.Pattern
     strategies: dict[str, re.Pattern]
     strategy_negation_en: re.Pattern
     strategy_negation_zh: re.Pattern
@@ -73,6 +76,8 @@ def load_vocab(path: Path = _VOCAB_PATH) -> Vocab:
         topics={k: _alt(v) for k, v in data["topics"].items()},
         negation_en=re.compile(data["negation"]["en"], re.I),
         negation_zh=re.compile(data["negation"]["zh"]),
+        negation_after_en=re.compile(data["negation_after"]["en"], re.I),
+        negation_after_zh=re.compile(data["negation_after"]["zh"]),
         strategies={k: _alt(v) for k, v in data["strategies"].items()},
         strategy_negation_en=re.compile(data["strategy_negation"]["en"], re.I),
         strategy_negation_zh=re.compile(data["strategy_negation"]["zh"]),
@@ -119,49 +124,6 @@ def spell_out(prose: str) -> str:
     """"tensor and pipeline parallelism" -> "tensor parallelism and pipeline parallelism" (both languages)."""
     t = _SHARED_EN.sub(lambda m: f"{m.group(1)} parallelism {m.group(2)} ", prose)
     return _SHARED_ZH.sub(lambda m: f"{m.group(1)}并行{m.group(2)}", t)
-
-
-# --- pasted YAML -------------------------------------------------------------------------------
-
-_FENCED = re.compile(r"```[ \t]*(?:ya?ml|YAML)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
-_YAML_TOP = re.compile(r"^[ \t]*(distributed|step_scheduler|packed_sequence|model|dataset)[ \t]*:[ \t]*(#.*)?$", re.M)
-_YAML_LINE = re.compile(r"^(?:[ \t]+\S.*|[ \t]*[A-Za-z_][\w.\-]*[ \t]*:.*|[ \t]*-[ \t].*|[ \t]*#.*|[ \t]*)$")
-
-
-def extract_yaml(text: str) -> tuple[str | None, str]:
-    """(the YAML pasted in the question, the question without it).
-
-    Fenced blocks count when they look like a mapping; a bare block counts from a top-level
-    recipe key (`distributed:`) to the first line that is not YAML."""
-    for m in _FENCED.finditer(text):
-        body = m.group(1).strip("\n")
-        if re.search(r"^[ \t]*[A-Za-z_][\w.\-]*[ \t]*:", body, re.M):
-            return body.rstrip() + "\n", (text[: m.start()] + " " + text[m.end():]).strip()
-    m = _YAML_TOP.search(text)
-    if not m:
-        # "distributed: {strategy: fsdp2, tp_size: 8}" inline on one line
-        inline = re.search(r"(distributed\s*:\s*\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})", text)
-        if inline:
-            return inline.group(1) + "\n", (text[: inline.start()] + " " + text[inline.end():]).strip()
-        return None, text
-    start = text.rfind("\n", 0, m.start()) + 1
-    lines = text[start:].split("\n")
-    kept = []
-    for i, line in enumerate(lines):
-        if i > 0 and not _YAML_LINE.match(line):
-            break
-        # a prose sentence ("What is wrong with it?") ends the block even though it has a colon-free shape
-        if i > 0 and line and not line[0].isspace() and ":" not in line and not line.lstrip().startswith(("-", "#")):
-            break
-        kept.append(line)
-    while kept and not kept[-1].strip():
-        kept.pop()
-    block = "\n".join(kept)
-    # need at least one indented child line or an inline value to be YAML rather than a stray "model:" in prose
-    if not re.search(r"^[ \t]+\S", block, re.M) and len(kept) < 2:
-        return None, text
-    rest = (text[:start] + " " + "\n".join(lines[len(kept):])).strip()
-    return block + "\n", rest
 
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -436,9 +398,43 @@ _EN_SIZE_NAMES = {
 }
 
 
-def _sizes(text: str) -> dict[str, int]:
+# Several sizes given one value: "pp and cp both 1", "tp=cp=1", "cp 和 pp 都是 1", "tp、cp 都设 1".
+_SHARED_KEY = r"(?:tp|pp|cp|ep)(?:_size)?"
+_SHARED_SEP = r"\s*(?:,|/|&|\band\b|\bor\b|、|和|与|以及|及|跟)\s*"
+_SHARED_PLURAL = re.compile(
+    rf"(?<![a-z_])(?P<keys>{_SHARED_KEY}(?:{_SHARED_SEP}{_SHARED_KEY})+)\s*(?:sizes?\s*)?"
+    r"(?:(?:are|were|is)\s+(?:both|all|each)(?:\s+set\s+to|\s+at|\s*=)?|(?:both|all|each)(?:\s+set\s+to|\s+at|\s+equal(?:\s+to)?|\s*=|\s+are)?"
+    r"|are(?:\s+set\s+to)?|都(?:是|为|设为|设成|设|等于|取|用)?|均(?:为|是|设为|设)?|全(?:是|为|设为)?|同为)"
+    r"\s*(?:=|为|是)?\s*(?P<value>\d+)(?![\d.x])",
+    re.I,
+)
+# "pp/cp = 1", "tp, cp: 1": a list joined by a slash or comma, then one value ("tp and pp=2" is pp alone).
+_SHARED_LIST = re.compile(
+    rf"(?<![a-z_])(?P<keys>{_SHARED_KEY}(?:\s*(?:/|,|、)\s*{_SHARED_KEY})+)\s*(?:sizes?\s*)?(?:=|:)\s*(?P<value>\d+)(?![\d.x])",
+    re.I,
+)
+_CHAINED_EQ = re.compile(rf"(?<![a-z_])(?P<keys>{_SHARED_KEY}(?:\s*=\s*{_SHARED_KEY})+)\s*=\s*(?P<value>\d+)(?![\d.x])", re.I)
+
+
+def _shared_sizes(text: str) -> tuple[dict[str, int], str]:
+    """Sizes stated together with one value, and the text with those phrases blanked."""
     out: dict[str, int] = {}
+    for pat in (_CHAINED_EQ, _SHARED_PLURAL, _SHARED_LIST):
+        for m in list(pat.finditer(text)):
+            val = int(m.group("value"))
+            if not 1 <= val <= 65536:
+                continue
+            for key in re.findall(r"tp|pp|cp|ep", m.group("keys"), re.I):
+                out.setdefault(key.lower(), val)
+            text = _blank(text, m.span())
+    return out, text
+
+
+def _sizes(text: str) -> dict[str, int]:
+    out, text = _shared_sizes(text)
     for key in ("tp", "pp", "cp", "ep", "dp_replicate"):
+        if key in out:
+            continue
         pats = [
             rf"(?<![a-z]){key}(?:_size)?\s*{_SIZE_VERB}?\s*(\d+)(?!\.\d|\d|x)",
             rf"(\d+)\s*[-‐]?\s*(?:way|路|卡)\s*{key}\b",
@@ -505,6 +501,12 @@ def _batches(text: str) -> tuple[int | None, int | None]:
     )
     g = int(gbs.group(1) or gbs.group(2)) if gbs else None
     lo = int(lbs.group(1)) if lbs else None
+    # "global 64 / local 2", "全局 64，局部 2": the pair names both without the word batch
+    pair = re.search(r"\bglobal\s*(?:=|:)?\s*(\d+)\s*(?:/|,|，|and|;)?\s*(?:and\s+)?local\s*(?:=|:)?\s*(\d+)"
+                     r"|全局\s*(?:=|:|为)?\s*(\d+)\s*[/,，、]?\s*(?:局部|本地|每卡)\s*(?:=|:|为)?\s*(\d+)", text, re.I)
+    if pair:
+        g = g if g is not None else int(pair.group(1) or pair.group(3))
+        lo = lo if lo is not None else int(pair.group(2) or pair.group(4))
     if g is None:
         bare = re.search(r"(?<![\w])batch[\s_-]*size\s*(?:=|:|is|of|为|是)?\s*(\d+)|批(?:次)?大小\s*(?:=|:|为|是)?\s*(\d+)", text, re.I)
         if bare and not lbs:
@@ -572,7 +574,9 @@ def _features(text: str, v: Vocab, sizes: dict[str, int]) -> tuple[frozenset[str
         for m in pat.finditer(text):
             if _inquired(text[: m.start()], text[m.end():], v):
                 continue
-            if _negated(text[: m.start()], v.negation_en, v.negation_zh):
+            after = text[m.end():m.end() + 40]
+            if _negated(text[: m.start()], v.negation_en, v.negation_zh) \
+                    or v.negation_after_en.match(after) or v.negation_after_zh.match(after):
                 unwanted.add(feat)
             else:
                 wanted.add(feat)
@@ -610,8 +614,11 @@ def extract_params(question: str) -> Params:
     """Everything the question states, in English or Chinese; absent facts stay None."""
     v = load_vocab()
     text = normalize(question)
-    yaml_text, prose = extract_yaml(text)
-    prose = spell_out(tame(prose[:MAX_PROSE_CHARS]))
+    # Numbers are read from the question's own words: a pasted log's "non_pp_size=12" is upstream's
+    # arithmetic, not a size the user chose, and a pasted config is read whole by the validator.
+    pasted = split_pasted(text)
+    yaml_text = pasted.configs[0] if pasted.configs else None
+    prose = spell_out(tame(pasted.prose[:MAX_PROSE_CHARS]))
     found = _model(prose, v)
     gpu_type, gpu_mem, default_mem = _gpu_type(prose, v)
     # A model name's size ("70B") and a GPU's memory ("80G") are no counts: hide them from topology.

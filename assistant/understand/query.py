@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, Mapping
 
 Intent = Literal[
     "strategy",  # which strategy / how to lay out parallelism for a scenario
@@ -60,6 +60,72 @@ class Params:
         return Params(**vals)
 
 
+AskKind = Literal["verdict", "quantity", "fact", "location", "recommendation", "config", "diagnosis",
+                  "out_of_scope", "nonsense"]
+ASK_KINDS: tuple[str, ...] = ("verdict", "quantity", "fact", "location", "recommendation", "config", "diagnosis",
+                              "out_of_scope", "nonsense")
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One thing the question asks, answered in the order asked."""
+    kind: AskKind
+    text: str  # the clause that asks it
+    # quantity: dp_size | dp_shard | ep_shard | mesh_shape | moe_mesh_shape | grad_acc_steps | microbatches |
+    # memory | world_size; fact / location: the identifier or quoted error text asked about
+    target: str | None = None
+
+
+@dataclass(frozen=True)
+class Pasted:
+    """What was pasted into the question, sorted: configs (YAML text), error output, and the prose."""
+    configs: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+    prose: str = ""
+
+
+SIZE_KEYS: tuple[str, ...] = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
+
+
+@dataclass(frozen=True)
+class Stated:
+    """The layout the user fixed in prose: a size stated is a constraint, 1 included ("no PP" is pp_size 1)."""
+    strategy: str | None = None
+    sizes: Mapping[str, int] = field(default_factory=dict)  # only the stated keys of SIZE_KEYS
+    rest_data_parallel: bool = False  # "the rest data parallel": dp_size is inferred, not a free size to choose
+    options: Mapping[str, Any] = field(default_factory=dict)  # other distributed keys set in prose
+    # Features asked about or for without a size ("can megatron_fsdp do PP?"): a capability, not a layout.
+    wanted: frozenset[str] = frozenset()
+
+    def any(self) -> bool:
+        return bool(self.strategy or self.sizes or self.options)
+
+
+@dataclass(frozen=True)
+class Situation:
+    """The user's situation, read exactly, once: every later step reads this instead of re-resolving it."""
+    world_size: int | None = None
+    world_source: str | None = None  # "request" | "text" | "nodes*gpus" | None
+    nodes: int | None = None
+    gpus_per_node: int | None = None
+    gpus_per_node_source: str | None = None  # "request" | "text" | None (a default is applied downstream)
+    model: str | None = None
+    gpu: str | None = None
+    seq_len: int | None = None
+    global_batch_size: int | None = None
+    local_batch_size: int | None = None
+    pp_microbatch_size: int | None = None
+    stated: Stated = field(default_factory=Stated)
+    pasted: Pasted = field(default_factory=Pasted)
+
+    def user_recipe(self) -> dict | None:
+        """The user's own layout as a recipe mapping: the pasted config when there is one, else the sizes
+        stated in prose (unstated sizes left to upstream's defaults). None when the user stated no layout."""
+        from assistant.understand.stated import recipe_of
+
+        return recipe_of(self)
+
+
 @dataclass(frozen=True)
 class Query:
     text: str  # the question as asked
@@ -69,3 +135,5 @@ class Query:
     topics: tuple[str, ...] = ()  # features / subjects named, for retrieval filters and pitfalls
     retrieval_text: str = ""  # question plus glossary expansion, for the retriever
     injection: bool = False  # the question tried to override rules ("ignore the validator")
+    situation: Situation = field(default_factory=Situation)
+    asks: tuple[Ask, ...] = ()

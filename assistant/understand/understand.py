@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Iterable
 
 from assistant.config import KB_DIR
-from assistant.retrieve.expand import Glossary, load_glossary
+from assistant.index.glossary import Glossary, load_glossary
+from assistant.understand.asks import detect_asks, rescued_intent
 from assistant.understand.intent import detect_injection, score_intents
 from assistant.understand.language import resolve_language
 from assistant.understand.params import MAX_PROSE_CHARS, MAX_QUESTION_CHARS, extract_params, load_vocab, normalize, spell_out, with_topology
-from assistant.understand.query import Params, Query
+from assistant.understand.pasted import split_pasted
+from assistant.understand.query import Params, Query, Situation
+from assistant.understand.stated import stated_layout
 
 MAX_HISTORY_TURNS = 20  # older turns are dropped: a follow-up refers to the recent conversation
 _FOLLOW_UP_CONTEXT_CHARS = 500  # of the previous question, added to a follow-up's retrieval text
@@ -104,14 +107,46 @@ def _merge(current: Params, earlier: Params) -> Params:
     return with_topology(merged)
 
 
+def _with_request(p: Params, own: Params, *, world_size: int | None, gpus_per_node: int | None,
+                  model: str | None, gpu: str | None) -> tuple[Params, Situation]:
+    """The request's explicit values win over the text; where each number came from is kept."""
+    over = {k: v for k, v in (("world_size", world_size), ("gpus_per_node", gpus_per_node), ("gpu", gpu),
+                               ("model", model)) if v is not None}
+    if world_size is not None and gpus_per_node is None and p.nodes and p.gpus_per_node \
+            and p.nodes * p.gpus_per_node != world_size:
+        over["nodes"] = None  # the explicit total wins over a node count read from the text
+    if over:
+        p = replace(p, **over)
+    if world_size is not None:
+        world_source = "request"
+    elif p.world_size is None:
+        world_source = None
+    elif p.nodes and p.gpus_per_node and own.world_size == p.world_size and own.nodes and own.gpus_per_node:
+        world_source = "nodes*gpus"
+    else:
+        world_source = "text"
+    gpn_source = "request" if gpus_per_node is not None else ("text" if p.gpus_per_node is not None else None)
+    return p, Situation(
+        world_size=p.world_size, world_source=world_source, nodes=p.nodes, gpus_per_node=p.gpus_per_node,
+        gpus_per_node_source=gpn_source, model=p.model, gpu=p.gpu, seq_len=p.seq_len,
+        global_batch_size=p.global_batch_size, local_batch_size=p.local_batch_size,
+        pp_microbatch_size=p.pp_microbatch_size,
+    )
+
+
 def understand(
     question: str,
     history: Iterable = (),
     lang: str = "auto",
     *,
     glossary: Glossary | None = None,
+    world_size: int | None = None,
+    gpus_per_node: int | None = None,
+    model: str | None = None,
+    gpu: str | None = None,
 ) -> Query:
-    """Language, intent, parameters (carried over from earlier user turns), topics, retrieval text."""
+    """Language, intent, parameters (carried over from earlier user turns, overridden by the request's
+    explicit values), the situation, the asks, topics, retrieval text."""
     question = (question or "")[:MAX_QUESTION_CHARS]
     turns = [_turn_fields(t) for t in history][-MAX_HISTORY_TURNS:]
     earlier_user = [content for role, content in turns if role == "user" and content.strip()]
@@ -131,6 +166,7 @@ def understand(
     is_follow_up = bool(earlier_user) and (
         _FOLLOW_UP.search(normalize(question)) is not None or (scored.score < _WEAK_INTENT and own != Params())
     )
+    intent = rescued_intent(question, intent)
     if is_follow_up and prev_intent and scored.score < _WEAK_INTENT:
         intent = prev_intent
     elif intent == "nonsense" and earlier_user and own != Params():
@@ -151,6 +187,10 @@ def understand(
     if extra:
         retrieval = f"{retrieval} {' '.join(extra)}"
 
+    params, situation = _with_request(params, own, world_size=world_size, gpus_per_node=gpus_per_node,
+                                      model=model, gpu=gpu)
+    pasted = split_pasted(normalize(question))
+    situation = replace(situation, stated=stated_layout(params, pasted.prose), pasted=pasted)
     return Query(
         text=question,
         lang=resolve_language(question, lang),
@@ -159,4 +199,7 @@ def understand(
         topics=topics,
         retrieval_text=retrieval,
         injection=detect_injection(question),
+        situation=situation,
+        asks=detect_asks(question, pasted, intent, has_layout=bool(
+            situation.stated.sizes or pasted.configs or pasted.errors or situation.world_size)),
     )

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 
-from evals.report import build_report, compare, load_report, percentile, render_markdown, threshold_failures, write_report
+from evals.report import (build_report, compare, load_report, percentile, render_markdown, shape_line,
+                          threshold_failures, write_report)
 from evals.scorer import CaseScore, Check
 
 
@@ -84,3 +85,23 @@ def test_thresholds_per_language():
     misses = threshold_failures(report, min_pass=0.7, min_yaml_valid=1.0)
     assert misses == ["pass rate zh 50.0% < 70.0%", "shown YAML valid 75.0% < 100.0%"]
     assert threshold_failures(report, min_pass=0.5) == []
+
+
+def test_answer_shape_per_language():
+    scores = [
+        cs("l1", "en", "verdict", True, body_chars=100, shows_yaml=False),
+        cs("l2", "en", "verdict", True, body_chars=300, shows_yaml=True),
+        cs("l3", "en", "verdict", False, body_chars=2000, shows_yaml=True),
+        cs("l4", "zh", "verdict", True, body_chars=500, shows_yaml=False),
+        cs("l5", "zh", "verdict", False, error="engine raised X"),  # no answer: not counted
+    ]
+    report = build_report(scores)
+    shape = report["summary"]["answer_shape"]
+    assert shape["en"] == {"answers": 3, "median_chars": 300.0, "p90_chars": 1660.0, "max_chars": 2000,
+                           "with_yaml": 2, "yaml_share": 0.6667}
+    assert shape["zh"]["answers"] == 1 and shape["zh"]["yaml_share"] == 0.0
+    assert shape["all"]["max_chars"] == 2000
+    md = render_markdown(report)
+    assert "| en | 3 | 300.0 | 1660.0 | 2000 | 66.7% (2/3) |" in md
+    line = shape_line(report["summary"])
+    assert "en median 300 / p90 1660 / max 2000 chars, YAML in 66.7%" in line and "zh median 500" in line

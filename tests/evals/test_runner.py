@@ -77,3 +77,29 @@ def test_cli_rejects_an_unusable_set(tmp_path, capsys):
 def test_cli_rejects_a_bad_threshold():
     with pytest.raises(SystemExit):
         build_parser().parse_args(["eval", "--min-pass", "-3"])
+
+
+def test_cli_runs_a_named_set_and_prints_the_answer_shape(tmp_path, monkeypatch, capsys):
+    """`meshwise eval --set DIR` runs exactly that directory's cases (how the held-out set is run) and
+    the summary prints the answer-length distribution and the YAML share per language."""
+    import evals.runner
+
+    heldout = tmp_path / "heldout"
+    heldout.mkdir()
+    (heldout / "heldout_en.yaml").write_text(
+        "cases:\n  - {id: h-en-1, lang: en, category: verdict, question: 'Does tp 4 with pp 3 run on 40 GPUs?'}\n"
+        "  - {id: h-en-2, lang: en, category: quantity, question: 'dp_size for tp 2 on 16 GPUs?'}\n", encoding="utf-8")
+    seen: list[str] = []
+    real_run = evals.runner.run
+
+    def recording_run(cases, **kw):
+        cases = list(cases)
+        seen.extend(c.id for c in cases)
+        return real_run(cases, assistant=RecordingAsker(), progress=False)
+
+    monkeypatch.setattr(evals.runner, "run", recording_run)
+    monkeypatch.setenv("MESHWISE_CONFIG", str(tmp_path / "none.toml"))
+    assert main(["eval", "--set", str(heldout), "--out", str(tmp_path / "o"), "--no-progress"]) == 0
+    assert seen == ["h-en-1", "h-en-2"]
+    out = capsys.readouterr().out
+    assert "answer length (sources excluded): en median" in out and "YAML in 0.0%" in out

@@ -13,6 +13,8 @@ from evals.schema import (
     CASES_DIR,
     CATEGORIES,
     CaseFormatError,
+    HELDOUT_DIR,
+    QUESTION_FIRST_CATEGORIES,
     default_set_paths,
     load_case_file,
     load_fact_library,
@@ -38,11 +40,16 @@ def our_cases():
 
 def test_set_size_languages_and_categories(our_cases):
     assert len(our_cases) >= 150
-    langs = Counter(c.lang for c in our_cases)
-    assert langs["zh"] * 2 >= len(our_cases)
+    # The issue-11 cases (`q-en-*`, `q-zh-*`) are written per language on two branches; their sizes are
+    # held per language in tests/evals/test_case_files.py. The balance holds for the rest of the set.
+    rest = [c for c in our_cases if not c.id.startswith("q-")]
+    langs = Counter(c.lang for c in rest)
+    assert langs["zh"] * 2 >= len(rest)
     cats = Counter(c.category for c in our_cases)
-    assert set(cats) == set(CATEGORIES)
-    for cat in CATEGORIES:
+    assert set(cats) <= set(CATEGORIES)
+    # The question-first categories (issue 11) are held per language in tests/evals/test_case_files.py,
+    # counting the held-out files as well.
+    for cat in set(CATEGORIES) - set(QUESTION_FIRST_CATEGORIES):
         assert {c.lang for c in our_cases if c.category == cat} == {"en", "zh"}, cat
 
 
@@ -58,9 +65,10 @@ def test_every_error_code_is_diagnosed_at_least_once(our_cases):
 
 
 def test_pasted_yaml_has_the_stated_verdict(our_cases):
-    """Consistency of the set: each pasted config gets the verdict and error codes the case expects."""
+    """Consistency of the set: each pasted config gets the verdict and error codes the case expects
+    (held-out cases too: this only runs the validator on their pasted YAML, never the engine)."""
     checked = 0
-    for c in our_cases:
+    for c in [*our_cases, *load_set([HELDOUT_DIR])]:
         blocks = user_yaml_blocks(c.question)
         if not blocks or c.expect.valid is None or c.history:
             continue
@@ -160,3 +168,10 @@ def test_duplicate_ids_across_files_are_rejected(tmp_path):
                                                                 "question": "q"}]}), encoding="utf-8")
     with pytest.raises(CaseFormatError, match="duplicate"):
         load_set([tmp_path])
+
+
+def test_held_out_cases_are_not_in_the_default_set():
+    paths = [p.resolve() for p in default_set_paths()]
+    assert HELDOUT_DIR.resolve() not in paths
+    assert all(HELDOUT_DIR.resolve() not in p.parents for p in paths)
+    assert not any(c.id.startswith("h-") for c in load_set(default_set_paths()))

@@ -340,6 +340,7 @@ def test_language_detection():
     assert language_of("Use fsdp2 and keep tensor parallelism (张量并行) inside a node; pipeline parallelism "
                        "and data parallelism can span nodes over InfiniBand.") == "en"
     assert language_of("推荐 fsdp2") != "zh"  # too little Chinese to call it a Chinese answer
+    assert language_of("不行：`ddp` 不支持张量并行。") == "zh"  # short, but Chinese
 
 
 def test_user_yaml_extraction_fenced_and_raw():
@@ -396,3 +397,29 @@ def test_conditional_rules_are_not_verdicts(cases):
     wrong = text.replace("If world_size is not divisible", "This config is invalid: 24 is not divisible by 8, so")
     assert "validity" in failed_checks(score(case, make_answer(wrong, lang="en", yaml_text=yaml_text, world_size=24,
                                                                   intent="sizing")))
+
+
+def test_warning_sentences_are_not_invalid_verdicts(cases):
+    """A validator warning ("12 is not a multiple of gpus_per_node 8", MW-W-*) describes a config that runs;
+    the same wording with an error code (MW-E-*) still counts as calling the config broken."""
+    case = cases["sizing-en-24-tp8"]
+    yaml_text = "distributed:\n  strategy: fsdp2\n  tp_size: 8\n"
+    warning = ("On 24 GPUs, dp_size = 24 / (8 * 1 * 1) = 3 [1].\n- MW-W-WORLD-NOT-NODE-MULTIPLE: world_size (24) is "
+               f"not a multiple of gpus_per_node (16): one node is partly used.\n\n```yaml\n{yaml_text}```\n")
+    result = score(case, make_answer(warning, lang="en", yaml_text=yaml_text, world_size=24, intent="sizing"))
+    assert "validity" not in failed_checks(result)
+    error = warning.replace("MW-W-WORLD-NOT-NODE-MULTIPLE", "MW-E-WORLD-DIVISIBLE")
+    result = score(case, make_answer(error, lang="en", yaml_text=yaml_text, world_size=24, intent="sizing"))
+    assert "validity" in failed_checks(result)
+
+
+def test_a_plain_no_opening_is_an_invalid_verdict(cases):
+    """"No: ..." / "不行：..." opening the answer is the verdict the user reads, rule code or not."""
+    case = cases["diag-en-ep-divides"]
+    for text in ("No: 12 GPUs with ep_size 8 fail at start-up, 12 is not a multiple of 8.\n",
+                 "**不行**：`ep_size` 8 在 12 张卡上启动就会报错。\n"):
+        result = score(case, make_answer(text, lang="en", yaml_text=None, world_size=12, intent="diagnose"))
+        assert result.validity_ok is True, text
+    for text in ("Nothing is wrong here: ep_size 8 works on 12 GPUs.\n", "不管怎样都能跑。\n"):
+        result = score(case, make_answer(text, lang="en", yaml_text=None, world_size=12, intent="diagnose"))
+        assert result.validity_ok is False, text

@@ -3,7 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.understand.params import extract_params, extract_yaml
+from assistant.understand.params import extract_params
+from assistant.understand.pasted import split_pasted
+
+
+def extract_yaml(text):
+    """(first pasted config, the prose): the old helper's shape, read from split_pasted."""
+    p = split_pasted(text)
+    return (p.configs[0] if p.configs else None), p.prose
 
 # (question, expected subset of Params fields)
 EN = [

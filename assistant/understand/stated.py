@@ -1,0 +1,116 @@
+"""The layout the user stated, and that layout as a recipe the validator can judge.
+
+A size the user states is a constraint, never a feature to switch on or off: "no PP" is
+`pp_size: 1`, "pp and cp both 1" is two sizes of 1, and "the rest data parallel" means dp_size is
+whatever the world leaves (upstream infers it when `dp_size` is unset). A verdict or a quantity is
+computed on exactly this layout; only after a "no" may an answer propose another one.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from assistant.understand.query import SIZE_KEYS, Params, Stated
+from assistant.validator import UnusableInput
+from assistant.validator.coerce import load_yaml
+
+if TYPE_CHECKING:
+    from assistant.understand.query import Situation
+
+# Features whose exclusion ("no TP", "不开 PP") fixes their size at 1.
+_EXCLUDED_SIZE = {"tp": "tp_size", "pp": "pp_size", "cp": "cp_size", "ep": "ep_size", "hsdp": "dp_replicate_size"}
+_REST_DP = re.compile(
+    r"\b(?:the\s+)?(?:rest|remaining(?:\s+(?:gpus|ranks|devices))?|remainder|everything\s+else|what(?:'s|\s+is)\s+left)\b"
+    r".{0,30}?(?:data[\s_-]*parallel|\bdp\b|\bfsdp2?\b|shard(?:ed|ing)?)"
+    r"|(?:data[\s_-]*parallel(?:ism)?|\bdp\b)\s+(?:for|on|over|across)\s+(?:the\s+)?(?:rest|remaining|remainder)"
+    r"|(?:其余|其他|剩下|剩余|余下)(?:的)?(?:卡|gpu|GPU|部分|维度)?.{0,6}?(?:做|用|走|都|全)?(?:是|做)?\s*(?:数据并行|dp|DP|fsdp)",
+    re.I,
+)
+_SCHEDULE = re.compile(
+    r"(?<![\w])(interleaved[_ -]?1f1b|1f1b|gpipe|looped[_ -]?bfs|interleaved[_ -]?zero[_ -]?bubble|zb[_ -]?v[_ -]?zero[_ -]?bubble"
+    r"|zbv[_ -]?zero[_ -]?bubble|dualpipev|zero[_ -]?bubble|v[_ -]?schedule)(?![\w])",
+    re.I,
+)
+_SP_ON = re.compile(r"sequence[\s_-]*parallel(?:ism)?\s*(?:=|:|on|true|enabled)|\bsp\s*(?:=|:)\s*(?:true|on)|开(?:启)?\s*序列并行|序列并行\s*(?:开|打开|=\s*true)", re.I)
+_AC_ON = re.compile(r"(?:with|using|enable[ds]?|turn(?:ed)?\s+on)\s+(?:full\s+|selective\s+)?activation[\s_-]*checkpointing|activation_checkpointing\s*(?:=|:)\s*(?:true|full|selective)"
+                    r"|开(?:启)?(?:了)?\s*(?:激活(?:值)?(?:检查点|重计算)|activation[\s_-]*checkpointing)", re.I)
+
+
+def stated_layout(params: Params, prose: str) -> Stated:
+    """Sizes and options the user fixed in prose (pasted YAML is read as a whole by `recipe_of`)."""
+    sizes: dict[str, int] = {}
+    for key in SIZE_KEYS:
+        v = getattr(params, key, None)
+        if isinstance(v, int) and v >= 1:
+            sizes[key] = v
+    for feat in sorted(params.unwanted):
+        key = _EXCLUDED_SIZE.get(feat)
+        if key and key not in sizes:
+            sizes[key] = 1
+    options: dict[str, Any] = {}
+    m = _SCHEDULE.search(prose or "")
+    if m:
+        options["pipeline.pp_schedule"] = m.group(1)  # as written: a wrong spelling is the user's to be told about
+    if params.pp_microbatch_size:
+        options["pipeline.pp_microbatch_size"] = params.pp_microbatch_size
+    if _SP_ON.search(prose or ""):
+        options["sequence_parallel"] = True
+    if _AC_ON.search(prose or ""):
+        options["activation_checkpointing"] = "selective" if re.search(r"selective", prose, re.I) else True
+    rest = bool(_REST_DP.search(prose or ""))
+    if rest:
+        sizes.pop("dp_size", None)  # "dp for the rest" names no number: upstream infers it
+    sized = {"hsdp" if k == "dp_replicate_size" else k.removesuffix("_size") for k in sizes}
+    return Stated(strategy=params.strategy, sizes=sizes, rest_data_parallel=rest, options=options,
+                  wanted=frozenset(params.wanted - sized))
+
+
+def config_mapping(text: str) -> dict | None:
+    """A pasted config as a recipe mapping (`{"distributed": {...}, ...}`); None when it is not one."""
+    try:
+        data = load_yaml(text)
+    except UnusableInput:
+        return None
+    if not isinstance(data, dict):
+        return None
+    if "distributed" in data or any(k in data for k in ("step_scheduler", "packed_sequence")):
+        return data
+    if any(k in data for k in ("strategy", *SIZE_KEYS, "pipeline", "moe", "sequence_parallel")):
+        return {"distributed": data}  # the distributed section pasted on its own
+    return None
+
+
+def _put(dist: dict, dotted: str, value: Any) -> None:
+    head, _, tail = dotted.partition(".")
+    if tail:
+        sub = dist.setdefault(head, {})
+        if isinstance(sub, dict):
+            sub[tail] = value
+    else:
+        dist[head] = value
+
+
+def recipe_of(situation: "Situation") -> dict | None:
+    """The user's own layout: the first pasted config, else the prose sizes; None when nothing is stated."""
+    for text in situation.pasted.configs:
+        recipe = config_mapping(text)
+        if recipe is not None:
+            return recipe
+    st = situation.stated
+    if not st.sizes and not st.strategy and not st.options:
+        return None
+    dist: dict[str, Any] = {"strategy": st.strategy or "fsdp2"}
+    for key in SIZE_KEYS:
+        if key in st.sizes:
+            dist[key] = st.sizes[key]
+    if st.sizes.get("pp_size", 1) > 1:
+        dist["pipeline"] = {}  # the user who asks for PP writes a pipeline block; its absence is not their question
+    for dotted, value in st.options.items():
+        if dotted.startswith("pipeline.") and "pipeline" not in dist:
+            continue  # a schedule named without PP has no block to live in
+        _put(dist, dotted, value)
+    recipe: dict[str, Any] = {"distributed": dist}
+    if situation.global_batch_size and situation.local_batch_size:
+        recipe["step_scheduler"] = {"global_batch_size": situation.global_batch_size,
+                                    "local_batch_size": situation.local_batch_size}
+    return recipe

@@ -1,0 +1,121 @@
+"""The asks of a question, in order: what the answer must open with."""
+from __future__ import annotations
+
+import pytest
+
+from assistant.understand import understand
+
+
+def _asks(q: str) -> list[tuple[str, str | None]]:
+    return [(a.kind, a.target) for a in understand(q).asks]
+
+
+def _kinds(q: str) -> list[str]:
+    return [a.kind for a in understand(q).asks]
+
+
+@pytest.mark.parametrize("question", [
+    "Does tp 4 with pp 3 work on 40 GPUs?",
+    "32 GPUs, tp_size 4, ep_size 8, pp and cp both 1: does it run?",
+    "is tp 3 valid on 8 GPUs",
+    "Can I use megatron_fsdp with pp_size 2?",
+    "8 张卡，tp 2，cp 和 pp 都是 1，能跑吗？",
+    "64 卡 tp 8 pp 4 行不行",
+])
+def test_verdict_questions(question):
+    assert _kinds(question)[0] == "verdict"
+
+
+def test_three_quantities_in_order():
+    q = "What are dp_size and the ep_shard size, and how many gradient-accumulation steps with global 64 / local 2? 16 GPUs tp 2 ep 4"
+    assert _asks(q) == [("quantity", "dp_size"), ("quantity", "ep_shard"), ("quantity", "grad_acc_steps")]
+
+
+@pytest.mark.parametrize("question, target", [
+    ("What is `round_virtual_stages_to_pp_multiple` for?", "round_virtual_stages_to_pp_multiple"),
+    ("What does `reshard_after_forward` default to in `moe:`?", "reshard_after_forward"),
+    ("Are `megatron-fsdp` and `mfsdp` different strategies?", "megatron-fsdp"),
+    ("Does `create_distributed_setup_from_config` create the process group?", "create_distributed_setup_from_config"),
+    ("enable_fsdp2_prefetch 默认是多少？", "enable_fsdp2_prefetch"),
+])
+def test_fact_questions_name_their_identifier(question, target):
+    assert _asks(question)[0] == ("fact", target)
+
+
+def test_a_quoted_upstream_error_is_a_location_question_not_nonsense():
+    q = understand("where does 'Unknown options for strategy' come from?")
+    assert q.intent == "code_location"
+    assert [(a.kind, a.target) for a in q.asks] == [("location", "Unknown options for strategy"),
+                                                    ("diagnosis", "Unknown options for strategy")]
+
+
+def test_a_worry_over_a_pasted_config_is_a_verdict_then_a_diagnosis():
+    q = "```yaml\ndistributed:\n  strategy: fsdp2\n  tp_size: 8\n  pp_size: 4\n```\n48 GPUs, will it hang?"
+    assert _kinds(q) == ["verdict", "diagnosis"]
+
+
+def test_a_pasted_log_is_diagnosed():
+    assert _kinds("```\nAssertionError: pp_batch_size 4 // pp_microbatch_size 1 must be >= pp_size 8\n```\nwhy?") == ["diagnosis"]
+
+
+def test_partly_out_of_scope_keeps_the_in_scope_part():
+    assert _kinds("How do I launch on Slurm, and what tp_size for 70B on 16 GPUs?") == ["out_of_scope", "recommendation"]
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("What's the weather in Paris?", "out_of_scope"),
+    ("今天天气怎么样", "out_of_scope"),
+    ("asdfgh qwerty", "nonsense"),
+])
+def test_off_topic_and_gibberish(question, kind):
+    assert _kinds(question) == [kind]
+
+
+def test_a_domain_question_the_intent_table_missed_is_rescued():
+    q = understand("How do I set fp16 params with fp32 gradient reduction?")
+    assert q.intent != "nonsense" and q.asks[0].kind == "config"
+
+
+@pytest.mark.parametrize("question, kinds", [
+    ("70B 模型, 8 节点, 要 TP+PP, YAML 怎么写?", ["config"]),
+    ("Which strategy for Qwen3-30B-A3B on 16 GPUs, and give me the YAML", ["recommendation", "config"]),
+    ("Where is the device mesh built?", ["location"]),
+    ("I have 4 nodes x 8 H100. What's the dp_size with tp 8 and pp 2? Also is interleaved_1f1b a valid schedule name?",
+     ["quantity", "verdict"]),
+])
+def test_mixed(question, kinds):
+    assert _kinds(question) == kinds
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("what's ignore_router_for_ac and should I turn it off when I use activation checkpointing?", "fact"),
+    ("Does the ddp strategy use dp_size at all?", "fact"),
+    ("strategy 是 ddp 的时候能写哪些选项？", "fact"),
+    ("megatron_fsdp, 16 GPUs, tp 2 and cp 2: what dp do I end up with?", "quantity"),
+    ("What device mesh shape does fsdp2 build for 32 GPUs with tp 4, pp 2 and dp_replicate_size 2?", "quantity"),
+    ("Qwen3-30B-A3B，单机 8 卡，tp 和 cp 都设 1，ep 8，distributed 段咋写？", "config"),
+    ("8 GPUs, tp_size 4 and ep_size 8. The doc says ep_size must divide dp_size * cp_size, so this is invalid, right?", "verdict"),
+    ("今天北京天气咋样，适合出去跑步不", "out_of_scope"),
+    ("tp pp 啊啊啊 qwerty zxcv 咋咋咋 ？？？", "nonsense"),
+])
+def test_phrasings_the_new_cases_exposed(question, kind):
+    assert _kinds(question)[0] == kind
+
+
+@pytest.mark.parametrize("question", [
+    "megatron_fsdp 能开 PP 吗",
+    "Does megatron_fsdp support TP? And PP?",
+    "2 nodes x 8 GPUs, fsdp2, dp_replicate_size 2: what is dp_shard? And does dp_replicate_size also work with ddp?",
+])
+def test_a_capability_yes_no_is_a_fact_not_a_verdict(question):
+    kinds = _kinds(question)
+    assert "fact" in kinds and "verdict" not in kinds
+
+
+def test_a_yes_no_about_the_users_own_layout_stays_a_verdict():
+    assert _kinds("I have 32 GPUs with tp 4 and ep 8. Will it run?")[-1] == "verdict"
+
+
+def test_an_error_message_quoted_in_prose_is_diagnosed():
+    q = "gettin 'pp_batch_size 2 // pp_microbatch_size 1 must be >= pp_size 4' wth does that meen"
+    assert "diagnosis" in _kinds(q)

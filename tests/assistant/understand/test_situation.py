@@ -1,0 +1,93 @@
+"""The user's situation read exactly, once: stated sizes (1s included) are constraints, the request's
+explicit values win, and the user's own layout is what a verdict judges."""
+from __future__ import annotations
+
+import pytest
+
+from assistant.understand import understand
+
+
+@pytest.mark.parametrize("question, sizes", [
+    ("32 GPUs, tp_size 4, ep_size 8, pp and cp both 1: does it run?",
+     {"tp_size": 4, "ep_size": 8, "pp_size": 1, "cp_size": 1}),
+    ("8 张卡，tp 2，cp 和 pp 都是 1，能跑吗？", {"tp_size": 2, "pp_size": 1, "cp_size": 1}),
+    ("tp、cp 都设 1，不开 PP，64 卡 ep 8", {"tp_size": 1, "cp_size": 1, "pp_size": 1, "ep_size": 8}),
+    ("tp=cp=1, pp 4 on 16 GPUs", {"tp_size": 1, "cp_size": 1, "pp_size": 4}),
+    ("TP4, no PP, 16 GPUs", {"tp_size": 4, "pp_size": 1}),
+    ("4-way TP and pp=2 on 2 nodes", {"tp_size": 4, "pp_size": 2}),
+    ("pp and cp are both set to 2 on 32 GPUs", {"pp_size": 2, "cp_size": 2}),
+    ("MoE 模型 16 卡，ep_size 设 16，tp 不开，这样合法吗", {"ep_size": 16, "tp_size": 1}),
+    ("16 卡，PP 不用，tp 4", {"tp_size": 4, "pp_size": 1}),
+    ("TP off, pp 2, 16 GPUs", {"pp_size": 2, "tp_size": 1}),
+    ("tp 就不开了，cp 也不要，16 卡 ep 4", {"tp_size": 1, "cp_size": 1, "ep_size": 4}),
+])
+def test_stated_sizes_are_read_exactly(question, sizes):
+    assert dict(understand(question).situation.stated.sizes) == sizes
+
+
+@pytest.mark.parametrize("question", [
+    "13B model on 16 GPUs: pp_size 2 and the rest as data parallel",
+    "16 张卡，pp 2，其余做数据并行",
+    "pp 2, data parallel over the remaining GPUs, 16 GPUs",
+])
+def test_rest_data_parallel_adds_no_size(question):
+    st = understand(question).situation.stated
+    assert st.rest_data_parallel is True
+    assert dict(st.sizes) == {"pp_size": 2}
+
+
+def test_user_recipe_is_the_stated_layout_and_nothing_more():
+    s = understand("32 GPUs, tp_size 4, ep_size 8, pp and cp both 1: does it run?").situation
+    assert s.user_recipe() == {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 1, "cp_size": 1, "ep_size": 8}}
+    assert s.world_size == 32 and s.world_source == "text"
+
+
+def test_user_recipe_is_the_pasted_config_when_there_is_one():
+    s = understand("```yaml\ndistributed:\n  strategy: ddp\n  tp_size: 2\n```\non 8 GPUs, will it run?").situation
+    assert s.user_recipe() == {"distributed": {"strategy": "ddp", "tp_size": 2}}
+    assert s.world_size == 8
+
+
+def test_a_pasted_distributed_section_alone_becomes_a_recipe():
+    s = understand("```yaml\nstrategy: fsdp2\ntp_size: 3\n```\n8 GPUs ok?").situation
+    assert s.user_recipe() == {"distributed": {"strategy": "fsdp2", "tp_size": 3}}
+
+
+def test_batches_go_into_the_user_recipe():
+    s = understand("16 GPUs tp 2 ep 4, global 64 / local 2: how many grad-acc steps?").situation
+    assert s.global_batch_size == 64 and s.local_batch_size == 2
+    assert s.user_recipe()["step_scheduler"] == {"global_batch_size": 64, "local_batch_size": 2}
+
+
+def test_numbers_in_a_pasted_log_are_not_the_users_sizes():
+    s = understand("[rank0]: ValueError: non_pp_size=12 must be a multiple of ep_size=8\n我的配置 tp 4 ep 8 12卡").situation
+    assert dict(s.stated.sizes) == {"tp_size": 4, "ep_size": 8}
+    assert s.world_size == 12 and len(s.pasted.errors) == 1
+
+
+def test_request_values_win_and_say_where_they_came_from():
+    q = understand("70B on 2 nodes x 8 GPUs with tp 8", world_size=32)
+    s = q.situation
+    assert s.world_size == 32 and s.world_source == "request"
+    assert s.nodes is None  # the explicit total wins over a node count that disagrees with it
+    assert q.params.world_size == 32
+    q2 = understand("70B on 2 nodes x 8 GPUs with tp 8")
+    assert q2.situation.world_size == 16 and q2.situation.world_source == "nodes*gpus"
+    assert q2.situation.gpus_per_node == 8 and q2.situation.gpus_per_node_source == "text"
+    q3 = understand("tp 8 please", gpus_per_node=4, model="llama-3.1-70b", gpu="h100-80gb")
+    assert q3.situation.gpus_per_node == 4 and q3.situation.gpus_per_node_source == "request"
+    assert q3.situation.model == "llama-3.1-70b" and q3.situation.gpu == "h100-80gb"
+
+
+def test_a_capability_question_names_a_feature_without_a_size():
+    st = understand("Can megatron_fsdp do PP?").situation.stated
+    assert st.strategy == "megatron_fsdp" and "pp" in st.wanted and "pp_size" not in st.sizes
+
+
+def test_schedule_named_in_prose_is_kept_as_written():
+    s = understand("64 GPUs, tp 8 pp 4 with interleaved_1f1b: valid?").situation
+    assert s.user_recipe()["distributed"]["pipeline"] == {"pp_schedule": "interleaved_1f1b"}
+
+
+def test_no_layout_stated_gives_no_recipe():
+    assert understand("What does reshard_after_forward default to?").situation.user_recipe() is None
