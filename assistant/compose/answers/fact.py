@@ -141,6 +141,7 @@ def limitations(w: Writer, inp: ComposeInput) -> Part:
             supported = [f for f in feats if f not in lacks and f in w.p.feature_names]
             if supported and strategy != "fsdp2":  # "TP? And PP?": each part answered
                 w.answer(w.say("limits_yes", strategy=strategy, features=names(supported)))
+                w.answer(w.fact(w.p.strategy_can[strategy]) if strategy in w.p.strategy_can else None)
         elif feats and strategy != "fsdp2":
             w.answer(w.say("limits_yes", strategy=strategy, features=names(feats)))
             # what the supported feature is and asks of the config, in one line each
