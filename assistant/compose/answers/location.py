@@ -15,7 +15,7 @@ from assistant.retrieve.hit import Hit
 
 _MAX_CODE_ANCHORS = 3
 _MAX_CODE_FACTS = 1
-_MAX_WHAT_CHARS = 200  # an anchor's summary, to its first sentence: the rest is in the cited chunk
+_MAX_WHAT_CHARS = 160  # an anchor's summary, to its first sentence: the rest is in the cited chunk
 
 
 def _chunk_anchor_fields(h: Hit, lang: str) -> tuple[str, list[str], str]:

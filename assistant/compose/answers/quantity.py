@@ -10,7 +10,7 @@ import re
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.verdict import judged_body, verdict_line
-from assistant.compose.writer import Writer, features_of
+from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.understand.asks import load_asks
 from assistant.validator.coerce import load_yaml
 from assistant.validator.layout import Layout
@@ -152,7 +152,10 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # over the memory estimate: the sizes still exist and were asked; the estimate follows
         for target in _targets(ask, r, d.judged, inp.query.text):
             w.answer(quantity_line(w, target, r, d.judged))
-        w.bullets([w.finding(f) for f in r.errors], heading="warnings")
+        # the estimate's first sentence (its totals); the knobs and assumptions are in the report
+        w.bullets([w.say("rule_item", code=f.code, path=f.path,
+                         message=first_sentence(f.message_zh if w.lang == "zh" else f.message, 260))
+                   for f in r.errors], heading="warnings")
         return Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=d.judged)
     if not r.ok:
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
