@@ -104,8 +104,9 @@ def _reconciled(ask, query):
             return Ask("diagnosis", ask.text, ask.target)
         kinds = [k for _, k in _kinds_in(ask.text) if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
-    if ask.kind == "quantity" and ask.target is None and (query.intent in ("howto", "limitations", "code_location")
-                                                          or not _has_numbers(query)):
+    if ask.kind == "quantity" and ask.target is None and (
+            query.intent in ("howto", "limitations", "code_location") or not _has_numbers(query)
+            or not any(pat.search(query.text) for _, pat in load_asks().quantity_targets)):
         return Ask("fact", ask.text)  # "pad to a multiple of how much?": a number the docs state, not one we derive
     if ask.kind == "fact" and _LAYOUT_WISH.search(ask.text):
         return Ask("recommendation", ask.text)
