@@ -25,6 +25,7 @@ from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_WORLD_SIZE
 from assistant.retrieve.hit import Hit
 from assistant.understand.query import Query
 from assistant.validator.report import ValidationReport
+from assistant.wellformed import well_formed_request
 
 MAX_QUESTION_CHARS = 20_000
 MAX_HISTORY_TURNS = 20
@@ -342,6 +343,7 @@ class Assistant:
         if self._closed:
             raise RuntimeError("this Assistant is closed")
         check_request(req)
+        req = well_formed_request(req)  # a lone surrogate would break every encoder downstream
         t0 = time.perf_counter()
         with self._lock:
             prep = self._prepare(req)
@@ -379,7 +381,7 @@ class Assistant:
         local = self._local is not None
         messages.append(("user", user_prompt(q, plan, prep.sources, diagnosis_lines=diag_lines,
                                              max_chunk_chars=500 if local else 1200)))
-        policy = self._policy(prep)
+        policy = replace(self._policy(prep), strip_claims=True)  # the model's own verdicts are not shown
         gate = StreamGate(policy)
         t = time.perf_counter()
         streamed = False
