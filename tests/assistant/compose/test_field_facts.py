@@ -205,3 +205,13 @@ def test_every_field_a_question_lists_gets_its_sentence():
     assert defaults[:3] == ["`distributed.overlap_grad_reduce` defaults to `true`.",
                             "`distributed.overlap_param_gather` defaults to `true`.",
                             "`distributed.zero_dp_strategy` defaults to `3`."]
+
+
+@pytest.mark.parametrize("question,lang,lead", [
+    # parse_distributed_section: an explicit null size falls back to the default (1), it does not fail
+    ('I saw `pp_size: none` in a recipe. Isn\'t "none" just a string, won\'t that break?', "en",
+     "Yes: `distributed.pp_size` accepts `none` (read as `1`) (it is also the default)."),
+    ("tp_size 写 null 会报错吗", "zh", "可以：`distributed.tp_size` 接受 `null`（会被读成 `1`）（这也是默认值）。"),
+])
+def test_a_null_size_falls_back_to_its_default(question, lang, lead):
+    assert answer(question, lang)[0] == lead
