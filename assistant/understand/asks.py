@@ -135,10 +135,15 @@ _CAPABILITY_SUBJECT = re.compile(
 _REFERS = re.compile(r"\b(?:it|this|that|these|those|my|the\s+(?:config|layout|setup|yaml|recipe|job|run))\b|这个|这样|我的|该配置|这套", re.I)
 
 
+_CAPABILITY_VERB = re.compile(r"\b(?:support|supports|work\s+with|works\s+with|do|does|accept|accepts|take|handle|compatible|allow)\b"
+                              r"|支持|能开|能用|兼容|可以开|能不能开|能配", re.I)
+
+
 def _capability(clause: str) -> bool:
-    """"does dp_replicate_size also work with ddp?": a strategy or feature asked about, no numbers, no "it"."""
+    """"does dp_replicate_size also work with ddp?": a strategy or feature asked about in terms of what it
+    supports, no numbers, no "it" ("Is DDP okay?" after a cluster is a verdict on that cluster)."""
     return (not re.search(r"\d", clause) and _CAPABILITY_SUBJECT.search(clause) is not None
-            and _REFERS.search(clause) is None)
+            and _CAPABILITY_VERB.search(clause) is not None and _REFERS.search(clause) is None)
 
 
 def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool = False) -> tuple[Ask, ...]:
