@@ -1,0 +1,114 @@
+"""Does a model's answer open with Meshwise's direct answer? A cheap check on its first lines.
+
+Per ask: a verdict must be stated with the same polarity (lead_words.yaml), a quantity with the
+computed number (a mesh with its shape), a location with the file. The leads of the asks an answer
+does not state are what the engine puts before it, so the user always reads the direct answer first.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+from assistant.compose.ask_notes import AskNote
+from assistant.datafile import read_yaml
+
+HEAD_CHARS = 300  # "the first lines": about two sentences
+_POLARITY_WITHIN = 40  # a lead states a verdict when its polarity word opens it
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![0-9]|\.[0-9])")
+_TUPLE = re.compile(r"\(\s*\d+(?:\s*,\s*\d+)+\s*\)")
+_PATH = re.compile(r"`([^`\s]+(?:/[^`\s]+|\.py))`")
+
+
+@lru_cache(maxsize=1)
+def _polarity_pattern() -> re.Pattern:
+    data = read_yaml(Path(__file__).with_name("lead_words.yaml"))
+
+    def alt(words: Sequence[str]) -> str:
+        return "|".join(rf"(?<![A-Za-z]){w}(?![A-Za-z])" if w.isascii() else w for w in words)
+
+    return re.compile(rf"(?P<valid>{alt(data['valid'])})|(?P<invalid>{alt(data['invalid'])})", re.I)
+
+
+def polarity(text: str, within: int | None = None) -> str | None:
+    """"valid" or "invalid": the first verdict word of `text` (only when it opens the text, with `within`)."""
+    m = _polarity_pattern().search(text)
+    if m is None or (within is not None and m.start() > within):
+        return None
+    return m.lastgroup
+
+
+def head(text: str, limit: int = HEAD_CHARS) -> str:
+    """An answer's opening, without notice lines (`_..._`) and gate notes (`> ...`)."""
+    lines = text.strip().splitlines()
+    while lines and (not lines[0].strip() or lines[0].lstrip().startswith(("_", ">"))):
+        lines.pop(0)
+    return "\n".join(lines)[:limit]
+
+
+def _number_pattern(line: str) -> re.Pattern | None:
+    """The result a quantity line states first: its first number, or the whole shape of a mesh."""
+    m = _NUMBER.search(line)
+    if m is None:
+        return None
+    shape = next((t for t in _TUPLE.finditer(line) if t.start() <= m.start() < t.end()), None)
+    if shape is not None:
+        return re.compile(r"\D{1,4}".join(re.findall(r"\d+", shape.group(0))))
+    return re.compile(rf"(?<![A-Za-z0-9_.]){re.escape(m.group(0))}(?![0-9]|\.[0-9])")
+
+
+def states(note: AskNote, opening: str) -> bool:
+    """Whether `opening` (an answer's first lines) gives this ask's computed answer."""
+    for lead in note.leads:
+        if note.kind in ("verdict", "diagnosis"):
+            want = polarity(lead, within=_POLARITY_WITHIN)
+            if want is not None and polarity(opening) != want:
+                return False
+        elif note.kind == "quantity":
+            pat = _number_pattern(lead)
+            if pat is not None and not pat.search(opening):
+                return False
+        elif note.kind == "location":
+            m = _PATH.search(lead)
+            if m is not None and m.group(1).rsplit("/", 1)[-1] not in opening:
+                return False
+    return True
+
+
+def missing_leads(text: str, notes: Sequence[AskNote]) -> list[str]:
+    """Meshwise's lead sentences for the asks whose answer `text` does not open with, in ask order."""
+    opening = head(text)
+    out: list[str] = []
+    for note in notes:
+        if not states(note, opening):
+            out += [s for s in note.leads if s not in out]
+    return out
+
+
+class LeadFirst:
+    """On a stream: holds back the answer's opening until it can be checked, then lets it through
+    behind Meshwise's leads for the asks it does not state."""
+
+    def __init__(self, notes: Sequence[AskNote]):
+        self.notes = tuple(notes)
+        self.prefix = ""  # what was put before the model's text
+        self._held: list[str] = []
+        self._decided = False
+
+    def feed(self, text: str) -> str:
+        if self._decided:
+            return text
+        self._held.append(text)
+        held = "".join(self._held)
+        return self._decide(held) if len(head(held)) >= HEAD_CHARS else ""
+
+    def close(self) -> str:
+        return "" if self._decided else self._decide("".join(self._held))
+
+    def _decide(self, held: str) -> str:
+        self._decided = True
+        self._held = []
+        missing = missing_leads(held, self.notes)
+        self.prefix = "\n".join(missing) + "\n\n" if missing else ""
+        return self.prefix + held
