@@ -83,6 +83,7 @@ class _Prepared:
     sources: list[Hit]
     diagnosis: object | None
     timings: dict[str, float] = field(default_factory=dict)
+    asks: tuple = ()
     inp: ComposeInput | None = None  # what the answer modules were given: the LLM prompt's computed facts
 
 
@@ -266,7 +267,7 @@ class Assistant:
         inp = ComposeInput(q, plan, gpn, judged, anchors, self.code_anchors, asks, errors)
         composed = compose(inp, citer, self.phrases)
         timings["compose"] = (time.perf_counter() - t) * 1000
-        return _Prepared(q, plan, composed, list(citer.sources), judged, timings, inp)
+        return _Prepared(q, plan, composed, list(citer.sources), judged, timings, asks, inp)
 
     # --- gate and answer assembly --------------------------------------------------------
     def _policy(self, prep: _Prepared) -> GatePolicy:

@@ -56,7 +56,8 @@ _NEG_BEFORE, _NEG_AFTER = 12, 25  # characters around a claim in which a negatio
 # A sentence that gives the verdict "this configuration is broken" (conditional sentences, which state
 # a rule, do not count: "if world_size is not divisible ..., startup fails").
 _INVALID_VERDICT = re.compile(
-    r"^\W*(?:invalid|not valid|rejected)\b|^\W*(?:无效|不合法|不可行)|\bfails? \d+ checks?|\b(?:config(?:uration)?|setup|yaml|recipe|this|it) (?:is|would be|will be) (?:invalid|not valid|rejected)"
+    r"^\W*(?:invalid|not valid|rejected)\b|^\W*(?:无效|不合法|不可行)|^\W*no\b\W{0,3}(?:[:,—–-]|it\b|this\b|that\b)"
+    r"|^\W*(?:不行|不可以|不能(?:跑|用|这样)|跑不起来|启动不了|起不来|会报错|启动会?(?:失败|报错))|\bfails? \d+ checks?|\b(?:config(?:uration)?|setup|yaml|recipe|this|it) (?:is|would be|will be) (?:invalid|not valid|rejected)"
     r"|\bwill (?:fail|be rejected) (?:at|on) (?:startup|start-up|launch)|\bnot feasible\b|\binfeasible\b"
     r"|\bno (?:valid )?config(?:uration)? (?:passes|is valid)|\bis not divisible by\b|\bisn't divisible by\b"
     r"|\bis not a multiple of\b|\bisn't a multiple of\b"
@@ -291,7 +292,8 @@ def cjk_ratio(text: str) -> tuple[int, float]:
 
 def language_of(text: str) -> str:
     cjk, share = cjk_ratio(text)
-    return "zh" if cjk >= 8 and share >= 0.4 else "en" if share <= 0.15 else "mixed"
+    # Four CJK characters make a short Chinese verdict ("不行：`ddp` 不支持 TP") a Chinese answer; two do not.
+    return "zh" if cjk >= 4 and share >= 0.4 else "en" if share <= 0.15 else "mixed"
 
 
 # ----------------------------------------------------------------------------- YAML helpers

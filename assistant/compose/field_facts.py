@@ -1,11 +1,13 @@
 """Direct answers to fact questions about named fields, rendered from the field reference.
 
 The question decides which fact leads (its default, its allowed values, which strategies accept
-it, whether two names are the same thing, whether a block is read, what it does); the sentences are
-templates in field_phrases.yaml filled from assistant/validator/fields.yaml.
+it, whether two names are the same thing, whether a block is read, whether a value it names is
+accepted, what it does); the sentences are templates in field_phrases.yaml filled from
+assistant/validator/fields.yaml.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -13,6 +15,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from assistant.datafile import read_yaml
+from assistant.validator import schedules
+from assistant.validator.coerce import translate_value
+from assistant.validator.rules import dtype_known
 from assistant.validator.fields import CANONICAL_STRATEGIES, FieldRef, FieldTable, field_table
 
 _PHRASES = Path(__file__).with_name("field_phrases.yaml")
@@ -25,6 +30,12 @@ class _Phrases:
     asks: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]
     text: dict[str, dict[str, str]]
     max_asks: int
+    value_cues: tuple[str, ...]
+    not_values: frozenset[str]
+    decisions: tuple[str, ...]
+    value_asked: tuple[re.Pattern[str], ...]
+    suppress: dict[str, frozenset[str]]
+    value_needed: tuple[re.Pattern[str], ...]
 
     def say(self, phrase: str, lang: str, **values: Any) -> str:
         entry = self.text[phrase]
@@ -35,13 +46,32 @@ class _Phrases:
 def _phrases() -> _Phrases:
     data = read_yaml(_PHRASES)
     asks = tuple((kind, tuple(re.compile(p, re.IGNORECASE) for p in pats)) for kind, pats in data["asks"].items())
-    return _Phrases(asks, data["text"], int(data["max_asks"]))
+    return _Phrases(asks, data["text"], int(data["max_asks"]), tuple(data["value_cues"]),
+                    frozenset(str(w) for w in data["not_values"]), tuple(data["decisions"]),
+                    tuple(re.compile(p, re.IGNORECASE) for p in data["value_asked"]),
+                    {k: frozenset(v) for k, v in data["suppress"].items()},
+                    tuple(re.compile(p, re.IGNORECASE) for p in data["value_needed"]))
+
+
+def _asks_at(question: str) -> list[tuple[int, str]]:
+    """(position, kind) of every kind the question asks, in the order it asks them."""
+    q = question[:MAX_QUESTION_CHARS]
+    found: dict[str, int] = {}
+    for kind, pats in _phrases().asks:
+        starts = [m.start() for p in pats for m in [p.search(q)] if m]
+        if starts:
+            found[kind] = min(starts)
+    if len(found) > 1:
+        found.pop("meaning_weak", None)
+    order = {kind: i for i, (kind, _) in enumerate(_phrases().asks)}
+    return sorted(((pos, "meaning" if k == "meaning_weak" else k) for k, pos in found.items()),
+                  key=lambda pk: (pk[0], order.get(pk[1], 0)))
 
 
 def asked_kinds(question: str) -> list[str]:
-    """The fact kinds a question asks for, in answer order (same, read, accept, allowed, default, meaning)."""
-    q = question[:MAX_QUESTION_CHARS]
-    return [kind for kind, pats in _phrases().asks if any(p.search(q) for p in pats)]
+    """The fact kinds a question asks for, in the order it asks them (same, read, options, accept,
+    advice, allowed, default, meaning)."""
+    return list(dict.fromkeys(kind for _, kind in _asks_at(question)))
 
 
 def field_fact_lines(refs: Sequence[FieldRef], question: str, lang: str) -> list[str]:
@@ -54,17 +84,29 @@ def field_fact_lines(refs: Sequence[FieldRef], question: str, lang: str) -> list
     p, table = _phrases(), field_table()
     question = question[:MAX_QUESTION_CHARS]
     r = _Renderer(p, table, lang, question, refs)
-    kinds = asked_kinds(question) or ["meaning"]
+    asks = _asks_at(question)
+    kinds = {kind for _, kind in asks}
+    if not r.names:
+        asks = [(pos, kind) for pos, kind in asks if not p.suppress.get(kind, frozenset()) & kinds]
+    if not any(kind == "advice" for _, kind in asks):
+        value = r.named_value()
+        if value is not None and (not value[3] or any(pat.search(question) for pat in p.value_asked + p.value_needed)):
+            asks.append((value[2], "value"))
+    asks.sort(key=lambda pk: (pk[1] not in p.decisions, pk[0]))
     lines: list[str] = []
-    for kind in kinds:
-        got = getattr(r, kind)()
+    answered = 0
+    for pos, kind in asks or [(0, "meaning")]:
+        if kind in r.done:
+            continue
+        got = getattr(r, kind)(pos)
         if got:
             lines.extend(got)
             r.done.add(kind)
-        if len(r.done) >= p.max_asks:
+            answered += 1
+        if answered >= p.max_asks:
             break
     if not lines:
-        lines.extend(r.meaning())
+        lines.extend(r.meaning(0))
     for line in r.support():
         if line and not any(line in earlier for earlier in lines):  # a note the lead already quoted
             lines.append(line)
@@ -82,13 +124,22 @@ class _Renderer:
         self.done: set[str] = set()
         self.meant: set[str] = set()
         self.main: FieldRef = (self.subjects or self.names)[0]  # the row the supporting lines are about
+        low = question.lower()
+        self._at = {r.path: _first_index(low, r) for r in self.subjects}
 
     def say(self, phrase: str, **values: Any) -> str:
         return self.p.say(phrase, self.lang, **values)
 
+    def subject_at(self, pos: int) -> FieldRef | None:
+        """The field the ask at `pos` is about: the one named last before it, else the first after."""
+        if not self.subjects:
+            return None
+        before = [r for r in self.subjects if 0 <= self._at[r.path] <= pos]
+        return max(before, key=lambda r: self._at[r.path]) if before else self.subjects[0]
+
     # ---- the asks ---------------------------------------------------------------------------------
 
-    def same(self) -> list[str]:
+    def same(self, pos: int) -> list[str]:
         spellings = _strategy_spellings(self.q, self.t)
         if len(spellings) >= 2:
             owners = {self.t.strategy_map()[s] for s in spellings}
@@ -106,8 +157,8 @@ class _Renderer:
             return [self.say("different_fields", names=names, parts=self.say("part_sep").join(parts))]
         return []
 
-    def read(self) -> list[str]:
-        for ref in self.subjects + [r for r in self.t.refs if r in self.names]:
+    def read(self, pos: int) -> list[str]:
+        for ref in self.subjects + self.names:
             block = self.t.block_of(ref) or self.t.sections.get(ref.section)
             if block is None or block.read_when_key is None:
                 continue
@@ -126,16 +177,37 @@ class _Renderer:
             return [line]
         return []
 
-    def accept(self) -> list[str]:
-        if not self.subjects:
+    def options(self, pos: int) -> list[str]:
+        if self.names:
+            strategy = self.names[0]
+            dc = strategy.dataclasses[0]
+            keys = [k for k in self.t.dataclass_fields(dc) if k != "activation_checkpointing"]
+            return [self.say("options", strategy=strategy.key, dataclass=dc,
+                             keys=self._join([f"`{k}`" for k in keys], "list_and"))]
+        for ref in self.subjects:
+            block = self.t.block_of(ref)
+            if block is not None:
+                keys = [r.key for r in self.t.refs if r.section == block.name]
+                return [self.say("options_block", block=block.block_key,
+                                 keys=self._join([f"`{k}`" for k in keys], "list_and"))]
+        return []
+
+    def accept(self, pos: int) -> list[str]:
+        ref = self.subject_at(pos)
+        if ref is None:
             return []
-        ref = self.subjects[0]
+        self.main = ref
         if self.names:
             strategy = self.names[0].key
+            value = _named_strategy_value(self.q, ref)
+            if strategy in ref.strategies and value is not None and strategy not in ref.value_strategies[value]:
+                return [self.say("accept_value_no", strategy=strategy, key=ref.key, value=value,
+                                 strategies=self._strategies(ref.value_strategies[value]))]
+            if strategy in ref.ignored_by:
+                return [self.say("accept_ignored", strategy=strategy, key=ref.key)]
             if strategy in ref.strategies:
                 return [self.say("accept_yes", strategy=strategy, key=ref.key)]
-            kind = _category(ref)
-            return [self.say(f"accept_no_{kind}", strategy=strategy, key=ref.key, path=ref.path,
+            return [self.say(f"accept_no_{_category(ref)}", strategy=strategy, key=ref.key, path=ref.path,
                              dataclass=self._owner(ref), strategies=self._strategies(ref.strategies))]
         if set(ref.strategies) == set(CANONICAL_STRATEGIES) and _category(ref) != "size":
             return [self.say("strategies_all", path=ref.path, strategies=self._strategies(ref.strategies))]
@@ -143,9 +215,65 @@ class _Renderer:
         return [self.say(f"strategies_{_category(ref)}", key=ref.key, path=ref.path, dataclass=self._owner(ref),
                          strategies=self._strategies(ref.strategies), others=self._strategies(others))]
 
-    def allowed(self) -> list[str]:
+    def advice(self, pos: int) -> list[str]:
+        ref = self.subject_at(pos)
+        if ref is None or not ref.note(self.lang):
+            return []
+        self.main = ref
+        return [self.say("advice", path=ref.path, note=ref.note(self.lang))]
+
+    def value(self, pos: int) -> list[str]:
+        named = self.named_value()
+        if named is None:
+            return []
+        ref, raw, _pos, ok, conv = named
+        self.main = ref
+        is_default = ok and _is_default(ref, conv)
+        if is_default and any(pat.search(self.q) for pat in self.p.value_needed):
+            self.done.add("default")
+            return [self.say("value_default", path=ref.path, value=raw)]
+        if ok:
+            shown = _show(conv)
+            as_ = self.say("value_as", conv=shown) if shown.lower() != raw.lower() else ""
+            if is_default:
+                self.done.add("default")
+                as_ += self.say("value_is_default")
+            return [self.say("value_ok", path=ref.path, value=raw, as_=as_)]
+        values = self._join([f"`{_show(v)}`" for v in ref.allowed], "list_last")
+        out = [self.say("value_bad", path=ref.path, value=raw, values=values)]
+        suggestion = _suggest(ref, raw)
+        if suggestion:
+            out.append(self.say("value_suggest", suggest=suggestion))
+        self.done.add("allowed")  # the values were just listed
+        return out
+
+    def named_value(self) -> tuple[FieldRef, str, int, bool, Any] | None:
+        """The first value the question names for a field that can be judged: (ref, value as written,
+        position, accepted, what upstream reads it as)."""
+        best = None
+        for rank, cue in enumerate(self.p.value_cues):
+            for ref in self.subjects:
+                pat = re.compile(cue.replace("{key}", re.escape(ref.key)), re.IGNORECASE)
+                for m in pat.finditer(self.q):
+                    group = "v" if m.group("v") else "w"  # a cue pattern may name the value `w` in a second branch
+                    raw = m.group(group).rstrip(".-")
+                    if raw.lower() in self.p.not_values or self.t.get(raw) or raw.lower() == ref.key:
+                        continue
+                    verdict = _judge(ref, raw)
+                    if verdict is None or (_category(ref) == "size" and isinstance(verdict[1], int)):
+                        continue  # a size with a number states the layout; the verdict path judges it
+                    cand = (rank, m.start(group), (ref, raw, m.start(group), *verdict))
+                    if best is None or cand[:2] < best[:2]:
+                        best = cand
+                    break
+            if best is not None:
+                return best[2]
+        return None
+
+    def allowed(self, pos: int) -> list[str]:
         out = []
-        for ref in self.subjects[:2]:
+        first = self.subject_at(pos)
+        for ref in ([first] if first else []) + [r for r in self.subjects if r is not first][:1]:
             if ref.allowed:
                 values = self._join([f"`{_show(v)}`" for v in ref.allowed], "list_last")
                 out.append(self.say("allowed", path=ref.path, values=values, default=_show(ref.default)))
@@ -155,16 +283,18 @@ class _Renderer:
             self.done.add("default")
         return out
 
-    def default(self) -> list[str]:
+    def default(self, pos: int) -> list[str]:
         subjects = self.subjects[:3]
         if "default" in self.done or not subjects:
             return []
         if len(subjects) >= 2 and len({r.key for r in subjects}) == 1:
             parts = [self.say("default_part", section=r.section, key=r.key, default=_show(r.default)) for r in subjects]
             return [self.say("default_both", key=subjects[0].key, parts=self.say("part_sep").join(parts))]
-        return [self.say("default", path=r.path, default=_show(r.default)) for r in subjects[:2]]
+        first = self.subject_at(pos) or subjects[0]
+        return [self.say("default", path=r.path, default=_show(r.default))
+                for r in [first] + [r for r in subjects if r is not first][:1]]
 
-    def meaning(self) -> list[str]:
+    def meaning(self, pos: int) -> list[str]:
         out = []
         for ref in (self.subjects or self.names)[:2]:
             if ref.path not in self.meant:
@@ -215,6 +345,47 @@ def _category(ref: FieldRef) -> str:
     return "block"
 
 
+def _first_index(low_question: str, ref: FieldRef) -> int:
+    m = re.search(rf"(?<![a-z0-9_]){re.escape(ref.key.lower())}(?![a-z0-9_])", low_question)
+    return m.start() if m else -1
+
+
+def _judge(ref: FieldRef, raw: str) -> tuple[bool, Any] | None:
+    """Whether `ref` accepts the value as written (after the config loader's translation), and what it
+    is read as; None when the reference cannot tell (an open type such as a path or a mapping)."""
+    low = raw.lower()
+    conv = translate_value(raw)
+    if ref.allowed:
+        allowed = {_show(a).lower(): a for a in ref.allowed}
+        if low in allowed:
+            return True, allowed[low]
+        if low in ref.value_aliases:
+            return True, ref.value_aliases[low]
+        if _show(conv).lower() in allowed:
+            return True, conv
+        return False, conv
+    if conv is None:
+        return ("null" in ref.type), conv
+    if isinstance(conv, str) and ref.type.startswith("dtype"):
+        return dtype_known(conv), conv
+    if isinstance(conv, bool):
+        return (ref.type.startswith("bool")), conv
+    if isinstance(conv, int) and ref.type.split(" ")[0] in ("int", "float"):
+        return True, conv
+    return None
+
+
+def _is_default(ref: FieldRef, conv: Any) -> bool:
+    return not isinstance(ref.default, dict) and _show(conv).lower() == _show(ref.default).lower()
+
+
+def _suggest(ref: FieldRef, raw: str) -> str | None:
+    if tuple(ref.allowed) == schedules.RUNNABLE_LOWER:
+        return schedules.suggest(raw)
+    close = difflib.get_close_matches(raw.lower(), [_show(a).lower() for a in ref.allowed], n=1, cutoff=0.7)
+    return close[0] if close else None
+
+
 def _strategy_spellings(question: str, table: FieldTable) -> list[str]:
     names = table.strategy_map()
     out: list[str] = []
@@ -222,6 +393,13 @@ def _strategy_spellings(question: str, table: FieldTable) -> list[str]:
         if m.group(0) in names and m.group(0) not in out:
             out.append(m.group(0))
     return out
+
+
+def _named_strategy_value(question: str, ref: FieldRef) -> str | None:
+    """A value with its own strategy list that the question names (`activation_checkpointing: selective`)."""
+    low = question.lower()
+    return next((v for v in ref.value_strategies
+                 if re.search(rf"(?<![a-z0-9_]){re.escape(v.lower())}(?![a-z0-9_])", low)), None)
 
 
 def _stated_size(question: str, key: str) -> int | None:

@@ -18,6 +18,8 @@ HEAD_CHARS = 300  # "the first lines": about two sentences
 _POLARITY_WITHIN = 40  # a lead states a verdict when its polarity word opens it
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![0-9]|\.[0-9])")
 _TUPLE = re.compile(r"\(\s*\d+(?:\s*,\s*\d+)+\s*\)")
+_IDENT = re.compile(r"[A-Za-z]\w*_\w+")  # dp_size, ep_shard: the name a quantity line gives its result
+_NEAR = 30  # characters between a quantity's name and its number
 _PATH = re.compile(r"`([^`\s]+(?:/[^`\s]+|\.py))`")
 
 
@@ -48,14 +50,20 @@ def head(text: str, limit: int = HEAD_CHARS) -> str:
 
 
 def _number_pattern(line: str) -> re.Pattern | None:
-    """The result a quantity line states first: its first number, or the whole shape of a mesh."""
+    """The result a quantity line states first: its first number, or the whole shape of a mesh; near
+    the quantity's name when the line names one before it ("ep_shard = 4" is not the 4 of tp_size 4)."""
     m = _NUMBER.search(line)
     if m is None:
         return None
     shape = next((t for t in _TUPLE.finditer(line) if t.start() <= m.start() < t.end()), None)
     if shape is not None:
         return re.compile(r"\D{1,4}".join(re.findall(r"\d+", shape.group(0))))
-    return re.compile(rf"(?<![A-Za-z0-9_.]){re.escape(m.group(0))}(?![0-9]|\.[0-9])")
+    number = rf"(?<![A-Za-z0-9_.]){re.escape(m.group(0))}(?![0-9]|\.[0-9])"
+    name = _IDENT.findall(line[:m.start()])
+    if not name:
+        return re.compile(number)
+    ident = re.escape(name[-1])
+    return re.compile(rf"{ident}[^\n]{{0,{_NEAR}}}?{number}|{number}[^\n]{{0,{_NEAR}}}?{ident}", re.I)
 
 
 def states(note: AskNote, opening: str) -> bool:

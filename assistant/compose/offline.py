@@ -30,6 +30,7 @@ class Composed:
     strategy: str | None
     judged: dict | None = None
     asks: list[str] = field(default_factory=list)
+    leads: list[str] = field(default_factory=list)  # the direct answer to each ask, as computed offline
     uncited: list[str] = field(default_factory=list)  # facts stated without a supporting chunk (should stay empty)
 
 
@@ -58,6 +59,10 @@ def plan_asks(asks: tuple, query) -> tuple:
 
 
 _STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
+# Wishes for a starting layout that asks.yaml reads as facts ("应该从什么样的分布式配置开始？"); to move
+# into asks.yaml's recommendation patterns.
+_LAYOUT_WISH = re.compile(r"什么样的.{0,8}(?:配置|方案)|从.{0,12}(?:配置|方案).{0,4}开始"
+                          r"|\bwhat\s+(?:config(?:uration)?|setup|layout)\s+(?:should|to\s+start|would)", re.I)
 
 
 def _has_numbers(query) -> bool:
@@ -81,6 +86,8 @@ def _reconciled(ask, query):
     if ask.kind not in ("out_of_scope", "nonsense") and query.intent == "out_of_scope" and not sit.stated.any() \
             and not sit.pasted.configs and not sit.pasted.errors and not set(query.topics) & set(FEATURE_ORDER):
         return Ask("out_of_scope", ask.text)  # "what LoRA rank?" asks a number, but not one of ours
+    if ask.kind == "fact" and _LAYOUT_WISH.search(ask.text):
+        return Ask("recommendation", ask.text)
     if ask.kind == "recommendation" and sit.stated.sizes and query.intent in ("sizing", "strategy"):
         # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them
         target = next((name for name, pat in load_asks().quantity_targets if pat.search(ask.text)), None)
@@ -100,4 +107,5 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
     # The answer's verdict is the first one given: the user's layout before any recommendation.
     main = next((p for p in parts if p.report is not None), None) or next((p for p in parts if p.yaml), Part())
     strategy = main.strategy or next((p.strategy for p in parts if p.strategy), None)
-    return Composed(w.render(), main.yaml, main.report, strategy, main.judged, [a.kind for a in asks], w.uncited)
+    return Composed(w.render(), main.yaml, main.report, strategy, main.judged, [a.kind for a in asks],
+                    list(w.leads), w.uncited)

@@ -15,6 +15,7 @@ from typing import Sequence
 
 from assistant.compose.ask_notes import Computed
 from assistant.compose.writer import mesh_text
+from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.retrieve.hit import Hit
 from assistant.understand.query import Query, Situation
 
@@ -96,9 +97,10 @@ def situation_block(sit: Situation, computed: Computed, pasted_tokens: int) -> s
         lines.append("world_size: not given")
     if sit.nodes:
         lines.append(f"nodes: {sit.nodes}")
-    gpn = sit.gpus_per_node or (d.gpus_per_node if d is not None else None)
-    if gpn:
-        lines.append(f"GPUs per node: {gpn}" + ("" if sit.gpus_per_node_source else " (default, not stated)"))
+    if sit.gpus_per_node:
+        lines.append(f"GPUs per node: {sit.gpus_per_node}")
+    else:
+        lines.append(f"GPUs per node: {d.gpus_per_node if d is not None else DEFAULT_GPUS_PER_NODE} (default, not stated)")
     for name, value in (("model", sit.model), ("GPU", sit.gpu), ("sequence length", sit.seq_len),
                         ("global_batch_size", sit.global_batch_size), ("local_batch_size", sit.local_batch_size),
                         ("pp_microbatch_size", sit.pp_microbatch_size)):

@@ -124,8 +124,28 @@ def _mashed(prose: str) -> bool:
     return False
 
 
-def detect_asks(question: str, pasted: Pasted, intent: str) -> tuple[Ask, ...]:
-    """One Ask per thing asked, in order; the intent decides only when no clause asks anything."""
+_ERROR_WORDING = re.compile(r"\bmust\b|\bnot supported\b|\bdivisible\b|\bmultiple of\b|\bunknown\b|\bnot\s+compatible\b"
+                            r"|\brequires?\b|Error\b|\binvalid\b|>=|\bcannot\b", re.I)
+
+
+_CAPABILITY_SUBJECT = re.compile(
+    r"\b(?:fsdp2|megatron[_-]?fsdp|mfsdp|ddp|tp|pp|cp|ep|hsdp|dp_replicate(?:_size)?|sequence[_ ]parallel\w*|tensor|pipeline"
+    r"|context|expert|activation[_ ]checkpointing|selective|packing|packed\w*)\b|张量并行|流水线|上下文并行|专家并行|序列并行|激活检查点",
+    re.I)
+_REFERS = re.compile(r"\b(?:it|this|that|these|those|my|the\s+(?:config|layout|setup|yaml|recipe|job|run))\b|这个|这样|我的|该配置|这套", re.I)
+
+
+def _capability(clause: str) -> bool:
+    """"does dp_replicate_size also work with ddp?": a strategy or feature asked about, no numbers, no "it"."""
+    return (not re.search(r"\d", clause) and _CAPABILITY_SUBJECT.search(clause) is not None
+            and _REFERS.search(clause) is None)
+
+
+def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool = False) -> tuple[Ask, ...]:
+    """One Ask per thing asked, in order; the intent decides only when no clause asks anything.
+
+    A yes/no question with no layout to judge ("does megatron_fsdp support PP?") asks a fact about a
+    strategy or field, not a verdict on a config; a quoted error message is also diagnosed."""
     if intent == "nonsense":
         # A real question about something else is out of scope and is told so; keyboard mash is nonsense.
         kind = "out_of_scope" if _QUESTION_FORM.search(normalize(question)) else "nonsense"
@@ -149,8 +169,11 @@ def detect_asks(question: str, pasted: Pasted, intent: str) -> tuple[Ask, ...]:
                 for target in _quantity_targets(clause) or [None]:
                     add("quantity", clause, target)
             elif kind in ("fact", "location"):
-                add(kind, clause, _identifier(clause) or (pasted.errors[0].strip().splitlines()[-1][:200]
-                                                          if kind == "location" and pasted.errors else None))
+                target = _identifier(clause) or (pasted.errors[0].strip().splitlines()[-1][:200]
+                                                 if kind == "location" and pasted.errors else None)
+                add(kind, clause, target)
+            elif kind == "verdict" and (not has_layout or _capability(clause)):
+                add("fact", clause, _identifier(clause))
             elif kind == "verdict":
                 add(kind, clause, _identifier(clause))
             else:
@@ -160,6 +183,9 @@ def detect_asks(question: str, pasted: Pasted, intent: str) -> tuple[Ask, ...]:
     if not asks:
         kind = load_asks().from_intent.get(intent, "fact")
         add(kind, prose.strip()[:300] or question.strip()[:300], None)
+    quoted = next((m.group(1).strip() for m in _QUOTED.finditer(prose) if _ERROR_WORDING.search(m.group(1))), None)
+    if quoted and not any(a.kind == "diagnosis" for a in asks):
+        add("diagnosis", prose.strip()[:300], quoted)  # an error message quoted in prose is explained too
     if (pasted.configs or pasted.errors) and not any(a.kind == "diagnosis" for a in asks):
         # Something pasted is always looked at: after the asked verdict or location, the diagnosis.
         add("diagnosis", prose.strip()[:300], None)

@@ -200,5 +200,6 @@ def understand(
         retrieval_text=retrieval,
         injection=detect_injection(question),
         situation=situation,
-        asks=detect_asks(question, pasted, intent),
+        asks=detect_asks(question, pasted, intent, has_layout=bool(
+            situation.stated.sizes or pasted.configs or pasted.errors or situation.world_size)),
     )

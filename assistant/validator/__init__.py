@@ -8,6 +8,7 @@ Pure Python; never imports torch.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_WORLD_SIZE
@@ -81,10 +82,9 @@ def validate(
     if report.errors and suggest_fix and cfg is not None:
         from assistant.validator import fix
 
-        text = fix.suggest(cfg, is_recipe, report, world=world, gpus_per_node=gpn, facts=facts,
-                           gpu=gpu_facts, recipe_checks=recipe_checks)
-        if text is not None:
-            report = replace(report, suggested_fix=text)
+        # searched on first read of report.suggested_fix; cfg is the loader's own copy of the input
+        report = replace(report, fix=partial(fix.suggest, cfg, is_recipe, report, world=world, gpus_per_node=gpn,
+                                             facts=facts, gpu=gpu_facts, recipe_checks=recipe_checks))
     return report
 
 
@@ -131,7 +131,7 @@ def _check(data: Any, world: int, gpn: int, facts: Any, gpu_facts: Any,
         if ss is not None:
             steps = rules.check_step_scheduler(ss, dist.get("pipeline"), parsed, out)
             if steps is not None:
-                derived = replace(derived, grad_acc_steps=steps)
+                derived = parsed.layout.derived(steps)
     memory = None
     if derived is not None:
         out.extend(parsed.layout.advice())

@@ -28,6 +28,7 @@ _INTERNAL_KEYS = frozenset({"raise_on_missing_attr", "_raw_config", "_original_s
 _BRACED = re.compile(r"\$\{([^}]+)\}")
 _DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)")
 _IMMUTABLE = (str, int, float, complex, bool, bytes, type(None))
+_SCALARS = frozenset({int, float, bool, type(None)})  # exact types: translate_value leaves them alone
 
 try:  # libyaml when present: same safe constructor, C speed for the parse
     _Loader = yaml.CSafeLoader
@@ -164,10 +165,24 @@ class _Walk:
 
     def node(self, d: dict, path: str, depth: int) -> dict:
         """A mapping as ConfigNode(d).to_dict() returns it."""
-        self.enter(d, depth)
+        oid = id(d)
+        if oid in self.seen or self.nodes >= MAX_NODES or depth > MAX_DEPTH:
+            self.enter(d, depth)  # the checks, with their errors and the alias measurement
+        else:
+            self.nodes += 1
+            self.seen.add(oid)
         out: dict = {}
         for k, v in d.items():
             if k in _INTERNAL_KEYS:
+                continue
+            if type(v) in _SCALARS and type(k) is str:
+                # the common case, inlined: a number, bool or null under a string key passes as it is
+                self.nodes += 1
+                if self.nodes > MAX_NODES:
+                    raise _too_many()
+                if depth >= MAX_DEPTH:
+                    raise _too_deep()
+                out[k] = v
                 continue
             if isinstance(v, dict):
                 out[k] = self.node(v, f"{path}.{k}" if path else str(k), depth + 1)

@@ -36,6 +36,9 @@ class FieldRef:
     dataclasses: tuple[str, ...] = ()  # upstream dataclasses declaring it; for a strategy name, the one it selects
     note_en: str = ""
     note_zh: str = ""
+    value_strategies: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    ignored_by: tuple[str, ...] = ()
+    value_aliases: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def path(self) -> str:
@@ -170,15 +173,26 @@ def _ref(row: dict[str, Any]) -> FieldRef:
     if missing:
         raise ValueError(f"{_FILE.name}: entry {row.get('key')!r} lacks {missing}")
     strategies = CANONICAL_STRATEGIES if row["strategies"] == "all" else tuple(row["strategies"])
-    unknown = set(strategies) - set(CANONICAL_STRATEGIES)
+    allowed = _as_tuple(row.get("allowed"))
+    if row.get("allowed_from") == "schedules":
+        from assistant.validator import schedules
+
+        allowed = schedules.RUNNABLE_LOWER
+    elif row.get("allowed_from") is not None:
+        raise ValueError(f"{_FILE.name}: entry {row['key']!r}: unknown allowed_from {row['allowed_from']!r}")
+    value_strategies = {str(v): tuple(ss) for v, ss in (row.get("value_strategies") or {}).items()}
+    ignored_by = tuple(row.get("ignored_by") or ())
+    named = set(strategies) | {x for ss in value_strategies.values() for x in ss} | set(ignored_by)
+    unknown = named - set(CANONICAL_STRATEGIES)
     if unknown:
         raise ValueError(f"{_FILE.name}: entry {row['key']!r} names unknown strategies {sorted(unknown)}")
     return FieldRef(
         key=str(row["key"]), section=str(row["section"]), type=str(row["type"]), default=row.get("default"),
-        allowed=_as_tuple(row.get("allowed")), meaning_en=row["en"], meaning_zh=row["zh"], strategies=strategies,
+        allowed=allowed, meaning_en=row["en"], meaning_zh=row["zh"], strategies=strategies,
         aliases=tuple(str(a) for a in _as_tuple(row.get("aliases"))), upstream=str(row["upstream"]),
         dataclasses=tuple(_as_tuple(row.get("dataclasses"))), note_en=row.get("note_en", ""),
-        note_zh=row.get("note_zh", ""),
+        note_zh=row.get("note_zh", ""), value_strategies=value_strategies, ignored_by=ignored_by,
+        value_aliases={str(k).lower(): v for k, v in (row.get("value_aliases") or {}).items()},
     )
 
 

@@ -2,7 +2,8 @@
 
 Each error proposes a few edits (with a cost: how far it moves the config from what the user
 wrote). A best-first search applies them, re-validates, and stops at the cheapest passing config.
-The winner is dumped to YAML and validated once more from that text.
+The winner is dumped to YAML; a value the dump cannot write as it is (a tuple, a set, nan) makes
+the text be parsed and validated once more.
 """
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ import yaml
 from assistant.validator import derive, rules, schedules
 from assistant.validator.layout import Layout
 from assistant.validator.report import Finding, ValidationReport
+
+# libyaml's safe loader and dumper when PyYAML has them: the same safe types, C speed
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 MAX_VALIDATIONS = 200
 MAX_EDITS = 8
@@ -227,7 +232,7 @@ def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
         yield from _batch_edits(cfg, world)
     elif code in ("MW-E-PP-MICROBATCH-COUNT", "MW-E-PP-MICROBATCH-DIVIDES"):
         yield from _microbatch_edits(cfg, world)
-    elif code == "MW-E-PP-SCHEDULE":
+    elif code in ("MW-E-PP-SCHEDULE", "MW-E-PP-SCHEDULE-MISSING"):
         s = schedules.suggest(_get(cfg, path))
         if s:
             yield 0.3, _with(cfg, path, s), f"pp_schedule: {s}"
@@ -370,12 +375,19 @@ def suggest(cfg: dict, is_recipe: bool, report: ValidationReport, *, world: int,
     # re-validates on its own exactly as it did here
     keep = _READ_SECTIONS if facts is not None else _SHOWN_SECTIONS
     shown = {k: v for k, v in best.items() if k in keep} if is_recipe else best.get("distributed")
-    text = _dump(shown)
+    plain = _plain(shown)
+    text = _dump(plain)
     if text is None:
         return None
-    # the text itself must pass: read it back the way a user's file would be read
+    if _native(shown) and plain == shown:
+        # safe_dump writes YAML-native values so that safe_load reads back exactly these values,
+        # and these are what the search validated: the text passes without being parsed again
+        if not is_recipe or set(best) <= set(keep):
+            return text
+        return text if check(shown).ok else None
+    # values the dump had to change (tuples, sets, objects, nan): read the text back as a user's file would be
     try:
-        again = yaml.safe_load(text)
+        again = yaml.load(text, Loader=_Loader)
         if not check(again if is_recipe else {"distributed": again}).ok:
             return None
     except Exception:  # noqa: BLE001
@@ -439,8 +451,24 @@ def _plain(v: Any) -> Any:
     return str(v)
 
 
+_NATIVE_SCALARS = (bool, int, type(None))
+
+
+def _native(v: Any) -> bool:
+    """Only dicts, lists and scalars that survive a YAML round trip unchanged (floats: finite only)."""
+    if isinstance(v, dict):
+        return all(_native(k) and not isinstance(k, (dict, list)) and _native(x) for k, x in v.items())
+    if isinstance(v, list):
+        return all(_native(x) for x in v)
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, str):
+        return v.isprintable()  # control characters, line breaks, surrogates: let the parser judge the text
+    return isinstance(v, _NATIVE_SCALARS)
+
+
 def _dump(value: Any) -> str | None:
     try:
-        return yaml.safe_dump(_plain(value), sort_keys=False, allow_unicode=True, default_flow_style=False)
-    except yaml.YAMLError:
+        return yaml.dump(value, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    except (yaml.YAMLError, UnicodeError):  # libyaml cannot encode a lone surrogate
         return None

@@ -19,12 +19,14 @@ from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.validator.capabilities import SIZE_FEATURES, capabilities
 from assistant.validator.derive import times
 from assistant.validator.findings import describe, make_finding
-from assistant.validator.report import Derived, Finding
+from assistant.validator.report import Derived, Finding, quick_init
 
 FSDP2_DIMS = ("pp", "dp_replicate", "dp_shard", "cp", "tp")
 MEGATRON_DIMS = ("dp", "cp", "tp")
+_DIM_NAMES = {"fsdp2": FSDP2_DIMS, "megatron_fsdp": MEGATRON_DIMS, "ddp": ()}  # ddp builds no mesh
 
 
+@quick_init
 @dataclass(frozen=True)
 class Layout:
     strategy: str  # canonical: fsdp2, megatron_fsdp, ddp
@@ -44,15 +46,14 @@ class Layout:
         """A layout with dp resolved as upstream does: an explicit dp is kept, otherwise
         world / (tp*cp*pp) (megatron: world / (tp*cp); ddp: the world). A world that does not divide
         keeps the floor (at least 1); findings() reports it."""
-        name = capabilities(strategy).strategy
-        lay = cls(name, world_size, gpus_per_node, tp, pp, cp, ep, 1, dp_replicate, dp is not None)
+        name = strategy if strategy in _DIM_NAMES else capabilities(strategy).strategy
         if name == "ddp":
             resolved = world_size
         elif dp is not None:
             resolved = dp
         else:
-            resolved = max(world_size // lay.non_dp, 1)
-        return replace(lay, dp=resolved)
+            resolved = max(world_size // (tp * cp * (pp if name == "fsdp2" else 1)), 1)  # = non_dp
+        return cls(name, world_size, gpus_per_node, tp, pp, cp, ep, resolved, dp_replicate, dp is not None)
 
     def with_sizes(self, **changes: Any) -> Layout:
         """The same layout with some fields changed and dp resolved again (kept when it was explicit)."""
@@ -89,7 +90,7 @@ class Layout:
 
     @property
     def mesh_dim_names(self) -> tuple[str, ...]:
-        return {"fsdp2": FSDP2_DIMS, "megatron_fsdp": MEGATRON_DIMS}.get(self.strategy, ())
+        return _DIM_NAMES[self.strategy]
 
     @property
     def mesh_shape(self) -> tuple[int, ...]:
@@ -118,13 +119,12 @@ class Layout:
 
     def derived(self, grad_acc_steps: int | None = None) -> Derived:
         ddp = self.strategy == "ddp"
+        ep_shard = self.ep_shard
         return Derived(
-            strategy=self.strategy, world_size=self.world_size, tp_size=self.tp, pp_size=self.pp,
-            cp_size=self.cp, ep_size=self.ep, dp_size=self.dp,
-            # ddp: every rank holds a full replica
-            dp_replicate_size=self.world_size if ddp else self.dp_replicate, dp_shard_size=self.dp_shard,
-            ep_shard_size=self.ep_shard, mesh_dim_names=self.mesh_dim_names, mesh_shape=self.mesh_shape,
-            moe_mesh_shape=self.moe_mesh_shape, grad_acc_steps=grad_acc_steps,
+            self.strategy, self.world_size, self.tp, self.pp, self.cp, self.ep, self.dp,
+            self.world_size if ddp else self.dp_replicate,  # ddp: every rank holds a full replica
+            self.dp_shard, ep_shard, self.mesh_dim_names, self.mesh_shape,
+            (ep_shard, self.ep) if ep_shard is not None else None, grad_acc_steps,
         )
 
     @classmethod
@@ -143,14 +143,16 @@ class Layout:
 
     def strategy_errors(self, stated: Mapping[str, Any] | None = None) -> list[Finding]:
         """_create_device_meshes: HSDP outside FSDP2, then the sizes the strategy refuses."""
-        caps = capabilities(self.strategy)
+        refusals = capabilities(self.strategy).refusals
+        if not refusals:  # fsdp2
+            return []
         raw_dpr = stated.get("dp_replicate_size") if stated is not None else self.dp_replicate
-        if caps.refuses("hsdp") and raw_dpr is not None and raw_dpr > 1:
+        if "hsdp" in refusals and raw_dpr is not None and raw_dpr > 1:
             return [make_finding("MW-E-HSDP-STRATEGY", "distributed.dp_replicate_size", dpr=describe(raw_dpr),
                                  strategy=self.strategy)]
         out = []
         for feature in ("tp", "pp", "cp", "ep"):
-            code = caps.refuses(feature)
+            code = refusals.get(feature)
             v = self._size(feature)
             if code is None or v <= 1:
                 continue
@@ -210,12 +212,21 @@ def _world_path(factors: tuple[int, ...], expr: str) -> str:
 
 def _mismatch(dp: int, world: int, expr: str, factors: tuple[int, ...], non_dp: int) -> Finding:
     product = math.prod(factors)
+    # what upstream does with it (CODE-FACTS 4): torch refuses a bigger mesh when it is built; a
+    # smaller one passes start-up, and the ranks outside it break the run later
     if product > world:
-        rel = f"bigger than the world by {product - world} ranks"
-        rel_zh = f"比 world 多出 {product - world} 个 rank"
+        rel = (f"{product - world} ranks more than the world: torch's init_device_mesh refuses it at start-up "
+               f"(\"Mesh should not be bigger than default world size\")")
+        rel_zh = (f"比 world 多出 {product - world} 个 rank：torch 的 init_device_mesh 在启动时就会拒绝"
+                  f"（\"Mesh should not be bigger than default world size\"）")
+    elif product == 1:
+        rel = (f"an all-ones mesh: start-up passes, but only one rank is in it and the other {world - 1} of "
+               f"{world} ranks sit idle, so the job trains on one GPU")
+        rel_zh = f"全 1 的 mesh：启动能通过，但 mesh 里只有一个 rank，其余 {world - 1}/{world} 个 rank 闲置，实际只用一张 GPU 训练"
     else:
-        rel = f"which leaves {world - product} of {world} ranks outside the mesh"
-        rel_zh = f"有 {world - product}/{world} 个 rank 落在 mesh 之外"
+        rel = (f"which leaves {world - product} of {world} ranks outside the mesh: start-up accepts it, but those "
+               f"ranks fail the first time they use the mesh, so the run does not work")
+        rel_zh = f"有 {world - product}/{world} 个 rank 落在 mesh 之外：启动时不会报错，但这些 rank 第一次使用 mesh 时就会失败，训练无法进行"
     inferred, inferred_zh = "", ""
     if world % non_dp == 0:
         inferred = f" (world_size / {non_dp} = {world // non_dp})"

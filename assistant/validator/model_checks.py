@@ -17,7 +17,7 @@ from assistant.validator.models import ModelFacts
 from assistant.validator.report import Derived, Finding
 from assistant.validator.rules import make_finding
 from assistant.validator.schedules import is_accepted
-from assistant.validator.workload import SINGLE_STAGE_SCHEDULES, Workload, read_workload
+from assistant.validator.workload import SINGLE_STAGE_SCHEDULES, Workload, as_bool, read_workload
 
 _TABLE = Path(__file__).resolve().parent / "model_rules_table.yaml"
 _MAX_LISTED = 8
@@ -188,6 +188,9 @@ def router_ac_findings(derived: Derived, dist: dict, recipe: dict) -> list[Findi
     """MW-W-ROUTER-AC when no model is named: ep_size > 1 already implies an upstream MoE class
     (`_transformers/capabilities.py` refuses EP for any other), so the risk does not need the table."""
     dist = dist if isinstance(dist, dict) else {}
+    moe = dist.get("moe")
+    if not isinstance(moe, dict) or as_bool(moe.get("ignore_router_for_ac")) is not False:
+        return []  # the risk needs an explicit ignore_router_for_ac: false; skip reading the workload
     return _check_router_ac(derived, read_workload(dist, recipe, pp_size=derived.pp_size), None)
 
 

@@ -1,12 +1,40 @@
 """The validator's result types. Pure data: other packages read these, only the validator builds them."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Literal
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from typing import Callable, Literal
 
 Severity = Literal["error", "warning"]
 
 
+def quick_init(cls):
+    """Give a frozen dataclass an __init__ that fills the instance dict in one step.
+
+    The generated __init__ of a frozen dataclass sets each field through object.__setattr__: about
+    0.2 us a field, a quarter of a whole validation for the four result types built per call
+    (measured: 2.0 us vs 0.4 us for ten fields). Same signature, defaults, equality, hash and
+    immutability (assignment still raises FrozenInstanceError); fields with default_factory are not
+    supported."""
+    names, params, env = [], [], {}
+    for f in fields(cls):
+        if not f.init or f.default_factory is not MISSING:
+            raise TypeError(f"quick_init: {cls.__name__}.{f.name} needs the generated __init__")
+        names.append(f.name)
+        if f.default is MISSING:
+            params.append(f.name)
+        else:
+            env[f"default_{f.name}"] = f.default
+            params.append(f"{f.name}=default_{f.name}")
+    items = ", ".join(f"{n!r}: {n}" for n in names)
+    ns: dict = {}
+    exec(f"def __init__(self, {', '.join(params)}):\n    self.__dict__.update({{{items}}})\n", env, ns)  # noqa: S102 - our own field names
+    init = ns["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init
+    return cls
+
+
+@quick_init
 @dataclass(frozen=True)
 class Finding:
     code: str  # stable, e.g. "MW-E-EP-DIVIDES"; never renamed once shipped
@@ -17,6 +45,7 @@ class Finding:
     upstream: str  # upstream file (and symbol) this rule mirrors, or "meshwise" for our own advice
 
 
+@quick_init
 @dataclass(frozen=True)
 class Derived:
     strategy: str
@@ -51,6 +80,7 @@ class MemoryEstimate:
         return self.assumptions_zh if lang == "zh" and self.assumptions_zh else self.assumptions
 
 
+@quick_init
 @dataclass(frozen=True)
 class ValidationReport:
     ok: bool
@@ -58,16 +88,30 @@ class ValidationReport:
     warnings: tuple[Finding, ...] = ()
     derived: Derived | None = None
     memory: MemoryEstimate | None = None
-    suggested_fix: str | None = None  # YAML of the nearest valid config, itself re-validated
+    # the suggested fix, or what computes it on first read (see suggested_fix)
+    fix: str | Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
     world_size: int | None = None
     gpus_per_node: int | None = None
+
+    @property
+    def suggested_fix(self) -> str | None:
+        """YAML of the nearest valid config, itself re-validated; None when there is none.
+
+        Searched for on first read, not when the report is made: most callers only want the
+        verdict, and the search costs tens of validations."""
+        fix = self.fix
+        if callable(fix):
+            fix = fix()
+            object.__setattr__(self, "fix", fix)  # a cache of a pure function of the frozen fields
+        return fix
 
     @property
     def codes(self) -> list[str]:
         return [f.code for f in (*self.errors, *self.warnings)]
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(replace(self, fix=self.suggested_fix))
+        return {("suggested_fix" if k == "fix" else k): v for k, v in d.items()}
 
 
 class UnusableInput(ValueError):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
@@ -60,6 +61,13 @@ class Parsed:
 def _close(key: Any, options: frozenset[str]) -> str | None:
     if not isinstance(key, str):
         return None
+    return _closest(key, options)
+
+
+@lru_cache(maxsize=4096)
+def _closest(key: str, options: frozenset[str]) -> str | None:
+    # difflib is the costliest step of validating a config with an unknown key; the same few
+    # misspellings (tensor_parallel_size, sequence_paralel) come back again and again
     m = difflib.get_close_matches(key, sorted(options), n=1, cutoff=0.75)
     return m[0] if m else None
 
@@ -411,15 +419,16 @@ def _build_mesh(p: Parsed, sizes: dict, dc: str, world: int, gpus_per_node: int,
     except TypeError:
         _size_error(out, "dp_replicate_size", dpr_raw, *_CMP_WHY)
         return
-    layout = Layout.of(CANONICAL[dc], world, gpus_per_node=gpus_per_node, tp=derive.degree(sizes["tp_size"]),
-                       pp=derive.degree(sizes["pp_size"]), cp=derive.degree(sizes["cp_size"]),
-                       ep=derive.degree(sizes["ep_size"]), dp_replicate=derive.degree(dpr_raw))
+    degree = derive.degree
+    layout = Layout.of(CANONICAL[dc], world, gpus_per_node=gpus_per_node, tp=degree(sizes["tp_size"]),
+                       pp=degree(sizes["pp_size"]), cp=degree(sizes["cp_size"]), ep=degree(sizes["ep_size"]),
+                       dp_replicate=degree(dpr_raw))
     errors = layout.strategy_errors(sizes)
     if errors:
         out.extend(errors)
         return
     if dc != "DDPConfig":  # ddp builds no mesh and never reads dp_size
-        dp = _explicit_dp(sizes["dp_size"], dc, out)
+        dp = None if sizes["dp_size"] is None else _explicit_dp(sizes["dp_size"], dc, out)
         if dp is False:
             return
         if dp is not None:
@@ -482,6 +491,10 @@ def check_schedule(p: Parsed, out: Findings) -> None:
     if p.derived is None or p.derived.pp_size <= 1 or p.pipeline is None:
         return
     sched = p.pipeline.get("pp_schedule", PIPELINE_DEFAULT_SCHEDULE)
+    if sched is None and p.pipeline.get("pp_schedule_csv") is None:
+        # CODE-FACTS 19: an explicit null reaches AutoPipeline, which needs a schedule or a csv
+        out.add("MW-E-PP-SCHEDULE-MISSING", "distributed.pipeline.pp_schedule", default=PIPELINE_DEFAULT_SCHEDULE)
+        return
     if schedules.is_accepted(sched):
         if schedules.is_abstract(sched):
             out.add("MW-W-PP-SCHEDULE-ABSTRACT", "distributed.pipeline.pp_schedule", got=describe(sched),
@@ -566,10 +579,14 @@ def check_silent(p: Parsed, raw_dist: dict, out: Findings) -> None:
     """Values upstream accepts but silently turns into something else."""
     if p.sizes is None:
         return
-    erred = {f.path for f in out.errors}
+    erred = None
     for key in ("tp_size", "cp_size", "pp_size", "ep_size", "dp_replicate_size"):
         v = p.sizes[key]
-        if v is None or derive.is_positive_int(v) or f"distributed.{key}" in erred:
+        if v is None or (type(v) is int and v > 0) or derive.is_positive_int(v):  # the common case first
+            continue
+        if erred is None:
+            erred = {f.path for f in out.errors}
+        if f"distributed.{key}" in erred:
             continue
         # tp/cp are only ever read through _degree; the others are also compared with ints,
         # which raises (an error already reported) unless the value is a number

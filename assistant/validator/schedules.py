@@ -6,6 +6,7 @@ never imports torch.
 from __future__ import annotations
 
 import difflib
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -30,8 +31,12 @@ def is_abstract(name: object) -> bool:
 
 def suggest(name: object) -> str | None:
     """The accepted spelling a rejected schedule name most likely meant, or None."""
-    if not isinstance(name, str):
-        return None
+    return _suggest(name) if isinstance(name, str) else None
+
+
+@lru_cache(maxsize=1024)
+def _suggest(name: str) -> str | None:
+    # cached: difflib is most of the cost of rejecting a misspelled schedule, and the same few recur
     low = name.strip().lower()
     if low in _MISSPELLINGS:
         return _MISSPELLINGS[low]

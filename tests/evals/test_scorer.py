@@ -340,6 +340,7 @@ def test_language_detection():
     assert language_of("Use fsdp2 and keep tensor parallelism (张量并行) inside a node; pipeline parallelism "
                        "and data parallelism can span nodes over InfiniBand.") == "en"
     assert language_of("推荐 fsdp2") != "zh"  # too little Chinese to call it a Chinese answer
+    assert language_of("不行：`ddp` 不支持张量并行。") == "zh"  # short, but Chinese
 
 
 def test_user_yaml_extraction_fenced_and_raw():
@@ -410,3 +411,15 @@ def test_warning_sentences_are_not_invalid_verdicts(cases):
     error = warning.replace("MW-W-WORLD-NOT-NODE-MULTIPLE", "MW-E-WORLD-DIVISIBLE")
     result = score(case, make_answer(error, lang="en", yaml_text=yaml_text, world_size=24, intent="sizing"))
     assert "validity" in failed_checks(result)
+
+
+def test_a_plain_no_opening_is_an_invalid_verdict(cases):
+    """"No: ..." / "不行：..." opening the answer is the verdict the user reads, rule code or not."""
+    case = cases["diag-en-ep-divides"]
+    for text in ("No: 12 GPUs with ep_size 8 fail at start-up, 12 is not a multiple of 8.\n",
+                 "**不行**：`ep_size` 8 在 12 张卡上启动就会报错。\n"):
+        result = score(case, make_answer(text, lang="en", yaml_text=None, world_size=12, intent="diagnose"))
+        assert result.validity_ok is True, text
+    for text in ("Nothing is wrong here: ep_size 8 works on 12 GPUs.\n", "不管怎样都能跑。\n"):
+        result = score(case, make_answer(text, lang="en", yaml_text=None, world_size=12, intent="diagnose"))
+        assert result.validity_ok is False, text

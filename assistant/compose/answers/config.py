@@ -8,6 +8,7 @@ from __future__ import annotations
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.recommendation import config_sections, show_plan_yaml, wanted
 from assistant.compose.writer import Writer, size_of
+from assistant.validator.fields import field_table
 from assistant.planner.plan import Plan
 
 
@@ -79,8 +80,8 @@ def judged_yaml(w: Writer, inp: ComposeInput) -> Part | None:
     """The user's own passing layout, written out: the config they asked for is theirs, not the
     planner's."""
     d = inp.diagnosis
-    if d is None or d.pasted or d.report is None or not d.report.ok:
-        return None
+    if d is None or d.pasted or d.report is None or not d.report.ok or not inp.query.situation.stated.sizes:
+        return None  # options alone ("开启激活检查点") are a wish, not a layout of the user's
     w.answer(w.say("judged_yaml", world=d.world_size))
     w.code(d.yaml_text)
     return Part(d.yaml_text, d.report, d.report.derived.strategy if d.report.derived else None, d.judged)
@@ -93,7 +94,10 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if part is not None:
         return part
     q, sit = inp.query, inp.query.situation
-    if not (sit.world_size or sit.nodes or sit.model or q.params.model_size_b) and inp.plan is not None:
+    numbers = sit.world_size or sit.nodes or sit.model or q.params.model_size_b
+    names = any(not r.is_strategy_name for r in field_table().mentioned(q.text)) or \
+        any(t in w.p.topic_facts for t in q.topics)
+    if not numbers and names and inp.plan is not None:
         # "how do I set fp16 params with fp32 reduction?": how (the field and its facts), then a
         # validated example, not a cluster layout nobody asked for
         from assistant.compose.answers import fact

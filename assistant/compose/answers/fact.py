@@ -38,6 +38,18 @@ def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str]) -> list[str]:
     return out
 
 
+def _named_topic_facts(w: Writer, inp: ComposeInput, ask) -> list[str]:
+    """Feature facts about an identifier the question names, when it asks none of the field
+    reference's kinds ("with packing, must local_batch_size be 1?" is the packing fact, not the
+    meaning of local_batch_size)."""
+    text = getattr(ask, "text", "") or inp.query.text
+    if asked_kinds(text):
+        return []
+    q = inp.query.text.lower()
+    keys = [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
+    return [k for k in keys if any("_" in t and t.lower() in q for t in w.p.facts[k].terms)]
+
+
 def _cued(w: Writer, question: str) -> list[str]:
     """Facts the question's words single out ("pad" -> the packing-with-CP padding rule)."""
     q = question.lower()
@@ -221,7 +233,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     named = [r for r in field_table().mentioned(inp.query.text) if not r.is_strategy_name and r.key not in _FEATURE_KEYS]
     if inp.query.intent == "limitations" and not named:
         return limitations(w, inp)
-    cued = _cued(w, inp.query.text)
+    cued = _cued(w, inp.query.text) or _named_topic_facts(w, inp, ask)
     if not cued and not any(t in w.p.lead_topics for t in inp.query.topics) and fields(w, inp, ask) is not None:
         # the feature facts of what the question names, and what its strategy does with the field
         keys = [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]

@@ -108,7 +108,10 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
         if sizing and r.derived is not None and not any(a.kind == "quantity" for a in inp.asks):
             from assistant.compose.answers.quantity import layout_targets, quantity_line
 
-            w.bullets([quantity_line(w, t, r, d.judged) for t in layout_targets(r, d.judged)], heading="sizing")
+            lines = [quantity_line(w, t, r, d.judged) for t in layout_targets(r, d.judged)]
+            if r.derived.ep_size > 1:
+                lines.append(w.fact("ep_divides", required=True))  # the rule an EP layout passes
+            w.bullets(lines, heading="sizing")
         return part
     # the first failing check is the verdict already said (or the pasted errors, `listed`)
     more = [f for f in r.errors[0 if listed else 1:] if f.code not in listed]

@@ -22,6 +22,7 @@ def test_no_refs_no_lines():
 @pytest.mark.parametrize("question,kinds", [
     ("What does `reshard_after_forward` default to in `moe:`?", ["default"]),
     ("Are `megatron-fsdp` and `mfsdp` different strategies?", ["same"]),
+    ("what pp_schedule do I get if my pipeline block doesn't set one?", ["default"]),
     ("If ep_size is 1, is my moe: block read?", ["read"]),
     ("Which strategies accept sequence_parallel?", ["accept"]),
     ("What values can round_virtual_stages_to_pp_multiple take?", ["allowed"]),
@@ -90,6 +91,10 @@ def test_is_a_block_read(question, lang, start):
     ("Which strategies accept dp_replicate_size?", "Every strategy reads `dp_replicate_size`, but a value above 1 works only with `fsdp2`"),
     ("Which strategies accept sequence_parallel?", "`sequence_parallel` is accepted only by `fsdp2`"),
     ("Which strategies accept activation_checkpointing?", "Every strategy accepts `distributed.activation_checkpointing`"),
+    ("Does megatron_fsdp accept activation_checkpointing: selective?",
+     "No: `megatron_fsdp` accepts `activation_checkpointing`, but not `selective`"),
+    ("Does ddp accept activation_checkpointing: selective?", "Yes: `ddp` accepts `activation_checkpointing`."),
+    ("Can I set dp_size with ddp?", "`ddp` accepts `dp_size` but ignores it."),
 ])
 def test_which_strategies_accept(question, start):
     assert answer(question)[0].startswith(start)
@@ -121,3 +126,71 @@ def test_lines_are_short_and_unique():
         lines = answer(q)
         assert len(lines) == len(set(lines)) and 2 <= len(lines) <= 6
         assert sum(len(l) for l in lines) < 1200
+
+
+@pytest.mark.parametrize("question,lang,lead", [
+    ("activation_checkpointing 能填哪些值？写 partial 可以不", "zh",
+     "不行：`distributed.activation_checkpointing` 不接受 `partial`；可取 `true`、`false`、`full` 或 `selective`。"),
+    ("Can I set activation_checkpointing to partial?", "en",
+     "No: `distributed.activation_checkpointing` does not accept `partial`; it takes `true`, `false`, `full` or `selective`."),
+    ("看官方 recipe 里 dp_size: none 这么写，none 是字符串啊，这样不会报错吗？", "zh",
+     "可以：`distributed.dp_size` 接受 `none`（会被读成 `null`）（这也是默认值）。"),
+    ("pp_schedule 写 1F1B 对吗", "zh", "可以：`distributed.pipeline.pp_schedule` 接受 `1F1B`（这也是默认值）。"),
+    ("What's the default pp_schedule, and is interleaved_1f1b a valid name?", "en",
+     "No: `distributed.pipeline.pp_schedule` does not accept `interleaved_1f1b`; it takes `1f1b`, `interleaved1f1b`, "
+     "`gpipe`, `loopedbfs`, `interleavedzerobubble`, `zbvzerobubble` or `dualpipev`."),
+    ("Is `activation_checkpointing: on` valid?", "en", "Yes: `distributed.activation_checkpointing` accepts `on` (read as `true`)."),
+    ("Is pp_schedule: interleaved1f1b valid?", "en", "Yes: `distributed.pipeline.pp_schedule` accepts `interleaved1f1b`."),
+])
+def test_a_value_the_question_names_is_judged(question, lang, lead):
+    assert answer(question, lang)[0] == lead
+
+
+def test_a_rejected_schedule_gets_the_spelling_upstream_accepts():
+    lines = answer("pp_schedule 默认是啥？我想用 interleaved 的，写 interleaved_1f1b 对不对", "zh")
+    assert lines[0].startswith("不行：`distributed.pipeline.pp_schedule` 不接受 `interleaved_1f1b`")
+    assert lines[1] == "上游接受的写法是 `interleaved1f1b`。"
+    assert "`distributed.pipeline.pp_schedule` 的默认值是 `1f1b`。" in lines
+
+
+def test_a_value_named_only_as_a_size_is_not_judged():
+    # "ep_size 设为 1" states the condition of a read question; it is not asking whether 1 is valid
+    assert answer("ep_size 设为 1 的时候 moe: 还会读取吗？", "zh")[0].startswith("不会")
+
+
+def test_advice_leads_even_when_asked_second():
+    lines = answer("what's ignore_router_for_ac and should I turn it off when I use activation checkpointing?")
+    assert lines[0].startswith("`distributed.moe.ignore_router_for_ac`: Keep it true with activation checkpointing")
+    assert lines[1].startswith("`distributed.moe.ignore_router_for_ac`: Saves the router's outputs")
+    zh = answer("开了 activation_checkpointing 的 MoE，moe 里 ignore_router_for_ac 要不要设成 false？", "zh")
+    assert zh[0].startswith("`distributed.moe.ignore_router_for_ac`：开启激活检查点时请保持 true")
+
+
+def test_options_of_a_strategy_and_of_a_block():
+    lines = answer("strategy 是 ddp 的时候能写哪些选项？find_unused_parameters 支持吗", "zh")
+    assert lines[0] == "可以：`ddp` 接受 `find_unused_parameters`。"
+    assert "`broadcast_buffers`" in lines[1] and "`static_graph`" in lines[1] and "`sequence_parallel`" not in lines[1]
+    assert answer("Which options does the `moe:` block take?")[0] == (
+        "`moe:` accepts `ignore_router_for_ac`, `reshard_after_forward`, `lm_head_precision`, `wrap_outer_model`"
+        " and `mp_policy`.")
+
+
+def test_values_asked_are_not_a_strategies_question():
+    lead = answer("Which values does distributed.activation_checkpointing accept?")[0]
+    assert lead.startswith("`distributed.activation_checkpointing` accepts `true`, `false`, `full` or `selective`")
+
+
+def test_the_ask_that_comes_first_leads_among_facts():
+    zh = answer("round_virtual_stages_to_pp_multiple 是干啥用的？能填啥？", "zh")
+    assert zh[0].startswith("`distributed.pipeline.round_virtual_stages_to_pp_multiple`：使用虚拟 stage")
+    assert zh[1].startswith("`distributed.pipeline.round_virtual_stages_to_pp_multiple` 可取 `up`、`down` 或 `null`")
+
+
+def test_a_value_that_is_already_the_default_is_said_so():
+    lines = answer("FSDP2 reduces gradients in bf16 by default, so I have to set reduce_dtype: float32 myself, right?")
+    assert lines[0] == "No need: `distributed.mp_policy.reduce_dtype` already defaults to `float32`."
+    assert not any(l.startswith("`distributed.mp_policy.reduce_dtype` defaults to") for l in lines)  # said once
+
+
+def test_sizes_with_numbers_are_not_judged_as_values():
+    assert not answer("With tp_size: 1 and ep_size 8, what does ignore_router_for_ac default to?")[0].startswith("No need")

@@ -20,7 +20,6 @@ def _kinds(q: str) -> list[str]:
     "is tp 3 valid on 8 GPUs",
     "Can I use megatron_fsdp with pp_size 2?",
     "8 张卡，tp 2，cp 和 pp 都是 1，能跑吗？",
-    "megatron_fsdp 能开 PP 吗",
     "64 卡 tp 8 pp 4 行不行",
 ])
 def test_verdict_questions(question):
@@ -46,7 +45,8 @@ def test_fact_questions_name_their_identifier(question, target):
 def test_a_quoted_upstream_error_is_a_location_question_not_nonsense():
     q = understand("where does 'Unknown options for strategy' come from?")
     assert q.intent == "code_location"
-    assert [(a.kind, a.target) for a in q.asks] == [("location", "Unknown options for strategy")]
+    assert [(a.kind, a.target) for a in q.asks] == [("location", "Unknown options for strategy"),
+                                                    ("diagnosis", "Unknown options for strategy")]
 
 
 def test_a_worry_over_a_pasted_config_is_a_verdict_then_a_diagnosis():
@@ -100,3 +100,22 @@ def test_mixed(question, kinds):
 ])
 def test_phrasings_the_new_cases_exposed(question, kind):
     assert _kinds(question)[0] == kind
+
+
+@pytest.mark.parametrize("question", [
+    "megatron_fsdp 能开 PP 吗",
+    "Does megatron_fsdp support TP? And PP?",
+    "2 nodes x 8 GPUs, fsdp2, dp_replicate_size 2: what is dp_shard? And does dp_replicate_size also work with ddp?",
+])
+def test_a_capability_yes_no_is_a_fact_not_a_verdict(question):
+    kinds = _kinds(question)
+    assert "fact" in kinds and "verdict" not in kinds
+
+
+def test_a_yes_no_about_the_users_own_layout_stays_a_verdict():
+    assert _kinds("I have 32 GPUs with tp 4 and ep 8. Will it run?")[-1] == "verdict"
+
+
+def test_an_error_message_quoted_in_prose_is_diagnosed():
+    q = "gettin 'pp_batch_size 2 // pp_microbatch_size 1 must be >= pp_size 4' wth does that meen"
+    assert "diagnosis" in _kinds(q)

@@ -82,6 +82,8 @@ def test_validator_lists_are_derived_from_the_table():
                                          "dp_size": None, "dp_replicate_size": None}
     assert rules.SS_DEFAULTS == {"global_batch_size": 32, "local_batch_size": 1}
     assert rules.PIPELINE_DEFAULT_SCHEDULE == "1f1b" and rules.PP_MICROBATCH_DEFAULT == 1
+    assert rules.AC_SELECTIVE_STRATEGIES == {"fsdp2", "ddp"}
+    assert rules.AC_SCOPES == {"all", "language", "vision", "audio", "multimodal"}
 
 
 def test_the_schema_file_no_longer_lists_fields():
@@ -239,5 +241,12 @@ def test_mixed_precision_fields_match_installed_torch():
     if path is None:
         pytest.skip("torch source not installed")
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    _check_dataclass(tree, "MixedPrecisionPolicy", "distributed.mp_policy")
+    assert set(T.dataclass_fields("MixedPrecisionPolicy")) == set(_dataclass_fields(tree, "MixedPrecisionPolicy"))
     _check_dataclass(tree, "CPUOffloadPolicy", "distributed.offload_policy")
+
+
+@needs_upstream
+def test_mp_policy_defaults_are_fsdp2_default_policy():
+    fsdp2 = _dataclass_fields(_src("components/distributed/config.py"), "FSDP2Config")["mp_policy"]
+    assert T.defaults("distributed.mp_policy") == fsdp2
+    assert T.get("distributed.mp_policy")[0].default == fsdp2

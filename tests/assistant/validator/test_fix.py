@@ -90,3 +90,18 @@ def test_a_model_too_big_for_any_single_edit_gets_no_fix():
     recipe = {"distributed": {"strategy": "fsdp2"}, "step_scheduler": {"global_batch_size": 64, "local_batch_size": 1}}
     report = validate(yaml.safe_dump(recipe), world_size=8, model="llama-3.1-405b", gpu="h100-80gb")
     assert "MW-E-MEMORY" in report.codes and report.suggested_fix is None  # 405B of fp32 state on 8 GPUs
+
+
+def test_the_fix_is_searched_on_first_read_only(monkeypatch):
+    from assistant.validator import fix
+
+    calls = []
+    real = fix.suggest
+    monkeypatch.setattr(fix, "suggest", lambda *a, **k: calls.append(1) or real(*a, **k))
+    r = validate({"ep_size": 16}, world_size=8)
+    assert not r.ok and calls == []  # the verdict alone never pays for the search
+    text = r.suggested_fix
+    assert validate(text, world_size=8).ok and calls == [1]
+    assert r.suggested_fix == text and calls == [1]  # computed once
+    assert r.to_dict()["suggested_fix"] == text
+    assert validate({"tp_size": 2}, world_size=8).suggested_fix is None and calls == [1]  # valid: no search

@@ -166,7 +166,7 @@ RECIPES = [
     ("pp-schedule-misspelt", {"distributed": {"pp_size": 2, "pipeline": {"pp_schedule": "interleaved_1f1b"}}}, 8,
      "MW-E-PP-SCHEDULE", None),
     ("pp-schedule-case", {"distributed": {"pp_size": 2, "pipeline": {"pp_schedule": "Interleaved1F1B"}}}, 8, None, None),
-    ("pp-schedule-null", {"distributed": {"pp_size": 2, "pipeline": {"pp_schedule": None}}}, 8, "MW-E-PP-SCHEDULE", None),
+    ("pp-schedule-null", {"distributed": {"pp_size": 2, "pipeline": {"pp_schedule": None}}}, 8, "MW-E-PP-SCHEDULE-MISSING", None),
     ("pp-schedule-default", {"distributed": {"pp_size": 2, "pipeline": {}}}, 8, None, None),
     ("pp-schedule-ignored-pp1", {"distributed": {"pipeline": {"pp_schedule": "dfs"}}}, 8, None, None),
     ("load-non-string-key", {"distributed": {}, "dataset": {1: "x"}}, 8, "MW-E-CONFIG-LOAD", None),
@@ -285,3 +285,32 @@ def test_distributed_only_mode_skips_recipe_checks():
     assert validate(recipe, world_size=8, recipe_checks=False).ok
     full = validate(recipe, world_size=8)
     assert {"MW-E-PP-SCHEDULE", "MW-E-PP-MICROBATCH-COUNT", "MW-E-BATCH-DIVISIBLE"} <= set(full.codes)
+
+
+# CODE-FACTS 4: an explicit dp_size is used as is. A bigger mesh is refused by torch at start-up; a smaller one
+# passes start-up and its outside ranks fail on first use; an all-ones mesh passes and leaves the rest idle.
+@pytest.mark.parametrize("dist, world, en, zh", [
+    ({"dp_size": 16}, 8, "init_device_mesh refuses it at start-up", "启动时就会拒绝"),
+    ({"dp_size": 2, "tp_size": 2}, 8, "start-up accepts it, but those ranks fail the first time they use the mesh",
+     "启动时不会报错"),
+    ({"dp_size": 1}, 8, "the other 7 of 8 ranks sit idle", "闲置"),
+])
+def test_explicit_dp_size_says_what_upstream_does(dist, world, en, zh):
+    r = validate(dist, world_size=world, suggest_fix=False)
+    assert not r.ok and r.errors[0].code == "MW-E-DP-MISMATCH"  # the run does not work: still an error
+    assert en in r.errors[0].message and zh in r.errors[0].message_zh
+    assert "torch needs" not in r.errors[0].message and "cover the world" not in r.errors[0].upstream
+
+
+def test_explicit_null_schedule_names_autopipelines_error():
+    # CODE-FACTS 19: pipeline: {pp_schedule: null} without a csv reaches AutoPipeline.__init__
+    r = validate({"pp_size": 2, "pipeline": {"pp_schedule": None}}, world_size=8)
+    assert r.errors[0].code == "MW-E-PP-SCHEDULE-MISSING"
+    assert "Either pipeline_parallel_schedule or pipeline_parallel_schedule_csv must be provided" in r.errors[0].message
+    assert "autopipeline.py" in r.errors[0].upstream
+    assert validate(r.suggested_fix, world_size=8).ok
+    # with a csv the null still reaches get_schedule_class when the model is split: still rejected
+    csv = validate({"pp_size": 2, "pipeline": {"pp_schedule": None, "pp_schedule_csv": "s.csv"}}, world_size=8)
+    assert csv.errors[0].code == "MW-E-PP-SCHEDULE"
+    # the distributed-only verdict (no recipe checks) does not judge schedules
+    assert validate({"pp_size": 2, "pipeline": {"pp_schedule": None}}, world_size=8, recipe_checks=False).ok

@@ -1,0 +1,26 @@
+"""Pasted upstream errors are understood (rule, the run's own numbers, fix); a log is never a config."""
+from __future__ import annotations
+
+from tests.assistant.compose.answers.conftest import lead
+
+
+def test_a_pasted_assertion_is_the_rule_that_raises_it_not_an_unknown_option(ask):
+    # issue 11: this was parsed as a YAML mapping and reported as an unknown FSDP2 option
+    a = ask("Why?\n```\nAssertionError: pp_batch_size 4 // pp_microbatch_size 1 must be >= pp_size 8\n```")
+    first = lead(a.text)
+    assert "MW-E-PP-MICROBATCH-COUNT" in first and "4 // 1" in first and "8" in first
+    assert "AssertionError" not in (a.judged or {}).get("distributed", {})
+    assert "MW-E-STRATEGY-OPTION" not in a.text
+    assert a.judged["distributed"]["pp_size"] == 8 and a.judged["step_scheduler"]["local_batch_size"] == 4
+
+
+def test_the_fix_of_a_value_is_said_in_the_lead(ask):
+    a = ask("ValueError: Unknown schedule name 'interleaved_1f1b'. The valid options are ['1F1B', 'Interleaved1F1B']\n"
+            "copied from the docs")
+    first = lead(a.text)
+    assert "MW-E-PP-SCHEDULE" in first and "`pipeline.pp_schedule: interleaved1f1b` instead of" in first
+
+
+def test_a_quoted_upstream_message_is_a_location_question_not_nonsense(ask):
+    a = ask("Where does 'Unknown options for strategy' come from?")
+    assert a.intent != "nonsense" and "location" in a.asks and "nemo_automodel/" in lead(a.text)

@@ -1,0 +1,45 @@
+"""Verdicts judge the user's own layout exactly as stated; the nearest valid layout only after a "no"."""
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from answer_checks import shown_configs
+from assistant.validator import validate
+from tests.assistant.compose.answers.conftest import lead
+
+
+def test_stated_ones_are_kept_and_the_verdict_leads(ask):
+    # issue 11: this came back as a layout with pp_size 2 and cp_size 2 added, called valid
+    a = ask("32 GPUs, tp_size 4, ep_size 8, pp and cp both 1: does it run?")
+    d = a.judged["distributed"]
+    assert (d["tp_size"], d["ep_size"], d.get("pp_size", 1), d.get("cp_size", 1)) == (4, 8, 1, 1)
+    assert "verdict" in a.asks and a.validation.ok and lead(a.text).startswith("Yes: ")
+    assert shown_configs(a.text) == []  # nothing asked for a config
+
+
+def test_a_no_comes_first_with_the_arithmetic_then_a_revalidated_fix(ask):
+    # issue 11: this opened with "Recommendation: use fsdp2" and buried the "no"
+    a = ask("Does tp 4 with pp 3 work on 40 GPUs?")
+    first = lead(a.text)
+    assert first.startswith("No: ") and "40" in first and "12" in first and "MW-E-WORLD-DIVISIBLE" in first
+    assert (a.judged["distributed"]["tp_size"], a.judged["distributed"]["pp_size"]) == (4, 3)
+    assert not a.validation.ok
+    fixes = shown_configs(a.text)
+    assert fixes and all(validate(c, world_size=40, gpus_per_node=8).ok for c in fixes)
+
+
+def test_a_worry_is_answered_by_where_the_run_really_stops(ask):
+    cfg = "distributed:\n  strategy: fsdp2\n  tp_size: 2\n  ep_size: 8\n"
+    a = ask(f"Will this hang on 8 GPUs?\n```yaml\n{cfg}```")
+    assert lead(a.text).startswith("No, it does not fail at start-up") and a.validation.ok
+    assert a.judged == yaml.safe_load(cfg)
+
+
+def test_strategy_with_a_field_is_the_validators_verdict(ask):
+    a = ask("megatron_fsdp 可以设置 defer_fsdp_grad_sync 吗？")
+    first = lead(a.text)
+    assert first.startswith("不行") and "MW-E-STRATEGY-OPTION" in first
+    assert a.judged["distributed"]["strategy"] == "megatron_fsdp"
+    assert re.search(r"`strategy` 改为 `fsdp2`", first)  # the fix, in the lead
