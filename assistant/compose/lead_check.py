@@ -19,6 +19,8 @@ _POLARITY_WITHIN = 40  # a lead states a verdict when its polarity word opens it
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![0-9]|\.[0-9])")
 _TUPLE = re.compile(r"\(\s*\d+(?:\s*,\s*\d+)+\s*\)")
 _IDENT = re.compile(r"[A-Za-z]\w*_\w+")  # dp_size, ep_shard: the name a quantity line gives its result
+_VERDICT_KINDS = frozenset({"verdict", "diagnosis", "quantity"})
+_SHAPES = frozenset({"mesh_shape", "moe_mesh_shape"})
 _NEAR = 30  # characters between a quantity's name and its number
 _PATH = re.compile(r"`([^`\s]+(?:/[^`\s]+|\.py))`")
 
@@ -49,6 +51,18 @@ def head(text: str, limit: int = HEAD_CHARS) -> str:
     return "\n".join(lines)[:limit]
 
 
+def _leading_name(line: str) -> str | None:
+    """The name a quantity line gives its result ("dp_size" in "dp_size = 8: ..."), if any."""
+    m = _NUMBER.search(line)
+    names = _IDENT.findall(line[:m.start()]) if m else []
+    return names[-1] if names else None
+
+
+def _is_shape(line: str) -> bool:
+    m = _NUMBER.search(line)
+    return m is not None and any(t.start() <= m.start() < t.end() for t in _TUPLE.finditer(line))
+
+
 def _number_pattern(line: str) -> re.Pattern | None:
     """The result a quantity line states first: its first number, or the whole shape of a mesh; near
     the quantity's name when the line names one before it ("ep_shard = 4" is not the 4 of tp_size 4)."""
@@ -59,21 +73,32 @@ def _number_pattern(line: str) -> re.Pattern | None:
     if shape is not None:
         return re.compile(r"\D{1,4}".join(re.findall(r"\d+", shape.group(0))))
     number = rf"(?<![A-Za-z0-9_.]){re.escape(m.group(0))}(?![0-9]|\.[0-9])"
-    name = _IDENT.findall(line[:m.start()])
-    if not name:
+    name = _leading_name(line)
+    if name is None:
         return re.compile(number)
-    ident = re.escape(name[-1])
+    ident = re.escape(name)
     return re.compile(rf"{ident}[^\n]{{0,{_NEAR}}}?{number}|{number}[^\n]{{0,{_NEAR}}}?{ident}", re.I)
+
+
+def _asked_line(note: AskNote) -> str | None:
+    """The lead line that gives the asked quantity: the one named after the target, else the first
+    unnamed result ("Gradient accumulation = 4"), else the first; the mesh only when it is asked."""
+    lines = [s for s in note.leads if _NUMBER.search(s) and (note.target in _SHAPES or not _is_shape(s))
+             and polarity(s, within=_POLARITY_WITHIN) is None]
+    named = [s for s in lines if _leading_name(s) == note.target]
+    unnamed = [s for s in lines if _leading_name(s) is None]
+    return next(iter(named or unnamed or lines), None)
 
 
 def states(note: AskNote, opening: str) -> bool:
     """Whether `opening` (an answer's first lines) gives this ask's computed answer."""
+    asked = _asked_line(note) if note.kind == "quantity" else None
     for lead in note.leads:
-        if note.kind in ("verdict", "diagnosis"):
-            want = polarity(lead, within=_POLARITY_WITHIN)
-            if want is not None and polarity(opening) != want:
+        want = polarity(lead, within=_POLARITY_WITHIN) if note.kind in _VERDICT_KINDS else None
+        if want is not None:  # "No: ..." (a quantity of a layout that fails is its verdict)
+            if polarity(opening) != want:
                 return False
-        elif note.kind == "quantity":
+        elif lead == asked:
             pat = _number_pattern(lead)
             if pat is not None and not pat.search(opening):
                 return False

@@ -72,3 +72,18 @@ def test_lead_first_holds_the_opening_then_puts_the_lead_before_it_once():
     assert text.endswith("The end.") and lf.prefix == NO.leads[0] + "\n\n"
     short = LeadFirst([NO])
     assert short.feed("No: 40 % 12 != 0.") == "" and short.close() == "No: 40 % 12 != 0." and short.prefix == ""
+
+
+def test_a_quantity_of_a_failing_layout_is_checked_as_its_verdict():
+    note = AskNote("quantity", "what is dp_size?", "dp_size", NO.leads, ())
+    assert missing_leads("No: 40 GPUs do not divide by 12, so there is no dp_size.", [note]) == []
+    assert missing_leads("dp_size would be 3.", [note]) == list(NO.leads)
+
+
+def test_only_the_asked_quantity_is_required():
+    grad = AskNote("quantity", "how many grad-acc steps?", "grad_acc_steps",
+                   ("dp_size = 8: world_size / (tp_size × pp_size × cp_size) = 32 / (4 × 1 × 1).",
+                    "Gradient accumulation = 4 step(s): global_batch_size / (local_batch_size × dp_size) = 64 / (2 × 8).",
+                    "The device mesh is (pp, dp_replicate, dp_shard, cp, tp) = (1, 1, 8, 1, 4)."), ())
+    assert missing_leads("You get 4 gradient-accumulation steps.", [grad]) == []
+    assert missing_leads("You get 8 data-parallel ranks.", [grad]) == list(grad.leads)
