@@ -46,6 +46,9 @@ def plan_asks(asks: tuple, query) -> tuple:
     if query.situation.pasted.errors:
         # a pasted error is what the question is about: its explanation comes first
         asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
+    fact_texts = {a.text for a in asks if a.kind == "fact"}
+    # "我 yaml 里写的 moe: 还会生效吗": the word yaml in a fact question asks for no config
+    asks = tuple(a for a in asks if not (a.kind == "config" and a.text in fact_texts))
     if not _has_numbers(query):
         # without a cluster, a model or sizes, "should I turn it off?" / "in my yaml" after a fact ask
         # is that fact's question, not a request for a layout
@@ -53,16 +56,22 @@ def plan_asks(asks: tuple, query) -> tuple:
         if fact_clauses:
             asks = tuple(a for a in asks if a.kind not in ("recommendation", "config") or a.text not in fact_clauses
                          and (a.kind == "config" or _STRATEGY_WORD.search(a.text)))
+    if query.intent == "python_api":
+        # "how do I pass MoE settings from Python?": the Python API (with its facts) is the config asked for
+        asks = tuple(Ask("config", a.text) if a.kind in ("fact", "recommendation") else a for a in asks)
     kinds = {a.kind for a in asks}
     out = tuple(a for a in asks if not any(k in kinds for k in _COVERED_BY.get(a.kind, ())))
-    return tuple(dict.fromkeys(out))
+    # one config, one recommendation: a second would only repeat the first
+    once = [a for i, a in enumerate(out) if a.kind not in _ONCE or all(b.kind != a.kind for b in out[:i])]
+    return tuple(dict.fromkeys(once))
 
 
+_ONCE = ("config", "recommendation", "nonsense", "out_of_scope")
 _STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
 # Wishes for a starting layout that asks.yaml reads as facts ("应该从什么样的分布式配置开始？"); to move
 # into asks.yaml's recommendation patterns.
 _LAYOUT_WISH = re.compile(r"什么样的.{0,8}(?:配置|方案)|从.{0,12}(?:配置|方案).{0,4}开始"
-                          r"|\bwhat\s+(?:config(?:uration)?|setup|layout)\s+(?:should|to\s+start|would)", re.I)
+                          r"|\bwhat\s+(?:\w+\s+)?(?:config(?:uration)?|setup|layout)\s+(?:should|to\s+start|would)", re.I)
 
 
 def _has_numbers(query) -> bool:
@@ -88,6 +97,9 @@ def _reconciled(ask, query):
         return Ask("out_of_scope", ask.text)  # "what LoRA rank?" asks a number, but not one of ours
     if ask.kind == "fact" and _LAYOUT_WISH.search(ask.text):
         return Ask("recommendation", ask.text)
+    if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
+            and any(str(v) in ask.text for v in sit.stated.sizes.values()):
+        return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged
     if ask.kind == "recommendation" and sit.stated.sizes and query.intent in ("sizing", "strategy"):
         # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them
         target = next((name for name, pat in load_asks().quantity_targets if pat.search(ask.text)), None)

@@ -21,6 +21,9 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return _pasted(w, inp, d, ask)
     if inp.errors:
         return _errors(w, inp, d)
+    asks = list(inp.asks)
+    if ask in asks and asks.index(ask) > 0:
+        return Part()  # nothing pasted to look at beyond what the asks before this one answered
     # a problem described in words ("pp_size 2, local_batch_size 4 asserts, why?"): the verdict on the
     # sizes it states when they fail, else the facts and pitfalls of what it names
     if d is not None and d.report is not None and not d.report.ok:

@@ -21,6 +21,7 @@ from assistant.understand.query import Query
 from assistant.validator.fields import field_table
 
 _MAX_TOPIC_FACTS = 3
+_PRODUCT_NAMES = frozenset({"nemo", "automodel", "nemo_automodel", "megatron", "pytorch", "deepspeed"})
 _FEATURE_KEYS = frozenset({"tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
                            "activation_checkpointing", "pipeline", "moe"})
 _MAX_HOWTO_FACTS = 7
@@ -131,6 +132,9 @@ def limitations(w: Writer, inp: ComposeInput) -> Part:
         all_missing += missing
         if missing:
             w.answer(w.say("limits_no", strategy=strategy, features=names(missing)))
+            supported = [f for f in feats if f not in lacks and f in w.p.feature_names]
+            if supported and strategy != "fsdp2":  # "TP? And PP?": each part answered
+                w.answer(w.say("limits_yes", strategy=strategy, features=names(supported)))
         elif feats and strategy != "fsdp2":
             w.answer(w.say("limits_yes", strategy=strategy, features=names(feats)))
             # what the supported feature is and asks of the config, in one line each
@@ -155,7 +159,9 @@ def limitations(w: Writer, inp: ComposeInput) -> Part:
         instead = next((w.p.instead_facts[f] for f in all_missing if f in w.p.instead_facts),
                        w.p.instead_facts.get("default", "fsdp2_for_all"))
         w.para(w.fact(instead, required=True))
-        if plan is not None and plan.report.ok and plan.yaml and plan.strategy == "fsdp2":
+        sit = query.situation
+        numbers = sit.world_size or sit.nodes or sit.model or query.params.model_size_b
+        if numbers and plan is not None and plan.report.ok and plan.yaml and plan.strategy == "fsdp2":
             r = plan.report
             w.para(w.say("verdict_ok_warn" if r.warnings else "verdict_ok", world=r.world_size or plan.world_size,
                          gpn=r.gpus_per_node or plan.gpus_per_node, mesh=w.mesh(r), n=len(r.warnings)))
@@ -172,7 +178,7 @@ def located(w: Writer, inp: ComposeInput) -> Part | None:
     process group?"): what its code anchor says it does."""
     from assistant.compose.answers.location import code_entries, entry_text
 
-    named = identifiers(inp.query.text)
+    named = identifiers(inp.query.text) - _PRODUCT_NAMES
     entries = [e for e in code_entries(inp, w.lang) if e.anchor is not None
                and any(n in e.anchor.text.lower() for n in named)]
     if not entries:
@@ -240,7 +246,16 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         keys += list(w.p.limitations.get(inp.query.params.strategy or "", ()))
         w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text))[:_MAX_TOPIC_FACTS])
         return Part()
-    return howto(w, inp) or located(w, inp) or retrieved(w, inp, ask)
+    part = howto(w, inp) or located(w, inp)
+    if part is not None:
+        return part
+    sit = inp.query.situation
+    if inp.plan is not None and (sit.world_size or sit.model or inp.query.params.model_size_b):
+        # "350M on 4 GPUs, is DDP okay?": a question about the user's own setup, answered by the plan
+        from assistant.compose.answers import recommendation
+
+        return recommendation.write(w, inp, ask)
+    return retrieved(w, inp, ask)
 
 
 KIND = AnswerKind("fact", frozenset({"plan", "retrieval", "anchors"}), write)

@@ -14,6 +14,7 @@ from assistant.validator.layout import Layout
 from assistant.validator.report import Derived, ValidationReport
 
 
+_ESTIMATES = frozenset({"MW-E-MEMORY"})  # not start-up checks: the layout is built, then runs out of memory
 _FROM_DP = ("dp_shard", "ep_shard", "moe_mesh_shape", "grad_acc_steps")
 
 
@@ -131,8 +132,17 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
                 w.answer(quantity_line(w, target, plan.report, recipe))
         return recommendation.write(w, inp, ask)
     r = d.report
+    if not r.ok and {f.code for f in r.errors} <= _ESTIMATES and derived_sizes(r, d.judged) is not None:
+        # over the memory estimate: the sizes still exist and were asked; the estimate follows
+        for target in _targets(ask, r, d.judged):
+            w.answer(quantity_line(w, target, r, d.judged))
+        w.bullets([w.finding(f) for f in r.errors], heading="warnings")
+        return Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=d.judged)
     if not r.ok:
-        if any(a.kind == "verdict" for a in inp.asks) and d.fix_report is not None and d.fix_report.ok:
+        before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
+        if any(a.kind in ("verdict", "diagnosis") for a in before) and not (d.fix_report is not None and d.fix_report.ok):
+            return Part()  # the verdict before this ask already said why there are no numbers
+        if any(a.kind in ("verdict", "diagnosis") for a in inp.asks) and d.fix_report is not None and d.fix_report.ok:
             # "does it run, and what is dp?" after a "no": the numbers of the nearest layout that runs
             fixed = load_yaml(d.fix_yaml) if d.fix_yaml else None
             for target in _targets(ask, d.fix_report, fixed if isinstance(fixed, dict) else None):

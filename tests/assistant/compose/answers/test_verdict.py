@@ -33,7 +33,7 @@ def test_a_no_comes_first_with_the_arithmetic_then_a_revalidated_fix(ask):
 def test_a_worry_is_answered_by_where_the_run_really_stops(ask):
     cfg = "distributed:\n  strategy: fsdp2\n  tp_size: 2\n  ep_size: 8\n"
     a = ask(f"Will this hang on 8 GPUs?\n```yaml\n{cfg}```")
-    assert lead(a.text).startswith("No, it does not fail at start-up") and a.validation.ok
+    assert lead(a.text).startswith("It gets past start-up") and a.validation.ok
     assert a.judged == yaml.safe_load(cfg)
 
 
