@@ -385,8 +385,10 @@ class Assistant:
         q, c = prep.query, prep.composed
         computed = computed_for(prep.inp, prep.sources, self.phrases, config_yaml=c.yaml, config_report=c.validation)
         room = prompt_room(getattr(self._llm, "context_window", 8192), getattr(self._llm, "max_tokens", 900))
+        # a 135M model on 2 cores pays for every prompt token before its first one: fewer, shorter sources
+        local = self._local is not None
         messages = build_messages(q, computed, prep.sources, req.history, prompt_tokens=room,
-                                  max_chunk_chars=500 if self._local is not None else 1200)
+                                  max_chunk_chars=500 if local else 1200, max_sources=3 if local else None)
         gate = StreamGate(self._policy(prep))
         lead = LeadFirst(computed.notes)
         t = time.perf_counter()

@@ -15,7 +15,8 @@ from assistant.compose.ask_notes import AskNote
 from assistant.datafile import read_yaml
 
 HEAD_CHARS = 300  # "the first lines": about two sentences
-_POLARITY_WITHIN = 40  # a lead states a verdict when its polarity word opens it
+_POLARITY_WITHIN = 40
+_VERDICT_LINES = 2  # a lead states a verdict when its polarity word opens it
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![0-9]|\.[0-9])")
 _TUPLE = re.compile(r"\(\s*\d+(?:\s*,\s*\d+)+\s*\)")
 _IDENT = re.compile(r"[A-Za-z]\w*_\w+")  # dp_size, ep_shard: the name a quantity line gives its result
@@ -93,10 +94,12 @@ def _asked_line(note: AskNote) -> str | None:
 def states(note: AskNote, opening: str) -> bool:
     """Whether `opening` (an answer's first lines) gives this ask's computed answer."""
     asked = _asked_line(note) if note.kind == "quantity" else None
+    # a verdict is said at once: in the first two lines, not after a restated situation
+    first_lines = "\n".join([line for line in opening.splitlines() if line.strip()][:_VERDICT_LINES])
     for lead in note.leads:
         want = polarity(lead, within=_POLARITY_WITHIN) if note.kind in _VERDICT_KINDS else None
         if want is not None:  # "No: ..." (a quantity of a layout that fails is its verdict)
-            if polarity(opening) != want:
+            if polarity(first_lines) != want:
                 return False
         elif lead == asked:
             pat = _number_pattern(lead)

@@ -82,3 +82,20 @@ def test_server_binds_localhost_and_stops_on_close(mw_settings):
 def test_missing_gguf_is_a_clear_error(tmp_path):
     with pytest.raises(LocalLLMUnavailable, match="not found"):
         find_gguf(str(tmp_path / "nope.gguf"))
+
+
+def test_local_verdict_answer_leads_with_the_computed_verdict(local_engine):
+    """Whatever the 135M model writes, the user reads Meshwise's verdict first: the model's, when it
+    opens with it, else the offline lead put before it."""
+    from assistant.compose.lead_check import polarity
+
+    _, a = run(local_engine, "Does tp 4 with pp 3 work on 40 GPUs?")
+    assert not a.notices, a.notices  # the local model answered; no fallback
+    first = "\n".join(line for line in a.text.splitlines() if line.strip())
+    first = "\n".join(first.splitlines()[:2])
+    assert polarity(first) == "invalid", a.text[:400]
+    assert a.validation is not None and not a.validation.ok and "MW-E-WORLD-DIVISIBLE" in a.validation.codes
+    assert a.judged["distributed"]["tp_size"] == 4 and a.judged["distributed"]["pp_size"] == 3
+    for tag, body in yaml_blocks(a.text):
+        if looks_like_config(tag, body):
+            assert validate(body, world_size=40, gpus_per_node=8).ok, body

@@ -87,3 +87,10 @@ def test_only_the_asked_quantity_is_required():
                     "The device mesh is (pp, dp_replicate, dp_shard, cp, tp) = (1, 1, 8, 1, 4)."), ())
     assert missing_leads("You get 4 gradient-accumulation steps.", [grad]) == []
     assert missing_leads("You get 8 data-parallel ranks.", [grad]) == list(grad.leads)
+
+
+def test_a_verdict_after_a_restated_situation_is_buried():
+    parroted = ("Situation (read from the question):\n- world_size: 40 (stated in the question)\n"
+                "- The world size must be divisible by tp_size * cp_size * pp_size, and 40 is not.")
+    assert missing_leads(parroted, [NO]) == list(NO.leads)
+    assert missing_leads("Short answer:\nNo, 40 is not a multiple of 12.", [NO]) == []

@@ -84,3 +84,10 @@ def test_sources_are_cut_to_the_room_never_the_computed_facts():
         assert lead in user and "<source n=\"2\"" in user  # the cited source is kept first
     big = build_messages(q, c, sources, (), prompt_tokens=20000, max_chunk_chars=1200)[-1][1]
     assert big.count("<source ") == 5 and big.count("<source ") > user.count("<source ")
+
+
+def test_at_most_max_sources_the_cited_first():
+    q = Query(text="x", lang="en", intent="strategy", params=Params())
+    c = computed(AskNote("fact", "x", None, ("A fact [4].",), ()))
+    text = user_prompt(q, c, [hit(f"chunk {i}", i) for i in range(5)], max_sources=2)
+    assert text.count("<source ") == 2 and '<source n="4"' in text and '<source n="1"' in text
