@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from assistant.answer import Answer, AskRequest
 from assistant.compose.gate import looks_like_config, yaml_blocks
 from assistant.compose.llm_local import LocalLLMUnavailable, find_gguf, llama_cpp_installed
 from assistant.validator import validate
+from tests.llm.conftest import ask_streamed
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm_local]
 
@@ -36,13 +36,7 @@ def local_engine(mw_settings):
 
 
 def run(engine, q, **kw):
-    deltas, answer = [], None
-    for item in engine.ask_stream(AskRequest(question=q, **kw)):
-        if isinstance(item, Answer):
-            answer = item
-        else:
-            deltas.append(item)
-    return deltas, answer
+    return ask_streamed(engine, q, **kw)
 
 
 @pytest.mark.parametrize("q,lang", [

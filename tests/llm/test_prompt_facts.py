@@ -7,10 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from assistant.answer import Answer, AskRequest
+from assistant.answer import Turn
 from assistant.compose.gate import looks_like_config, yaml_blocks
 from assistant.compose.prompts import estimate_tokens
 from assistant.validator import validate
+from tests.llm.conftest import ask_streamed as stream
 
 VERDICT_Q = "Does tp 4 with pp 3 work on 40 GPUs?"
 VERDICT_LEAD = "No: world_size (40) must be divisible by tp_size*cp_size*pp_size (4*1*3 = 12) (`MW-E-WORLD-DIVISIBLE`)."
@@ -18,16 +19,6 @@ QUANTITY_Q = ("On 32 GPUs I use tp_size 4 and ep_size 8, pp_size 1, cp_size 1. W
               "and how many gradient-accumulation steps with global_batch_size 64 and local_batch_size 2?")
 LOG_Q = "Why does this fail?\n```\nAssertionError: pp_batch_size 4 // pp_microbatch_size 1 must be >= pp_size 8\n```"
 ZH_Q = "我有 16 张卡，tp_size 4，pp_size 2，cp 是 1，这样能跑吗？dp_size 是多少？"
-
-
-def stream(engine, question, **kw):
-    deltas, answer = [], None
-    for item in engine.ask_stream(AskRequest(question=question, **kw)):
-        if isinstance(item, Answer):
-            answer = item
-        else:
-            deltas.append(item)
-    return deltas, answer
 
 
 def received(scripted) -> tuple[str, str]:
@@ -163,8 +154,6 @@ def small_context_engine(openai_engine):
 def test_the_prompt_fits_a_small_context_with_the_computed_facts_whole(small_context_engine, scripted, question):
     scripted.script = ("answer", "dp_size = 2.\n")
     history = [{"role": "user", "content": "earlier question " * 200}, {"role": "assistant", "content": "答" * 1500}]
-    from assistant.answer import Turn
-
     _, a = stream(small_context_engine, question, history=[Turn(t["role"], t["content"]) for t in history])
     msgs = scripted.requests[-1]["messages"]
     assert sum(estimate_tokens(m["content"]) + 4 for m in msgs) <= 4096 - 400
