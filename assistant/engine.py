@@ -143,9 +143,10 @@ class Assistant:
         t = time.perf_counter()
         settings = settings or load_settings()
         from assistant.retrieve.retriever import Retriever
+        from ingest.refresh import refresh_index
 
-        # A missing or stale index is built or updated first (Retriever.load).
-        retriever = Retriever.load(settings, warm_up=warm_up)
+        # A missing or stale index is built or updated first, from the sources it was built from.
+        retriever = Retriever.load(settings, warm_up=warm_up, build=refresh_index)
         phrases = Phrases.load()
         code_anchors = load_anchors(settings.kb_dir / "anchors.yaml")
         timings["index_and_retriever"] = (time.perf_counter() - t) * 1000
@@ -234,7 +235,7 @@ class Assistant:
         q = understand(req.question, history=req.history, lang=req.lang, world_size=req.world_size,
                        gpus_per_node=req.gpus_per_node, model=req.model, gpu=req.gpu)
         asks = plan_asks(asks_of(q), q)
-        needs = needs_of(asks)
+        needs = needs_of(asks, q)
         gpn = q.situation.gpus_per_node or DEFAULT_GPUS_PER_NODE
         timings["understand"] = (time.perf_counter() - t) * 1000
 

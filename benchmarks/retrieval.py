@@ -35,7 +35,9 @@ from assistant.config import KB_DIR, load_settings  # noqa: E402
 from assistant.retrieve.evaluate import load_queries, score  # noqa: E402
 from assistant.retrieve.fusion import rrf  # noqa: E402
 from assistant.retrieve.retriever import KIND_PRIOR, Retriever, base_id  # noqa: E402
-from ingest.pipeline import build_index, default_sources, load_documents  # noqa: E402
+from assistant.index.status import default_sources  # noqa: E402
+from ingest.pipeline import build_index, load_documents  # noqa: E402
+from ingest.refresh import refresh_index  # noqa: E402
 from ingest.sources import Source  # noqa: E402
 
 
@@ -82,7 +84,7 @@ def main() -> int:
         for key, c in rep.per_source.items():
             print(f"  {key}: {c['documents']} documents, {c['chunks']} chunks")
 
-        retriever = Retriever.load(settings)
+        retriever = Retriever.load(settings, build=refresh_index)
         encoders = retriever.encoders
 
         # 2. incremental: one kb document changes
@@ -106,7 +108,7 @@ def main() -> int:
         inc_cli = time.perf_counter() - t
         results["ingest_incremental_cli_s"] = inc_cli
         print(f"incremental ingest via a fresh `meshwise ingest` process: {inc_cli:.1f} s wall")
-        retriever = Retriever.load(settings, encoders=encoders)
+        retriever = Retriever.load(settings, encoders=encoders, build=refresh_index)
 
         # 3. quality
         queries = load_queries()
@@ -172,7 +174,7 @@ def baseline(settings, sources):
     from llama_index.core.node_parser import SentenceSplitter
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
-    from assistant.retrieve.embeddings import minilm_dir
+    from assistant.index.encoders import minilm_dir
 
     docs, _, _ = load_documents(sources, progress=False)
     embed = HuggingFaceEmbedding(model_name=str(minilm_dir()), device="cpu")

@@ -14,8 +14,7 @@ from functools import lru_cache
 MAX_TOKENS = 240
 # Small sections are packed together up to this size; smaller chunks rank more precisely.
 TARGET_TOKENS = 200
-# Bumped when chunking or what the encoders see changes: every index built before becomes incompatible.
-CHUNKER_VERSION = "3"
+from assistant.index.manifest import CHUNKER_VERSION  # noqa: F401  (versioned where the freshness check reads it)
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ def _tokenizer():
     try:
         from tokenizers import Tokenizer
 
-        from assistant.retrieve.embeddings import minilm_dir
+        from assistant.index.encoders import minilm_dir
 
         tok = Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
         # The shipped tokenizer.json pads and truncates to 128: counting needs the raw length.

@@ -1,6 +1,6 @@
 """Build and update the index: sources -> llama-index IngestionPipeline -> FAISS channels + BM25.
 
-The layout of `Settings.index_dir` and the fast freshness check are in `ingest.status`. A build works
+The layout of `Settings.index_dir` and the fast freshness check are in `assistant.index.status`. A build works
 in memory and writes a new version directory; only a finished build moves `current`, so an
 interrupted or failed ingest leaves the previous index serving.
 
@@ -16,7 +16,7 @@ import shutil
 import time
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -28,19 +28,17 @@ from llama_index.core.storage.docstore import SimpleDocumentStore
 from tqdm.auto import tqdm
 
 from assistant.config import Settings
-from assistant.retrieve.embeddings import Encoder, load_encoders
-from assistant.retrieve.expand import Glossary, encoder_view, has_cjk, load_glossary
-from ingest.chunking import CHUNKER_VERSION
-from ingest.lexical import TOKENIZER_VERSION, LexicalIndex, LexicalTokenizer
-from ingest.manifest import Manifest, file_hash, incompatibilities, library_versions
+from assistant.index.encoders import Encoder, load_encoders
+from assistant.index.glossary import Glossary, encoder_view, has_cjk, load_glossary
+from assistant.index.lexical import TOKENIZER_VERSION, LexicalIndex, LexicalTokenizer
+from assistant.index.manifest import (CHUNKER_VERSION, Manifest, content_hash, file_hash, incompatibilities,
+                                      library_versions)
+from assistant.index.status import CURRENT, current_version, dedupe, missing_sources, planned_sources, sources_digest
 from ingest.sources import Source, chunk_document, detect_source, load_source
 from ingest.sources.common import LoadResult
-from ingest.status import (CURRENT, IndexNotReady, IndexStatus, current_version, dedupe, default_sources,
-                           index_status, planned_sources, sources_digest)
 from ingest.store import Channel, ChannelStore
 
-__all__ = ["IndexNotReady", "IndexStatus", "build_index", "content_status", "current_version", "default_sources",
-           "index_status", "load_documents", "planned_sources", "resolve_sources"]
+__all__ = ["IngestReport", "build_index", "load_documents", "resolve_sources"]
 
 DOCSTORE_NAME = "docstore.json"
 BM25_DIR = "bm25"
@@ -67,7 +65,8 @@ class IngestReport:
 # ---------------------------------------------------------------- sources
 
 def resolve_sources(paths: Sequence[Path]) -> list[Source]:
-    return [detect_source(Path(p)) for p in paths]
+    """The sources a user names (`meshwise ingest --source`): recorded as added, kept until removed."""
+    return [replace(detect_source(Path(p)), added=True) for p in paths]
 
 
 def load_documents(sources: Sequence[Source], progress: bool = False
@@ -212,11 +211,17 @@ def _publish(index_dir: Path, built: Path) -> Path:
 
 
 def _cleanup(index_dir: Path, keep: set[str]) -> None:
-    """Drop failed builds and old versions; the newest older version stays for readers mid-load."""
+    """Drop old versions (the newest older one stays for readers mid-load) and leftovers."""
     versions = sorted((p for p in index_dir.glob("v-*") if p.is_dir() and p.name not in keep),
                       key=lambda p: p.stat().st_mtime, reverse=True)
     for p in versions[1:]:
         shutil.rmtree(p, ignore_errors=True)
+    _drop_leftovers(index_dir)
+
+
+def _drop_leftovers(index_dir: Path) -> None:
+    """Build folders and link names of ingests that were killed. Only a build holding the lock
+    writes them, so under the lock every one found is garbage."""
     for p in index_dir.glob(".tmp-*"):
         shutil.rmtree(p, ignore_errors=True)
     for p in index_dir.glob(".current-*"):
@@ -225,8 +230,6 @@ def _cleanup(index_dir: Path, keep: set[str]) -> None:
 
 def _kb_version(settings: Settings, docs: Sequence[Document]) -> str:
     import yaml
-
-    from ingest.manifest import content_hash
 
     kb_hash = content_hash({d.id_: d.hash for d in docs if d.metadata.get("path", "").startswith("kb/")})[:12]
     catalog = Path(settings.kb_dir) / "catalog.yaml"
@@ -240,36 +243,21 @@ def _kb_version(settings: Settings, docs: Sequence[Document]) -> str:
     return f"{version}+{kb_hash}" if version else kb_hash
 
 
-# ---------------------------------------------------------------- status
-
-def content_status(settings: Settings, srcs: Sequence[Source], manifest: Manifest, version: Path) -> IndexStatus:
-    """Fresh or stale by the documents' content hashes, for a compatible index whose file listing
-    changed since it was built (`ingest.status.index_status` decides the rest from `stat` calls).
-    A fresh index gets the new listing recorded, so the next check is decided from `stat` again."""
-    digest = sources_digest(srcs)  # before reading: an edit during the read makes the next check look again
-    docs, _, _ = load_documents(srcs, progress=False)
-    glossary_hash = file_hash(Path(settings.kb_dir) / "glossary.yaml")
-    _stamp_glossary(docs, glossary_hash)
-    now = {d.id_: d.hash for d in docs}
-    reasons = []
-    added = sorted(set(now) - set(manifest.documents))
-    removed = sorted(set(manifest.documents) - set(now))
-    changed = sorted(k for k in set(now) & set(manifest.documents) if now[k] != manifest.documents[k])
-    for label, ids in (("new", added), ("removed", removed), ("changed", changed)):
-        if ids:
-            reasons.append(f"{len(ids)} {label} document(s): {', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}")
-    if glossary_hash != manifest.glossary_hash:
-        reasons.append("glossary changed")
-    if not reasons and digest and manifest.sources_digest != digest:
-        manifest.sources_digest = digest
-        try:
-            manifest.save(version)
-        except OSError:  # a read-only index still serves; its checks just stay slow
-            pass
-    return IndexStatus("stale" if reasons else "fresh", tuple(reasons), version)
-
-
 # ---------------------------------------------------------------- build
+
+def _refresh_refusals(srcs: Sequence[Source], manifest: Manifest | None) -> list[str]:
+    """Why a refresh must keep the current index instead of publishing `srcs` (empty: go ahead): a
+    recorded source that is gone, or a list shorter than the recorded one (the settings' kb moved
+    onto an added source). Only `meshwise ingest`, told so, may drop a source."""
+    if manifest is None:
+        return []
+    out = [f"source {s.path} is missing: the index keeps its documents (run `meshwise ingest "
+           f"--remove-source {s.path}` to drop them)" for s in missing_sources(srcs)]
+    if len(srcs) < len(manifest.sources):
+        out.append(f"the index was built from {len(manifest.sources)} sources, a refresh would keep "
+                   f"{len(srcs)}: the index is kept as it is (run `meshwise ingest` to rebuild it)")
+    return out
+
 
 class _ModelChanged(Exception):
     """Models loaded mid-ingest turned out to differ from the ones the index was built with."""
@@ -282,8 +270,12 @@ class _ModelChanged(Exception):
 def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, rebuild: bool = False,
                 progress: bool = False, encoders: list[Encoder] | None = None,
                 threads: int | None = None) -> IngestReport:
-    """Ingest `sources` (default: `planned_sources`) into `settings.index_dir`, incrementally when the
-    current index is compatible, and publish the result atomically.
+    """Ingest `sources` into `settings.index_dir`, incrementally when the current index is compatible,
+    and publish the result atomically.
+
+    sources None is a refresh (what read commands run): the sources the index was built from
+    (`planned_sources`). A refresh never publishes fewer sources than the current index holds: when a
+    recorded source is gone it keeps the current index and says so in `warnings`.
 
     threads: math-library threads while embedding (default: one, as at query time; the CLI passes
     the core count). Encoders are set back to one thread afterwards."""
@@ -304,8 +296,15 @@ def _build(settings: Settings, sources: Sequence[Source] | None, *, rebuild: boo
     with _locked(index_dir):
         previous = current_version(index_dir)
         old_manifest = Manifest.load(previous) if previous else None
+        _drop_leftovers(index_dir)
         srcs = dedupe(list(sources) if sources is not None else planned_sources(settings, old_manifest))
         report = IngestReport(index_path=index_dir)
+        refused = _refresh_refusals(srcs, old_manifest) if sources is None else []
+        if refused:
+            report.index_path = previous
+            report.warnings = refused
+            report.seconds = time.perf_counter() - t0
+            return report
         # Before reading: a file edited while this build runs then differs from the recorded listing.
         digest = sources_digest(srcs)
         docs, report.per_source, report.warnings = load_documents(srcs, progress)
@@ -459,4 +458,5 @@ def _count_chunks(report: IngestReport, store: ChannelStore, docs: Sequence[Docu
         key = doc_source.get(rec["doc_id"])
         if key is not None:
             report.per_source[key]["chunks"] += 1
+
 

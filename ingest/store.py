@@ -1,4 +1,4 @@
-"""llama-index's vector-store interface over `ingest.channels.ChannelIndex`, so the
+"""llama-index's vector-store interface over `assistant.index.channels.ChannelIndex`, so the
 `IngestionPipeline` can upsert into our multi-channel FAISS index.
 
 It is llama-index's `FaissVectorStore` extended to several channels and to deletes: the pipeline hands
@@ -17,7 +17,7 @@ from llama_index.core.schema import BaseNode
 from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryResult
 from llama_index.vector_stores.faiss import FaissVectorStore
 
-from ingest.channels import RECORD_FIELDS, Channel, ChannelIndex
+from assistant.index.channels import RECORD_FIELDS, Channel, ChannelIndex
 
 __all__ = ["Channel", "ChannelStore"]
 

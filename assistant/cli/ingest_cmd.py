@@ -1,9 +1,11 @@
 """`meshwise ingest`: build or update the retrieval index.
 
-Default sources: the kb (`Settings.kb_dir`) and the upstream skill folder when present; each
-`--source PATH` adds a kb, a skill folder (has SKILL.md) or a Python checkout (e.g. NeMo AutoModel).
-The index then holds exactly these sources: documents of sources not named again are removed.
-Only new or changed documents are embedded; `--rebuild` re-embeds everything.
+Default sources: the kb (`Settings.kb_dir`) and the upstream skill folder when present. Each
+`--source PATH` adds a kb, a skill folder (has SKILL.md) or a Python checkout (e.g. NeMo AutoModel);
+an added source is kept by every later ingest (and by `ask`, `serve`, `slack`, `eval`, which refresh
+the index from the sources it was built from) until `--remove-source PATH`. `--only` indexes just the
+`--source` paths given. `--list` shows the sources of the current index. Only new or changed
+documents are embedded; `--rebuild` re-embeds everything.
 """
 from __future__ import annotations
 
@@ -18,8 +20,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("ingest", help="build or update the retrieval index",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--source", action="append", type=Path, default=[], metavar="PATH",
-                   help="extra source: kb dir, skill folder or Python checkout (repeatable)")
-    p.add_argument("--only", action="store_true", help="index only the --source paths, not the defaults")
+                   help="add a source: kb dir, skill folder or Python checkout (repeatable; kept until removed)")
+    p.add_argument("--remove-source", action="append", type=Path, default=[], metavar="PATH",
+                   help="drop a source added before, and its documents (repeatable)")
+    p.add_argument("--list", action="store_true", help="list the sources of the current index and exit")
+    p.add_argument("--only", action="store_true", help="index only the --source paths, not the defaults "
+                   "or sources added before")
     p.add_argument("--index-dir", type=Path, default=None, help="index directory (default: MESHWISE_INDEX_DIR "
                    "or the user data dir)")
     p.add_argument("--rebuild", action="store_true", help="re-embed everything instead of updating")
@@ -29,32 +35,60 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def _fail(message: str, code: int = 2) -> int:
+    print(f"meshwise ingest: {message}", file=sys.stderr)
+    return code
+
+
+def _list(index_dir: Path, manifest) -> int:
+    from assistant.index.status import recorded_sources
+
+    if manifest is None:
+        return _fail(f"no index under {index_dir} (run `meshwise ingest`)", 1)
+    for s in recorded_sources(manifest):
+        state = "" if s.path.exists() else "  [missing]"
+        print(f"{s.kind:5s} {'added  ' if s.added else 'default'} {s.path}{state}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from assistant.config import load_settings
-    from ingest.pipeline import build_index, default_sources, resolve_sources
-    from ingest.sources import UnknownSource
+    from assistant.index.manifest import Manifest
+    from assistant.index.status import current_version, missing_sources
+    from ingest.source_list import SourceListError, ingest_sources
+    from ingest.sources import UnknownSource, detect_source
 
     settings = load_settings()
     if args.index_dir is not None:
         settings = replace(settings, index_dir=args.index_dir.expanduser().resolve())
+    version = current_version(Path(settings.index_dir))
+    manifest = Manifest.load(version) if version is not None else None
+    if args.list:
+        return _list(Path(settings.index_dir), manifest)
     try:
-        extra = resolve_sources(args.source)
+        extra = [replace(detect_source(p), added=True) for p in args.source]
     except UnknownSource as exc:
-        print(f"meshwise ingest: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
     if args.only and not extra:
-        print("meshwise ingest: --only needs at least one --source", file=sys.stderr)
-        return 2
-    sources = extra if args.only else [*default_sources(settings), *extra]
+        return _fail("--only needs at least one --source")
+    try:
+        sources = ingest_sources(settings, manifest, extra, args.remove_source, args.only)
+    except SourceListError as exc:
+        return _fail(str(exc))
+    gone = missing_sources(sources)
+    if gone:
+        return _fail("; ".join(f"source {s.path} no longer exists (drop it with --remove-source {s.path})"
+                               for s in gone))
     for s in sources:
-        print(f"source: {s.kind:5s} {s.path}", file=sys.stderr)
+        print(f"source: {s.kind:5s} {'added  ' if s.added else 'default'} {s.path}", file=sys.stderr)
+
+    from ingest.pipeline import build_index  # llama-index: only once there is something to build
+
     try:
         report = build_index(settings, sources, rebuild=args.rebuild, progress=not args.no_progress,
                              threads=args.threads)
     except Exception as exc:  # the previous index still serves: say so
-        print(f"meshwise ingest: failed ({exc.__class__.__name__}: {exc}); the previous index, if any, "
-              "is unchanged", file=sys.stderr)
-        return 1
+        return _fail(f"failed ({exc.__class__.__name__}: {exc}); the previous index, if any, is unchanged", 1)
     for w in report.warnings:
         print(f"warning: {w}", file=sys.stderr)
     mode = "full build" if report.full_rebuild else "incremental"

@@ -16,6 +16,7 @@ from assistant.validator import UnusableInput, ValidationReport, validate
 from assistant.validator.coerce import MAX_BYTES
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNUSABLE = 0, 1, 2
+PLOT_AXES = ("tp", "pp", "dp_shard", "dp_replicate", "cp", "dp")  # those a layout lacks are refused after validation
 _LINE_LIMIT = 4 * MAX_BYTES  # a JSON line carries the YAML escaped
 
 
@@ -40,6 +41,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help='batch mode (with --json): JSON lines {"id", "yaml" or "config", "world_size", "gpus_per_node"} in, one report per line out')
     p.add_argument("--distributed-only", action="store_true",
                    help="only the distributed section's verdict (skip pipeline schedule, microbatch and batch-size checks)")
+    p.add_argument("--plot", metavar="FILE",
+                   help="draw the device mesh of a valid layout to FILE (.png or .svg): every rank in its node's row")
+    p.add_argument("--plot-axis", choices=PLOT_AXES, default=None,
+                   help="colour the picture by this axis's groups (default: the first axis larger than 1, tp first)")
+    p.add_argument("--plot-view", choices=("mesh", "moe"), default="mesh",
+                   help="mesh: the device mesh by node; moe: the expert mesh (ep_shard, ep) per pipeline stage")
     return p
 
 
@@ -49,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
             return _usage("--stdin batch mode needs --json", "--stdin 批处理模式需要同时使用 --json", args.lang)
         return run_batch(sys.stdin.buffer, sys.stdout, args)
     try:
+        if args.plot:
+            _plot_format(args.plot)  # a bad file name is an unusable input: found before any work
         world, gpn = _world(args.world_size, args.nodes, args.gpus_per_node)
         text = _read_input(args.file)
         report = validate(text, world_size=world, gpus_per_node=gpn, model=_model_arg(args), gpu=args.gpu,
@@ -59,7 +68,53 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report_json(report), ensure_ascii=False))
     else:
         print(render(report, args.lang))
+    if args.plot:
+        return _plot(report, args)
     return EXIT_VALID if report.ok else EXIT_INVALID
+
+
+def _plot_format(path: str) -> None:
+    from ui.plots.mesh import picture_format
+
+    try:
+        picture_format(path)
+    except ValueError as exc:
+        raise UnusableInput(f"--plot {exc}", f"--plot {path}：图片只能写成 .png 或 .svg") from None
+    parent = Path(path).parent
+    if not parent.is_dir():
+        raise UnusableInput(f"--plot {path}: the folder {parent} does not exist", f"--plot {path}：目录 {parent} 不存在")
+
+
+def _plot(report: ValidationReport, args: argparse.Namespace) -> int:
+    """The picture of a valid layout; an invalid one has no mesh to draw (exit 1, no file)."""
+    if not report.ok or report.derived is None:
+        _say("no mesh to draw: the config is invalid at this world size (fix the errors above first)",
+             "没有可画的 mesh：该配置在此 world_size 下不通过（请先修正上面的错误）", args.lang)
+        return EXIT_INVALID
+    d = report.derived
+    if args.plot_view == "moe" and d.moe_mesh_shape is None:
+        _say("no MoE mesh to draw: ep_size is 1 (use --plot-view mesh)", "没有可画的 MoE mesh：ep_size 为 1（请用 --plot-view mesh）",
+             args.lang)
+        return EXIT_UNUSABLE
+    from ui.plots.mesh import axis_choices, mesh_picture, write_picture
+
+    if args.plot_axis and args.plot_axis not in axis_choices(d):
+        _say(f"--plot-axis {args.plot_axis}: this layout's mesh has {', '.join(axis_choices(d))}",
+             f"--plot-axis {args.plot_axis}：该布局的 mesh 只有 {', '.join(axis_choices(d))}", args.lang)
+        return EXIT_UNUSABLE
+    picture = mesh_picture(d, report.gpus_per_node or 8, axis=args.plot_axis, view=args.plot_view, lang=args.lang)
+    try:
+        write_picture(picture, args.plot)
+    except OSError as exc:
+        _say(f"cannot write {args.plot}: {exc.strerror or exc}", f"无法写入 {args.plot}：{exc.strerror or exc}", args.lang)
+        return EXIT_UNUSABLE
+    if not args.json:
+        _say(f"mesh picture written to {args.plot}", f"mesh 图已写入 {args.plot}", args.lang)
+    return EXIT_VALID
+
+
+def _say(en: str, zh: str, lang: str) -> None:
+    print(f"meshwise validate: {zh if lang == 'zh' else en}", file=sys.stderr)
 
 
 def _usage(en: str, zh: str, lang: str, *, as_json: bool = False) -> int:

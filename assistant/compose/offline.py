@@ -47,8 +47,10 @@ def plan_asks(asks: tuple, query) -> tuple:
         # a pasted error is what the question is about: its explanation comes first
         asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
     fact_texts = {a.text for a in asks if a.kind == "fact"}
-    # "我 yaml 里写的 moe: 还会生效吗": the word yaml in a fact question asks for no config
-    asks = tuple(a for a in asks if not (a.kind == "config" and a.text in fact_texts))
+    # "我 yaml 里写的 moe: 还会生效吗", "in my yaml tp_size is 2, what happens?": the YAML as the place
+    # a setting is written asks for no config
+    asks = tuple(a for a in asks if not (a.kind == "config" and (a.text in fact_texts or len(asks) > 1
+                                                                 and _YAML_AS_PLACE.search(a.text))))
     if not _has_numbers(query):
         # without a cluster, a model or sizes, "should I turn it off?" / "in my yaml" after a fact ask
         # is that fact's question, not a request for a layout
@@ -66,6 +68,7 @@ def plan_asks(asks: tuple, query) -> tuple:
     return tuple(dict.fromkeys(once))
 
 
+_YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
 _ONCE = ("config", "recommendation", "nonsense", "out_of_scope")
 _STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
 # Wishes for a starting layout that asks.yaml reads as facts ("应该从什么样的分布式配置开始？"); to move
@@ -81,7 +84,11 @@ def _has_numbers(query) -> bool:
 
 
 def _reconciled(ask, query):
+    """One ask, read again with what the whole question says (a clause alone can mislead)."""
     sit = query.situation
+    if ask.kind not in ("out_of_scope", "nonsense") and query.intent == "out_of_scope" and not sit.stated.any() \
+            and not sit.pasted.configs and not sit.pasted.errors and not set(query.topics) & set(FEATURE_ORDER):
+        return Ask("out_of_scope", ask.text)  # "what LoRA rank?" asks a number, but not one of ours
     if ask.kind == "out_of_scope" and neighbour_topic(ask.text) is None and not is_off_topic(ask.text) and (
             query.intent not in ("out_of_scope", "nonsense") or sit.pasted.errors or sit.stated.any()):
         # "activation checkpointing", a torch CheckpointError: not checkpoint saving; the clause asks
@@ -90,15 +97,12 @@ def _reconciled(ask, query):
             return Ask("diagnosis", ask.text, ask.target)
         kinds = [k for _, k in _kinds_in(ask.text) if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
-    if ask.kind == "quantity" and ask.target is None and query.intent in ("howto", "limitations", "code_location"):
+    if ask.kind == "quantity" and ask.target is None and (query.intent in ("howto", "limitations", "code_location")
+                                                          or not _has_numbers(query)):
         return Ask("fact", ask.text)  # "pad to a multiple of how much?": a number the docs state, not one we derive
-    if ask.kind not in ("out_of_scope", "nonsense") and query.intent == "out_of_scope" and not sit.stated.any() \
-            and not sit.pasted.configs and not sit.pasted.errors and not set(query.topics) & set(FEATURE_ORDER):
-        return Ask("out_of_scope", ask.text)  # "what LoRA rank?" asks a number, but not one of ours
     if ask.kind == "fact" and _LAYOUT_WISH.search(ask.text):
         return Ask("recommendation", ask.text)
-    if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
-            and any(str(v) in ask.text for v in sit.stated.sizes.values()):
+    if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose"):
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged
     if ask.kind == "recommendation" and sit.stated.sizes and query.intent in ("sizing", "strategy"):
         # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them

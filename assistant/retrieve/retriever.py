@@ -12,17 +12,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from assistant.config import Settings, load_settings
-from assistant.retrieve.embeddings import Encoder, load_encoders
-from assistant.retrieve.expand import Glossary, encoder_view, load_glossary, query_lang
+from assistant.index.channels import ChannelIndex
+from assistant.index.encoders import Encoder, load_encoders
+from assistant.index.glossary import Glossary, encoder_view, load_glossary, query_lang
+from assistant.index.lexical import LexicalIndex, LexicalTokenizer
+from assistant.index.manifest import Manifest
+from assistant.index.status import IndexNotReady, index_status
 from assistant.retrieve.fusion import rrf
 from assistant.retrieve.hit import Hit
 from assistant.retrieve.threads import limit_query_threads
-from ingest.manifest import Manifest
+
+# Brings a missing or stale index up to date and returns the version directory to load: the caller's
+# (ingest.refresh.refresh_index for the read commands), so retrieval never imports the ingestion side.
+Builder = Callable[[Settings, "list[Encoder]"], Path]
 
 QUERY_MAX_CHARS = 2000
 # Fused-score factor per chunk kind (1.0 when absent). On evals/retrieval (108 queries) any value in
@@ -66,16 +73,12 @@ class Retriever:
 
     # ------------------------------------------------------------ loading
     @classmethod
-    def load(cls, settings: Settings | None = None, *, build: bool = True,
+    def load(cls, settings: Settings | None = None, *, build: Builder | None = None,
              encoders: list[Encoder] | None = None, warm_up: bool = True) -> "Retriever":
-        """Load the index under `settings.index_dir`. With `build` (default) a missing, stale or
-        incompatible index is built or updated first; without it such an index raises IndexNotReady
-        with the command to run. A fresh index loads without importing llama-index (the ingestion
-        side); `warm_up` runs one search so the first user's query pays no lazy initialisation."""
-        from ingest.channels import ChannelIndex
-        from ingest.lexical import LexicalIndex, LexicalTokenizer
-        from ingest.status import IndexNotReady, index_status
-
+        """Load the index under `settings.index_dir`. A missing, stale or incompatible index is
+        handed to `build` when given; without it such an index raises IndexNotReady with the command
+        to run. A fresh index loads without importing llama-index (the ingestion side); `warm_up`
+        runs one search so the first user's query pays no lazy initialisation."""
         settings = settings or load_settings()
         if encoders is None:
             encoders = load_encoders(tuple(settings.embed_models), settings.model_cache_dir)
@@ -83,10 +86,8 @@ class Retriever:
         status = index_status(settings, model_ids=[e.model_id for e in encoders])
         if status.fresh and status.path is not None:
             path = status.path
-        elif build:  # the status above already read the documents if it had to: build, do not re-check
-            from ingest.pipeline import build_index
-
-            path = build_index(settings, encoders=encoders).index_path
+        elif build is not None:
+            path = build(settings, encoders)
         else:
             hint = "meshwise ingest --rebuild" if status.state == "incompatible" else "meshwise ingest"
             raise IndexNotReady(f"index {status.state}: {'; '.join(status.reasons)}. Run `{hint}`.")

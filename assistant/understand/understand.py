@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from assistant.config import KB_DIR
-from assistant.retrieve.expand import Glossary, load_glossary
+from assistant.index.glossary import Glossary, load_glossary
 from assistant.understand.asks import detect_asks, rescued_intent
 from assistant.understand.intent import detect_injection, score_intents
 from assistant.understand.language import resolve_language

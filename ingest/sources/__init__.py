@@ -5,24 +5,19 @@ Python source checkout (NeMo AutoModel). `detect_source` tells them apart by the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-if TYPE_CHECKING:  # `Source` is needed on the query path, which must not pay for importing llama-index
+if TYPE_CHECKING:  # loading llama-index costs a second; `detect_source` needs none of it
     from llama_index.core.schema import Document
 
     from ingest.chunking import Chunk
     from ingest.sources.common import LoadResult
 
+from assistant.index.source import Source, is_skill_folder
 
-@dataclass(frozen=True)
-class Source:
-    kind: str  # "kb" | "skill" | "code"
-    path: Path
-
-    def to_json(self) -> dict:
-        return {"kind": self.kind, "path": str(self.path)}
+__all__ = ["Source", "UnknownSource", "chunk_document", "detect_source", "load_source"]
 
 
 class UnknownSource(ValueError):
@@ -31,14 +26,18 @@ class UnknownSource(ValueError):
 
 def detect_source(path: Path) -> Source:
     from ingest.sources.python_code import is_python_checkout
-    from ingest.sources.skill_folder import is_skill_folder
 
     path = Path(path).expanduser().resolve()
     if not path.exists():
         raise UnknownSource(f"source {path} does not exist")
+    if not path.is_dir():
+        raise UnknownSource(f"source {path} is a file: a source is a folder (a kb, a skill folder or a Python "
+                            "checkout)")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise UnknownSource(f"source {path} cannot be read (permission denied)")
     if is_skill_folder(path):
         return Source("skill", path)
-    if path.is_dir() and ((path / "catalog.yaml").is_file() or (path / "en").is_dir() or (path / "zh").is_dir()):
+    if (path / "catalog.yaml").is_file() or (path / "en").is_dir() or (path / "zh").is_dir():
         return Source("kb", path)
     if is_python_checkout(path):
         return Source("code", path)

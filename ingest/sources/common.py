@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # llama-index loads in a second; the query path imports this package without it
@@ -33,3 +34,16 @@ def make_document(*, doc_id: str, text: str, title: str, path: str, kind: str, l
             "context": context}
     return Document(id_=doc_id, text=text, metadata=meta)
 
+
+
+def outside(path: Path, root: Path, shown: str, result: LoadResult) -> bool:
+    """True (with a warning in `result`) for a file that resolves outside its source folder, through a
+    symbolic link: a source must not pull in files from elsewhere on the disk, and one such link must
+    not stop the ingest either."""
+    try:
+        inside = path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a link loop
+        inside = False
+    if not inside:
+        result.warnings.append(f"{shown}: symbolic link to a file outside {root}; skipped")
+    return not inside

@@ -12,7 +12,7 @@ from pathlib import Path
 from llama_index.core.schema import Document
 
 from ingest.sources import anchors
-from ingest.sources.common import DOC_MAX_BYTES, LoadResult, make_document
+from ingest.sources.common import DOC_MAX_BYTES, LoadResult, make_document, outside
 from ingest.sources.markdown import FrontMatterError, split_front_matter
 
 LANGS = ("en", "zh")
@@ -65,6 +65,8 @@ def load_kb(kb_dir: Path) -> LoadResult:
             continue
         for path in sorted(base.rglob("*.md")):
             result.files_seen += 1
+            if outside(path, kb_dir, f"kb/{path.relative_to(kb_dir).as_posix()}", result):
+                continue
             doc = load_kb_doc(path, kb_dir, lang_dir, result)
             if doc is None:
                 continue

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ingest.chunking import MAX_TOKENS, Chunk, count_tokens, split_to_fit
-from ingest.sources.common import DOC_MAX_BYTES, LoadResult, make_document
+from ingest.sources.common import DOC_MAX_BYTES, LoadResult, make_document, outside
 
 SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "venv", "build", "dist", ".tox", ".mypy_cache",
              ".pytest_cache", "site-packages"}
@@ -29,8 +29,9 @@ def is_python_checkout(path: Path) -> bool:
     return any(path.glob("*.py")) or any(path.glob("*/__init__.py"))
 
 
-def walk_files(root: Path) -> Iterator[Path]:
-    """Every file under root in a stable order, skipping VCS, caches and virtual envs."""
+def walk_files(root: Path, on_link: Callable[[Path], None] | None = None) -> Iterator[Path]:
+    """Every file under root in a stable order, skipping VCS, caches, virtual envs and symbolic links
+    (each link handed to `on_link`): a link inside repeats a file, one outside is not the checkout."""
     stack = [root]
     while stack:
         d = stack.pop()
@@ -40,6 +41,8 @@ def walk_files(root: Path) -> Iterator[Path]:
             continue
         for p in entries:
             if p.is_symlink():
+                if on_link:
+                    on_link(p)
                 continue
             if p.is_dir():
                 if p.name not in SKIP_DIRS and not p.name.startswith("."):
@@ -52,7 +55,8 @@ def load_checkout(root: Path, on_file: Callable[[Path], None] | None = None) -> 
     """One Document per `.py` file (the text is the source, so an edit changes its hash)."""
     result = LoadResult()
     prefix = f"code:{root.resolve().name}/"
-    for path in walk_files(root):
+    for path in walk_files(root, on_link=lambda p: outside(p, root, f"{prefix}{p.relative_to(root).as_posix()}",
+                                                           result)):
         result.files_seen += 1
         if on_file:
             on_file(path)

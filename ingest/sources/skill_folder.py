@@ -8,16 +8,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ingest.sources.common import DOC_MAX_BYTES, LoadResult, make_document
+from ingest.sources.common import DOC_MAX_BYTES, LoadResult, make_document, outside
 from ingest.sources.markdown import FrontMatterError, split_front_matter
 
 _LINK = re.compile(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)")
 _H1 = re.compile(r"^#\s+(.+)$", re.M)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def is_skill_folder(path: Path) -> bool:
-    return path.is_dir() and (path / "SKILL.md").is_file()
 
 
 def skill_files(folder: Path) -> list[Path]:
@@ -39,6 +35,8 @@ def load_skill_folder(folder: Path) -> LoadResult:
     result = LoadResult()
     for path in skill_files(folder):
         result.files_seen += 1
+        if outside(path, folder, f"{folder.name}/.../{path.name}", result):
+            continue
         rel = path.resolve().relative_to(folder.resolve()).as_posix()
         shown_path = f"{folder.name}/{rel}"
         raw = path.read_bytes()

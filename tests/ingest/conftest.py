@@ -20,7 +20,7 @@ TEST_MODEL_CACHE = Path(os.environ["MESHWISE_MODEL_CACHE_DIR"])  # set by tests/
 
 @pytest.fixture(scope="session")
 def encoders():
-    from assistant.retrieve.embeddings import load_encoders
+    from assistant.index.encoders import load_encoders
 
     return load_encoders(("minilm", "use-multilingual"), TEST_MODEL_CACHE)
 

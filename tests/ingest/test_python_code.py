@@ -76,6 +76,16 @@ def test_checkout_walk_skips_caches_and_reads_only_python(tmp_path):
     assert res.files_seen == 2 and len(seen) == 2
 
 
+def test_a_checkout_link_to_a_file_outside_is_skipped_with_a_warning(tmp_path):
+    (tmp_path / "co" / "pkg").mkdir(parents=True)
+    (tmp_path / "co" / "pkg" / "a.py").write_text(SOURCE)
+    (tmp_path / "elsewhere.py").write_text("SECRET = 1\n")
+    os.symlink(tmp_path / "elsewhere.py", tmp_path / "co" / "pkg" / "b.py")
+    res = load_checkout(tmp_path / "co")
+    assert [d.metadata["path"] for d in res.documents] == ["pkg/a.py"]
+    assert any("pkg/b.py" in w and "outside" in w for w in res.warnings)
+
+
 UPSTREAM = os.environ.get("MESHWISE_UPSTREAM_SRC")
 
 

@@ -1,4 +1,5 @@
-"""ingest/status.py: freshness from the recorded file listing, the content check as the fallback."""
+"""assistant/index/status.py: freshness from the recorded file listing; any difference is stale and
+the build that follows decides by content (re-embedding nothing when nothing changed)."""
 from __future__ import annotations
 
 import os
@@ -8,10 +9,11 @@ import time
 
 import pytest
 
+from assistant.index.manifest import Manifest
+from assistant.index.status import current_version, index_status, sources_digest
 from ingest import pipeline
-from ingest.manifest import Manifest
+from ingest.pipeline import build_index
 from ingest.sources import Source
-from ingest.status import current_version, index_status, sources_digest
 
 
 def _kb_only(settings):
@@ -19,65 +21,97 @@ def _kb_only(settings):
 
 
 @pytest.fixture
-def no_content_check(monkeypatch):
+def no_document_reads(monkeypatch):
     """Fails the test if the slow path (reading every document) runs."""
     def refuse(*a, **k):
-        raise AssertionError("content check ran")
+        raise AssertionError("documents were read")
 
-    monkeypatch.setattr(pipeline, "content_status", refuse)
+    monkeypatch.setattr(pipeline, "load_documents", refuse)
+
+
+@pytest.fixture
+def no_models(monkeypatch):
+    def refuse(*a, **k):
+        raise AssertionError("encoders were loaded")
+
+    monkeypatch.setattr(pipeline, "load_encoders", refuse)
 
 
 def _settle(settings):
-    """First check after copying the index: the kb moved, so the listing differs and is re-recorded."""
+    """The copied index names the template's kb; the settings' kb is the copy: a refresh records it."""
+    assert index_status(settings).state == "stale"
+    rep = build_index(settings)
+    assert rep.chunks_embedded == 0
     assert index_status(settings).state == "fresh"
 
 
 def test_an_unchanged_listing_is_fresh_without_reading_documents(built_settings, request):
     s = built_settings
     _settle(s)
-    request.getfixturevalue("no_content_check")
+    request.getfixturevalue("no_document_reads")
     assert index_status(s).state == "fresh"
     assert index_status(s, sources=_kb_only(s)).state == "fresh"
 
 
-def test_a_touched_file_is_checked_by_content_once_then_by_listing(built_settings, monkeypatch):
+def test_a_touched_file_is_stale_once_and_the_refresh_embeds_nothing(built_settings, no_models):
     s = built_settings
     _settle(s)
+    version = current_version(s.index_dir)
     doc = s.kb_dir / "en" / "hsdp.md"
     st = doc.stat()
     os.utime(doc, ns=(st.st_atime_ns, st.st_mtime_ns - 5_000_000_000))
-    calls = []
-    real = pipeline.content_status
-    monkeypatch.setattr(pipeline, "content_status", lambda *a, **k: calls.append(1) or real(*a, **k))
-    assert index_status(s).state == "fresh" and calls == [1]  # same bytes: fresh, listing re-recorded
-    assert index_status(s).state == "fresh" and calls == [1]  # decided from stat calls again
+    assert index_status(s).state == "stale"
+    rep = build_index(s)  # same bytes: the no-op branch records the listing, no model is loaded
+    assert rep.index_path == version and rep.chunks_embedded == 0
+    assert index_status(s).state == "fresh"
 
 
-def test_edits_additions_and_removals_are_stale(built_settings):
+def test_edits_additions_and_removals_are_stale(built_settings, encoders):
     s = built_settings
     _settle(s)
     doc = s.kb_dir / "en" / "hsdp.md"
-    doc.write_text(doc.read_text() + "\nOne more line.\n")
-    st = index_status(s)
-    assert st.state == "stale" and "hsdp.en" in st.reasons[0]
+    _write_old(doc, doc.read_text() + "\nOne more line.\n")
+    assert index_status(s).state == "stale"
+    rep = build_index(s, encoders=encoders)
+    assert rep.updated == 1 and index_status(s).state == "fresh"
     (s.kb_dir / "zh" / "hsdp.md").unlink()
-    st = index_status(s)
-    assert st.state == "stale" and any("removed" in r for r in st.reasons)
+    assert index_status(s).state == "stale"
+    assert build_index(s, encoders=encoders).removed == 1
 
 
-def test_an_index_without_a_recorded_listing_gets_one(built_settings, request):
+def test_a_stale_index_is_read_once_on_its_way_to_the_retriever(built_settings, encoders, monkeypatch):
+    """The status check decides from `stat` calls; only the build reads the documents (the content
+    check that used to run first read every document a second time)."""
+    from assistant.retrieve.retriever import Retriever
+    from ingest.refresh import refresh_index
+
     s = built_settings
+    _settle(s)
+    doc = s.kb_dir / "en" / "hsdp.md"
+    _write_old(doc, doc.read_text() + "\nOne more line about replica groups.\n")
+    reads = []
+    real = pipeline.load_documents
+    monkeypatch.setattr(pipeline, "load_documents", lambda *a, **k: reads.append(1) or real(*a, **k))
+    r = Retriever.load(s, encoders=encoders, warm_up=False, build=refresh_index)
+    assert reads == [1]
+    assert any("One more line" in rec["text"] for rec in r.store.records.values())
+
+
+def test_an_index_without_a_recorded_listing_gets_one(built_settings, request, no_models):
+    s = built_settings
+    _settle(s)
     version = current_version(s.index_dir)
     m = Manifest.load(version)
     m.sources_digest = ""  # as written before listings were recorded
     m.save(version)
-    assert index_status(s).state == "fresh"  # by content
+    assert index_status(s).state == "stale"
+    assert build_index(s).index_path == version  # nothing changed: the listing is recorded in place
     assert Manifest.load(version).sources_digest == sources_digest(_kb_only(s))
-    request.getfixturevalue("no_content_check")
-    assert index_status(s).state == "fresh"  # by listing
+    request.getfixturevalue("no_document_reads")
+    assert index_status(s).state == "fresh"
 
 
-def test_incompatible_is_decided_before_any_listing(built_settings, no_content_check):
+def test_incompatible_is_decided_before_any_listing(built_settings, no_document_reads):
     from dataclasses import replace
 
     st = index_status(replace(built_settings, embed_models=("use-multilingual",)))
@@ -131,7 +165,7 @@ def test_loading_a_fresh_index_imports_no_ingestion_or_torch(built_settings):
         "from assistant.retrieve.retriever import Retriever\n"
         f"s = replace(load_settings(env={{}}), kb_dir=Path({str(s.kb_dir)!r}), index_dir=Path({str(s.index_dir)!r}),\n"
         f"            model_cache_dir=Path({str(s.model_cache_dir)!r}))\n"
-        "r = Retriever.load(s, build=False)\n"
+        "r = Retriever.load(s)\n"
         "assert r.search('hsdp replica groups 副本', k=1)\n"
         "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers', 'llama_index', 'sklearn')\n"
         "             if m in sys.modules))\n"

@@ -23,7 +23,8 @@ from assistant.answer import AskRequest
 from assistant.config import Settings
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.understand.language import detect_language
-from assistant.validator import UnusableInput
+from assistant.validator import UnusableInput, ValidationReport
+from ui.slack.attach import Uploads, attach_mesh
 from ui.slack.format import render_answer, render_report, split_message
 from ui.slack.slash import AskCommand, ValidateCommand, parse_command
 from ui.slack.state import RateLimiter, SeenEvents, ThreadSessions
@@ -51,6 +52,7 @@ class SlackOptions:
     limiter: RateLimiter = field(default_factory=RateLimiter)
     sessions: ThreadSessions = field(default_factory=ThreadSessions)
     seen: SeenEvents = field(default_factory=SeenEvents)
+    uploads: Uploads = field(default_factory=Uploads)  # mesh pictures, while the token may upload files
 
 
 class MissingSetting(ValueError):
@@ -130,7 +132,9 @@ def build_app(assistant, settings: Settings, *, mode: str = "http", options: Sla
             return post(say("apology_error", lang))
         for message in render_answer(answer):
             post(message)
-        opts.sessions.add(key, question, answer.text)
+        opts.sessions.add(key, question, answer.text)  # first: a follow-up may arrive while the picture uploads
+        attach_mesh(client, opts.uploads, channel=channel, thread_ts=thread, report=answer.validation,
+                    lang=answer.language)
 
     @app.event("app_mention")
     def on_mention(event, client, body):
@@ -149,14 +153,14 @@ def build_app(assistant, settings: Settings, *, mode: str = "http", options: Sla
             answer_in_thread(event, client, body)
 
     @app.command(re.compile(r"^/meshwise"))
-    def on_command(ack, command, respond):
+    def on_command(ack, command, respond, client):
         text = command.get("text") or ""
         lang = detect_language(text)
         if len(text) > MAX_YAML_CHARS:
             return ack(say("too_long", lang, size=len(text), limit=MAX_YAML_CHARS))
         cmd = parse_command(text)
         if isinstance(cmd, ValidateCommand):
-            return ack(_validate_reply(assistant, cmd, lang))
+            return _validate_with_picture(assistant, cmd, lang, ack, command, client, opts, pool)
         if not cmd.question:
             return ack(say("ask_usage", lang))
         if not opts.limiter.allow(command.get("user_id", "?"), command.get("channel_id", "?")):
@@ -168,14 +172,29 @@ def build_app(assistant, settings: Settings, *, mode: str = "http", options: Sla
     return app
 
 
-def _validate_reply(assistant, cmd: ValidateCommand, lang: str) -> str:
+def _validate_reply(assistant, cmd: ValidateCommand, lang: str) -> tuple[str, ValidationReport | None]:
     if not cmd.yaml_text or not cmd.world_size:
-        return say("validate_usage", lang)
+        return say("validate_usage", lang), None
     try:
         report = assistant.validate(cmd.yaml_text, world_size=cmd.world_size, gpus_per_node=cmd.gpus_per_node or DEFAULT_GPUS_PER_NODE)
     except UnusableInput as exc:
-        return f":x: {exc.message_zh if lang == 'zh' else exc.message}"
-    return render_report(report, lang)
+        return f":x: {exc.message_zh if lang == 'zh' else exc.message}", None
+    return render_report(report, lang), report
+
+
+def _validate_with_picture(assistant, cmd: ValidateCommand, lang: str, ack, command: dict, client: WebClient,
+                           opts: SlackOptions, pool) -> None:
+    """The report as the acknowledgement (within Slack's 3 s); a valid layout's picture follows in the channel.
+
+    Files cannot be ephemeral, so the picture is posted with a comment naming who asked."""
+    text, report = _validate_reply(assistant, cmd, lang)
+    ack(text)
+    if report is None or not report.ok or not opts.uploads.enabled:
+        return
+    user = command.get("user_id")
+    comment = (f"<@{user}> `/meshwise validate`: " if user else "") + text.split("\n", 1)[0]
+    pool.submit(attach_mesh, client, opts.uploads, channel=command.get("channel_id", ""), report=report, lang=lang,
+                comment=comment)
 
 
 def _answer_command(assistant, cmd: AskCommand, respond, lang: str, timeout_s: float, pool) -> None:

@@ -12,6 +12,7 @@ import gradio as gr
 from assistant.config import Settings
 from assistant.validator.models import list_gpus, list_models
 from ui.web import handlers as h
+from ui.web import mesh_panel
 from ui.web.feedback import FeedbackStore
 from ui.web.limits import BodySizeLimit
 from ui.web.render import t
@@ -115,6 +116,7 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
                             llm = gr.Radio(list(modes), value=modes[-1], label=t("answerer", "en"), interactive=llm_ok,
                                            info=llm_info("en"), elem_id="mw-llm")
                         verdict = gr.Markdown(h.Panel().verdict("en"), elem_id="mw-verdict")
+                        chat_mesh = mesh_panel.chat_component()
                         sources = gr.Markdown(h.Panel().sources_md("en"), elem_id="mw-sources")
             with gr.Tab(t("tab_validate", "en"), id="validate", elem_id="mw-tab-validate") as val_tab:
                 with gr.Row():
@@ -135,6 +137,7 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
                         v_fix = gr.Code(language="yaml", label=t("suggested_fix", "en"), interactive=False, elem_id="mw-fix")
                         v_plot = gr.Plot(label=t("memory_chart", "en"), elem_id="mw-memory", visible=False)
                         v_details = gr.Markdown("", elem_id="mw-memory-details")
+                        v_mesh = mesh_panel.validate_components()
 
         # --- chat --------------------------------------------------------------------------
         def respond(message, messages, meta_v, panel_v, nodes_v, gpn_v, gpu_v, model_v, lang_v, llm_v,
@@ -229,6 +232,11 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
         # `input`, not `change`: relabelling updates the radio itself and must not trigger itself again.
         lang.input(relabel, [lang, nodes, gpn, panel], relabel_outputs, queue=False, api_visibility="private")
         demo.load(relabel, [lang, nodes, gpn, panel], relabel_outputs, queue=False, api_visibility="private")
+
+        # --- device-mesh pictures ------------------------------------------------------------
+        mesh_panel.wire(assistant, lang=lang, panel=panel, chat_image=chat_mesh, v=v_mesh, v_button=v_btn,
+                        v_inputs=[yaml_in, v_world, v_gpn, v_model, v_gpu], clear_events=[clear_btn.click, chatbot.clear],
+                        accept_language=_accept_language)
     return demo
 
 

@@ -19,9 +19,6 @@ BAD_MARK = '<span class="mw-bad">✘</span>'
 WARN_MARK = '<span class="mw-warn">⚠</span>'
 INFO_MARK = '<span class="mw-info">ℹ</span>'
 TEXTS_FILE = Path(__file__).with_name("texts.yaml")
-# Fonts tried for Chinese chart labels; the chart falls back to English labels when none is installed.
-CJK_FONTS = ("Noto Sans CJK SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Source Han Sans SC", "SimHei")
-CJK_FONT_FILES = ("wqy-", "notosanscjk", "sourcehansans", "simhei")
 
 
 @cache
@@ -132,31 +129,11 @@ def sources_md(hits: list[Hit], lang: str) -> str:
     return "\n\n".join(out)
 
 
-@cache
 def _cjk_font() -> str | None:
-    from matplotlib import font_manager
-    from matplotlib.font_manager import FontProperties
+    # The one lookup, shared with the mesh picture; imported here, where matplotlib is about to be.
+    from ui.plots.fonts import cjk_font
 
-    def known() -> str | None:
-        for name in CJK_FONTS:
-            try:
-                font_manager.findfont(FontProperties(family=name), fallback_to_default=False)
-                return name
-            except ValueError:
-                continue
-        return None
-
-    found = known()
-    if found is None:
-        # matplotlib's font cache predates fonts installed later (make install-browser): register them.
-        for path in font_manager.findSystemFonts():
-            if any(k in Path(path).name.lower() for k in CJK_FONT_FILES):
-                try:
-                    font_manager.fontManager.addfont(path)
-                except (OSError, RuntimeError, ValueError):
-                    continue
-        found = known()
-    return found
+    return cjk_font()
 
 
 def memory_figure(m: MemoryEstimate | None, lang: str):

@@ -24,8 +24,9 @@ def asks_of(query) -> tuple[Ask, ...]:
     return asks or (Ask(load_asks().from_intent.get(query.intent, "fact"), query.text),)
 
 
-def needs_of(asks: Iterable) -> frozenset[str]:
-    return frozenset(n for a in asks for n in REGISTRY[a.kind].needs)
+def needs_of(asks: Iterable, query) -> frozenset[str]:
+    """What the engine computes before composing: the union of what the asks' kinds need."""
+    return frozenset(n for a in asks for n in REGISTRY[a.kind].needs_of(query))
 
 
 __all__ = ["REGISTRY", "AnswerKind", "ComposeInput", "Part", "asks_of", "needs_of"]

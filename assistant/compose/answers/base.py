@@ -45,3 +45,8 @@ class AnswerKind:
     kind: str
     needs: frozenset[str]
     write: Callable[[Writer, ComposeInput, object], Part]
+    # needs that depend on the question (a fact question about a code symbol also reads the anchors)
+    needs_for: Callable[[Query], frozenset[str]] | None = None
+
+    def needs_of(self, query: Query) -> frozenset[str]:
+        return self.needs | (self.needs_for(query) if self.needs_for else frozenset())

@@ -29,6 +29,15 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if d is not None and d.report is not None and not d.report.ok:
         w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
         return judged_body(w, inp, d)
+    if d is not None and d.report is not None and inp.query.situation.stated.sizes:
+        if any(a.kind == "verdict" for a in asks):
+            return Part()  # the verdict ask judges the stated layout
+        # the stated layout passes start-up: what goes wrong later is a pitfall of what it turns on
+        w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
+        part = judged_body(w, inp, d)
+        dist = (d.judged or {}).get("distributed")
+        pitfalls(w, features_of(dist if isinstance(dist, dict) else {}), d.report, limit=3)
+        return part
     from assistant.compose.answers import fact, recommendation
 
     return fact.howto(w, inp) or recommendation.write(w, inp, ask)

@@ -24,7 +24,7 @@ _MAX_TOPIC_FACTS = 3
 _PRODUCT_NAMES = frozenset({"nemo", "automodel", "nemo_automodel", "megatron", "pytorch", "deepspeed"})
 _FEATURE_KEYS = frozenset({"tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
                            "activation_checkpointing", "pipeline", "moe"})
-_MAX_HOWTO_FACTS = 7
+_MAX_HOWTO_FACTS = 4
 
 
 def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str]) -> list[str]:
@@ -92,7 +92,13 @@ def howto(w: Writer, inp: ComposeInput) -> Part | None:
     notes = declined(plan, query, features_of(plan.distributed or {})) if relevant else []
     if notes:
         say_declined(w, notes)  # "how do I use EP for Mixtral?": that it cannot comes first
-    keys = list(dict.fromkeys(key for g in groups for key in w.p.topic_facts.get(g, ())))
+    # a fact two of the named features share (packing with CP: the padding rule) is about the
+    # question; then the features' facts in turn, the first of each, then the second of each
+    per_group = [w.p.topic_facts.get(g, ()) for g in groups]
+    keys = list(dict.fromkeys(k for ks in per_group for k in ks))
+    shared = {k: sum(k in ks for ks in per_group) for k in keys}
+    rank = {k: min(ks.index(k) for ks in per_group if k in ks) for k in keys}
+    keys.sort(key=lambda k: (-shared[k], rank[k]))
     facts = _facts(w, inp, _asked_first(w, keys, query.text))[:_MAX_HOWTO_FACTS]
     if facts:
         w.answer(facts[0])
@@ -239,7 +245,9 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     named = [r for r in field_table().mentioned(inp.query.text) if not r.is_strategy_name and r.key not in _FEATURE_KEYS]
     if inp.query.intent == "limitations" and not named:
         return limitations(w, inp)
-    cued = _cued(w, inp.query.text) or _named_topic_facts(w, inp, ask)
+    text = getattr(ask, "text", "") or inp.query.text
+    # a field-reference kind asked ("what pp_schedule do I get if I set none?") outranks cue words
+    cued = [] if asked_kinds(text) else (_cued(w, inp.query.text) or _named_topic_facts(w, inp, ask))
     if not cued and not any(t in w.p.lead_topics for t in inp.query.topics) and fields(w, inp, ask) is not None:
         # the feature facts of what the question names, and what its strategy does with the field
         keys = [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
@@ -258,4 +266,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     return retrieved(w, inp, ask)
 
 
-KIND = AnswerKind("fact", frozenset({"plan", "retrieval", "anchors"}), write)
+def _needs(query: Query) -> frozenset[str]:
+    return frozenset({"anchors"}) if identifiers(query.text) - _PRODUCT_NAMES else frozenset()
+
+
+KIND = AnswerKind("fact", frozenset({"plan", "retrieval"}), write, _needs)

@@ -6,14 +6,17 @@ gets its verdict first, since its quantities do not exist.
 """
 from __future__ import annotations
 
+import re
+
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.verdict import judged_body, verdict_line
-from assistant.compose.writer import Writer
+from assistant.compose.writer import Writer, features_of
 from assistant.validator.coerce import load_yaml
 from assistant.validator.layout import Layout
 from assistant.validator.report import Derived, ValidationReport
 
 
+_STRATEGY_ASKED = re.compile(r"\bstrateg|\byaml\b|策略|字段|\bfields?\b", re.I)  # the layout as a whole is asked too
 _ESTIMATES = frozenset({"MW-E-MEMORY"})  # not start-up checks: the layout is built, then runs out of memory
 _FROM_DP = ("dp_shard", "ep_shard", "moe_mesh_shape", "grad_acc_steps")
 
@@ -126,11 +129,17 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         from assistant.compose.answers import recommendation
 
         plan = inp.plan
-        if plan is not None and plan.report.ok:
-            recipe = recommendation.plan_recipe(plan)
-            for target in _targets(ask, plan.report, recipe):
-                w.answer(quantity_line(w, target, plan.report, recipe))
-        return recommendation.write(w, inp, ask)
+        if plan is None or not plan.report.ok:
+            return recommendation.write(w, inp, ask)
+        recipe = recommendation.plan_recipe(plan)
+        for target in _targets(ask, plan.report, recipe):
+            w.answer(quantity_line(w, target, plan.report, recipe))
+        if inp.query.intent in ("strategy", "yaml") or _STRATEGY_ASKED.search(inp.query.text):
+            return recommendation.write(w, inp, ask)  # the question is about the layout as a whole
+        # which layout these numbers are for, in one sentence; its YAML only when a config is asked
+        w.answer(w.fact(recommendation.lead_key(plan.strategy, features_of(plan.distributed or {}), plan.world_size,
+                                                recommendation.wanted(inp.query)), section="leads", required=True))
+        return Part(report=plan.report, strategy=plan.strategy, judged=recipe)
     r = d.report
     if not r.ok and {f.code for f in r.errors} <= _ESTIMATES and derived_sizes(r, d.judged) is not None:
         # over the memory estimate: the sizes still exist and were asked; the estimate follows

@@ -67,10 +67,10 @@ def test_empty_and_oversized_queries(small_retriever):
 
 
 def test_load_without_build_names_the_command(small_settings, tmp_path):
-    from ingest.pipeline import IndexNotReady
+    from assistant.index.status import IndexNotReady
 
     with pytest.raises(IndexNotReady, match="meshwise ingest"):
-        Retriever.load(replace(small_settings, index_dir=tmp_path / "none"), build=False)
+        Retriever.load(replace(small_settings, index_dir=tmp_path / "none"))
 
 
 def test_query_time_pools_use_one_thread(small_retriever):

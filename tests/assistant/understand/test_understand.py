@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from assistant.answer import Turn
-from assistant.retrieve.expand import parse_glossary
+from assistant.index.glossary import parse_glossary
 from assistant.understand.understand import understand
 
 GLOSSARY = parse_glossary([

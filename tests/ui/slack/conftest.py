@@ -19,6 +19,8 @@ class FakeSlack:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 (http.server's naming)
+                if self.path.startswith("/upload/"):
+                    return fake.receive_upload(self)
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8")
                 ctype = self.headers.get("Content-Type", "")
                 if "json" in ctype:
@@ -38,6 +40,8 @@ class FakeSlack:
                 pass
 
         self.socket_url: str | None = None  # what apps.connections.open hands out (Socket Mode tests)
+        self.uploads: dict[str, bytes] = {}  # file id -> the bytes posted to its upload URL
+        self.upload_error: str | None = None  # e.g. "missing_scope": files.getUploadURLExternal refuses
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -56,9 +60,27 @@ class FakeSlack:
             if not auth.startswith("Bearer xapp-"):
                 return {"ok": False, "error": "invalid_auth"}  # Slack wants the app-level token here
             return {"ok": True, "url": self.socket_url} if self.socket_url else {"ok": False, "error": "no_socket"}
+        if method == "files.getUploadURLExternal":
+            if self.upload_error:
+                return {"ok": False, "error": self.upload_error}
+            fid = f"F{ts.replace('.', '')}"
+            return {"ok": True, "file_id": fid, "upload_url": self.url.replace("/api/", f"/upload/v1/{fid}")}
+        if method == "files.completeUploadExternal":
+            return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in json.loads(params.get("files") or "[]")]}
         if method == "chat.postMessage":
             return {"ok": True, "channel": params.get("channel"), "ts": ts, "message": {"text": params.get("text"), "ts": ts}}
         return {"ok": True}
+
+    def receive_upload(self, handler) -> None:
+        """Slack's upload URL: raw file bytes in, "OK" out (no token: the URL itself is the credential)."""
+        data = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+        with self._lock:
+            self.uploads[handler.path.rsplit("/", 1)[-1]] = data
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/plain; charset=utf-8")
+        handler.send_header("Content-Length", "2")
+        handler.end_headers()
+        handler.wfile.write(b"OK")
 
     def posts(self, method: str = "chat.postMessage") -> list[dict]:
         with self._lock:

@@ -124,6 +124,30 @@ def test_slash_validate_returns_the_report(bot):
     assert "MW-E-EP-DIVIDES" in body
 
 
+def test_slash_validate_of_a_valid_layout_posts_its_mesh_picture(bot):
+    url, slack = bot
+    form = urllib.parse.urlencode({
+        "command": "/meshwise", "user_id": "U123", "channel_id": "C1", "team_id": "T1",
+        "text": "validate world_size=16 ```\ndistributed:\n  strategy: fsdp2\n  tp_size: 2\n  ep_size: 8\n```",
+        "response_url": "http://127.0.0.1:9/unused", "trigger_id": "x"})
+    t0 = time.monotonic()
+    status, body = send(url, form, content_type="application/x-www-form-urlencoded")
+    assert status == 200 and time.monotonic() - t0 < 3  # the report is the acknowledgement; the picture follows
+    assert "Valid for world_size=16" in body
+    [done] = slack.wait_for(1, "files.completeUploadExternal", timeout=30)
+    assert done["channel_id"] == "C1" and "<@U123>" in done["initial_comment"]
+    [f] = json.loads(done["files"])
+    assert slack.uploads[f["id"]].startswith(b"\x89PNG")
+
+
+def test_a_mention_answer_with_a_valid_layout_gets_the_picture_in_its_thread(bot):
+    url, slack = bot
+    send(url, event("<@UBOT> 70B model on 4 nodes with TP 8 and PP 4: is that valid?", ts="1700000050.000100",
+                    event_id="EvMesh"))
+    [done] = slack.wait_for(1, "files.completeUploadExternal", timeout=60)
+    assert done["thread_ts"] == "1700000050.000100" and done["channel_id"] == "C1"
+
+
 def test_thread_follow_up_uses_the_earlier_turns_numbers(bot):
     url, slack = bot
     first = event("<@UBOT> Llama 3.1 70B on 8 nodes x 8 GPUs with TP and PP: which YAML?", ts="1700000010.000100", event_id="Ev10")

@@ -1,10 +1,10 @@
-"""ingest/lexical.py: identifier-preserving, jieba-segmenting BM25."""
+"""assistant/index/lexical.py: identifier-preserving, jieba-segmenting BM25."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ingest.lexical import LexicalIndex, LexicalTokenizer
+from assistant.index.lexical import LexicalIndex, LexicalTokenizer
 
 
 @pytest.fixture(scope="module")

@@ -112,7 +112,7 @@ def _load_minilm(cache_dir: Path) -> Encoder:
     why fp32) into the model cache; its vectors are sentence-transformers' own."""
     from tokenizers import Tokenizer
 
-    from assistant.retrieve.onnx_export import INPUT_NAMES, ExportFailed, export_onnx
+    from assistant.index.onnx_export import INPUT_NAMES, ExportFailed, export_onnx
 
     model_dir = minilm_dir()
     onnx_file = minilm_onnx_path(cache_dir)

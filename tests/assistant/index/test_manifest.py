@@ -1,7 +1,7 @@
-"""ingest/manifest.py: what makes stored vectors unusable."""
+"""assistant/index/manifest.py: what makes stored vectors unusable."""
 from __future__ import annotations
 
-from ingest.manifest import Manifest, content_hash, incompatibilities, library_versions
+from assistant.index.manifest import Manifest, content_hash, incompatibilities, library_versions
 
 
 def _manifest(**kw):

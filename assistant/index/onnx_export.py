@@ -11,7 +11,7 @@ activations per batch, padding included, so a chunk's vector depended on the chu
 quite match what ingest stored. fp32 costs about a third more ingest time and nothing noticeable per
 query (6 ms).
 
-Run as a separate process (`python -m assistant.retrieve.onnx_export MODEL_DIR OUT`): torch and its
+Run as a separate process (`python -m assistant.index.onnx_export MODEL_DIR OUT`): torch and its
 exporter load there and not in the caller. The file appears atomically, so concurrent exports cannot
 leave half a file.
 """
@@ -69,7 +69,7 @@ def _export(model_dir: Path, out: Path) -> None:
 def export_onnx(model_dir: Path, out: Path) -> Path:
     """Export in a child process; returns `out`. Raises ExportFailed with the child's last words."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "assistant.retrieve.onnx_export", str(model_dir), str(out)]
+    cmd = [sys.executable, "-m", "assistant.index.onnx_export", str(model_dir), str(out)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S)
     except subprocess.TimeoutExpired as exc:
