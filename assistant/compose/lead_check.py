@@ -15,8 +15,9 @@ from assistant.compose.ask_notes import AskNote
 from assistant.datafile import read_yaml
 
 HEAD_CHARS = 300  # "the first lines": about two sentences
-_POLARITY_WITHIN = 40
-_VERDICT_LINES = 2  # a lead states a verdict when its polarity word opens it
+_POLARITY_WITHIN = 40  # a lead states a verdict when its polarity word opens it
+_VERDICT_LINES = 2  # an answer states one in its first two lines, not after a restated situation
+_NOTICE = re.compile(r"^\s*(?:_.*_|>.*)?\s*$")  # blank, an italic notice line, a gate note
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![0-9]|\.[0-9])")
 _TUPLE = re.compile(r"\(\s*\d+(?:\s*,\s*\d+)+\s*\)")
 _IDENT = re.compile(r"[A-Za-z]\w*_\w+")  # dp_size, ep_shard: the name a quantity line gives its result
@@ -47,7 +48,7 @@ def polarity(text: str, within: int | None = None) -> str | None:
 def head(text: str, limit: int = HEAD_CHARS) -> str:
     """An answer's opening, without notice lines (`_..._`) and gate notes (`> ...`)."""
     lines = text.strip().splitlines()
-    while lines and (not lines[0].strip() or lines[0].lstrip().startswith(("_", ">"))):
+    while lines and _NOTICE.match(lines[0]):
         lines.pop(0)
     return "\n".join(lines)[:limit]
 
@@ -94,7 +95,6 @@ def _asked_line(note: AskNote) -> str | None:
 def states(note: AskNote, opening: str) -> bool:
     """Whether `opening` (an answer's first lines) gives this ask's computed answer."""
     asked = _asked_line(note) if note.kind == "quantity" else None
-    # a verdict is said at once: in the first two lines, not after a restated situation
     first_lines = "\n".join([line for line in opening.splitlines() if line.strip()][:_VERDICT_LINES])
     for lead in note.leads:
         want = polarity(lead, within=_POLARITY_WITHIN) if note.kind in _VERDICT_KINDS else None

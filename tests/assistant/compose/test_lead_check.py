@@ -94,3 +94,10 @@ def test_a_verdict_after_a_restated_situation_is_buried():
                 "- The world size must be divisible by tp_size * cp_size * pp_size, and 40 is not.")
     assert missing_leads(parroted, [NO]) == list(NO.leads)
     assert missing_leads("Short answer:\nNo, 40 is not a multiple of 12.", [NO]) == []
+
+
+def test_the_opening_skips_notices_not_identifiers():
+    from assistant.compose.lead_check import head
+
+    assert head("_The LLM timed out._\n\n> replaced\n\nNo: it fails.") == "No: it fails."
+    assert head("_create_device_meshes builds it.").startswith("_create_device_meshes")
