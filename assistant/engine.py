@@ -27,6 +27,7 @@ from assistant.retrieve.hit import Hit
 from assistant.understand.asks import load_asks
 from assistant.understand.query import Query
 from assistant.validator.report import ValidationReport
+from assistant.wellformed import well_formed_request
 
 MAX_QUESTION_CHARS = 20_000
 MAX_HISTORY_TURNS = 20
@@ -353,6 +354,7 @@ class Assistant:
         if self._closed:
             raise RuntimeError("this Assistant is closed")
         check_request(req)
+        req = well_formed_request(req)  # a lone surrogate would break every encoder downstream
         t0 = time.perf_counter()
         with self._lock:
             prep = self._prepare(req)
@@ -390,7 +392,9 @@ class Assistant:
         local = self._local is not None
         messages = build_messages(q, computed, prep.sources, req.history, prompt_tokens=room,
                                   max_chunk_chars=500 if local else 1200, max_sources=3 if local else None)
-        gate = StreamGate(self._policy(prep))
+        # the model's own verdict sentences are dropped: the verdict is the validator's, and an opening
+        # left without one gets Meshwise's lead
+        gate = StreamGate(replace(self._policy(prep), strip_claims=True))
         lead = LeadFirst(computed.notes)
         t = time.perf_counter()
         streamed = False

@@ -10,6 +10,7 @@ import json
 import sys
 
 from assistant.answer import AskRequest, Turn
+from assistant.wellformed import well_formed
 
 MAX_LINE_BYTES = 1024 * 1024
 
@@ -83,8 +84,35 @@ def _load(args):
     return Assistant.load(llm=args.llm, warm_up=bool(args.stdin))
 
 
+def _reject_constant(name: str):
+    raise ValueError(f"not strict JSON: {name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    v = float(text)
+    if v in (float("inf"), float("-inf")):
+        raise ValueError(f"not strict JSON: {text} is out of range")
+    return v
+
+
+def parse_line(raw: bytes | str, line_no: int):
+    """One batch line -> its JSON value. Strict: UTF-8 only, no NaN/Infinity (they could not be echoed
+    back as JSON)."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"line {line_no} is not valid UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return json.loads(raw, parse_constant=_reject_constant, parse_float=_finite)
+
+
+def _json_line(out: dict) -> str:
+    """Strict JSON, well-formed UTF-8 (a lone surrogate in an echoed id becomes U+FFFD)."""
+    return well_formed(json.dumps(out, ensure_ascii=False, allow_nan=False))
+
+
 def run_batch(assistant, args, stdin=None, stdout=None) -> int:
-    stdin = stdin or sys.stdin
+    stdin = stdin or sys.stdin.buffer  # bytes: invalid UTF-8 is one line's error, not the batch's end
     stdout = stdout or sys.stdout
     failed = 0
     for line_no, raw in enumerate(stdin, 1):
@@ -92,9 +120,9 @@ def run_batch(assistant, args, stdin=None, stdout=None) -> int:
             continue
         rid = None
         try:
-            if len(raw.encode("utf-8", "replace")) > MAX_LINE_BYTES:
+            if len(raw) > MAX_LINE_BYTES:
                 raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes")
-            obj = json.loads(raw)
+            obj = parse_line(raw, line_no)
             rid = obj.get("id") if isinstance(obj, dict) else None
             req = request_from_json(obj, defaults=args, line_no=line_no)
             out = assistant.ask(req).to_json()
@@ -106,7 +134,7 @@ def run_batch(assistant, args, stdin=None, stdout=None) -> int:
         except Exception as exc:  # noqa: BLE001 - one bad line must not stop the batch
             failed += 1
             out = {"id": rid if rid is not None else f"line-{line_no}", "error": f"internal error: {type(exc).__name__}"}
-        stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        stdout.write(_json_line(out) + "\n")
         stdout.flush()
     return 1 if failed else 0
 
@@ -119,7 +147,7 @@ def run_single(assistant, args, question: str, stdout=None) -> int:
                      lang=args.lang, llm=None, gpu=args.gpu, model=args.model)
     if args.json:
         answer = assistant.ask(req)
-        stdout.write(json.dumps(answer.to_json(), ensure_ascii=False) + "\n")
+        stdout.write(_json_line(answer.to_json()) + "\n")
         return 0
     answer = None
     streamed = []
@@ -152,7 +180,15 @@ def run(args: argparse.Namespace) -> int:
     if not args.stdin:
         question = args.question
         if question == "-":
-            question = sys.stdin.read(MAX_LINE_BYTES + 1)
+            try:
+                question = sys.stdin.buffer.read(MAX_LINE_BYTES + 1).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                _err(f"the question is not valid UTF-8 text ({exc.reason} at byte {exc.start})")
+                return 2
+        if isinstance(question, str) and well_formed(question) != question:
+            # argv and stdin decode undecodable bytes to lone surrogates (surrogateescape)
+            _err("the question is not valid UTF-8 text; check the terminal's or the file's encoding")
+            return 2
         if not question or not question.strip():
             _err("give a question, e.g. meshwise ask \"Which strategy for a 70B model on 8 nodes?\"")
             return 2

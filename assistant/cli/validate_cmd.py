@@ -102,7 +102,7 @@ def _plot(report: ValidationReport, args: argparse.Namespace) -> int:
         _say(f"--plot-axis {args.plot_axis}: this layout's mesh has {', '.join(axis_choices(d))}",
              f"--plot-axis {args.plot_axis}：该布局的 mesh 只有 {', '.join(axis_choices(d))}", args.lang)
         return EXIT_UNUSABLE
-    picture = mesh_picture(d, report.gpus_per_node or 8, axis=args.plot_axis, view=args.plot_view, lang=args.lang)
+    picture = mesh_picture(d, report.gpus_per_node or DEFAULT_GPUS_PER_NODE, axis=args.plot_axis, view=args.plot_view, lang=args.lang)
     try:
         write_picture(picture, args.plot)
     except OSError as exc:

@@ -5,7 +5,7 @@ markers dropped, wrapped lines joined) and cut into whole sentences. A sentence 
 question's words it shares, weighted by how rare they are among the candidates, with identifiers
 (`create_distributed_setup_from_config`, `ep_size`) counting most; a sentence that opens with a
 pronoun ("It does not start the process group") borrows the identifiers of the one before it.
-Tokens come from the BM25 channel's tokenizer (ingest/lexical.py: identifiers kept whole, Chinese
+Tokens come from the BM25 channel's tokenizer (assistant/index/lexical.py: identifiers kept whole, Chinese
 segmented by jieba), so the question is read the same way retrieval read it.
 """
 from __future__ import annotations
@@ -28,8 +28,10 @@ IDENTIFIER_WEIGHT = 3.0
 # A sentence whose condition on a size agrees with the value the question states ("ep_size is 1" and
 # "with `ep_size <= 1` it is dropped") gains; one that only states the opposite case loses.
 AGREES, DISAGREES = 1.35, 0.75
-SUBJECT_BONUS = 0.2
-DEFINITION_BONUS = 2.0  # "what is HSDP?": the sentence that spells it out or says what it is  # a sentence whose first words name what the question asks about ("HSDP splits ...")
+SAME_EXAMPLE = 1.15  # an example config with the question's value (`tp_size: 16` for "tp_size 16")
+SUBJECT_BONUS = 0.2  # a sentence whose first words name what the question asks about ("HSDP splits ...")
+DEFINITION_BONUS = 2.0  # "what is HSDP?": the sentence that spells it out or says what it is
+QUANTITY_BONUS = 1.5  # "how many microbatches?": the sentence with the formula
 _CUES = Path(__file__).with_name("extract_cues.yaml")
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -47,6 +49,7 @@ _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl)\.", re.IGNORECASE)
 _PRONOUN = re.compile(r"^(?:it|this|that|they|these|those|its|both|each|either|它|这|该|其|此|两者)(?![a-z])", re.IGNORECASE)
 _IDENT = re.compile(r"`[^`\n]+`|[A-Za-z_][A-Za-z0-9_]*(?:[._][A-Za-z0-9_]+)+|[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*")
 _MIN_CHARS = {"en": 25, "zh": 10}
+_ZH_CONTINUATION = frozenset("时的了和与及或而但且就也都着过吗呢，、；）")  # characters no Chinese sentence starts with
 _RULE_CODE = re.compile(r"\bMW-[EW]-[A-Z0-9-]+\b")  # its parts ("hsdp", "strategy") are not what a sentence is about
 
 
@@ -75,7 +78,9 @@ def select_sentences(question: str, hits: Sequence[Hit], lang: str, limit: int =
     idents = _identifier_tokens(question, tok)
     own_terms = {t for t, f in q_terms.items() if f == 1.0}
     stated = _stated_values(question)
-    defines = any(p.search(question) for p in _cue_data().definition_question)
+    cues = _cue_data()
+    defines = any(p.search(question) for p in cues.definition_question)
+    counts = any(p.search(question) for p in cues.quantity_question)
 
     cands: list[tuple[int, int, str, set[str], Hit]] = []  # (hit rank, position, sentence, tokens, hit)
     for rank, hit in enumerate(pool):
@@ -111,6 +116,8 @@ def select_sentences(question: str, hits: Sequence[Hit], lang: str, limit: int =
         s *= _condition_factor(sentence, stated)
         if defines and _defines(sentence, own_terms, tok):
             s *= DEFINITION_BONUS
+        if counts and cues.quantity_sentence.search(sentence):
+            s *= QUANTITY_BONUS
         s *= 1.0 + 0.15 / (1 + rank)  # the retriever's order breaks near-ties
         scored.append((s, rank, pos, sentence, hit))
     scored.sort(key=lambda x: (-x[0], x[1], x[2]))
@@ -209,6 +216,10 @@ def _quotable_sentence(sentence: str) -> bool:
     lang = "zh" if _CJK.search(sentence) else "en"
     if len(sentence) < _MIN_CHARS[lang] or sentence.endswith((":", "：", ",", "，")):
         return False  # an introduction to a list or code block, or a fragment
+    if lang == "zh" and sentence[0] in _ZH_CONTINUATION:
+        return False  # "时 moe_mesh 为 (2, 8)。": the tail of a sentence a chunk boundary cut
+    if _cue_data().pointer_sentence.search(sentence):
+        return False  # "See `context-parallel`.": points elsewhere, answers nothing
     if not re.search(r"[.!?。！？][\"')\]`*_]*$", sentence):
         return False  # no sentence end: a label or a list fragment ("`mp_policy` (bf16 params ...)")
     head = _CODE_SPAN.sub("x", sentence[:60])
@@ -234,7 +245,21 @@ def _tokens(text: str, tok: Callable[[str], list[str]]) -> set[str]:
     yields `reshard_after_forward`."""
     tokens = set(tok(text))
     tokens.update(p for t in list(tokens) if "." in t for p in t.split(".") if p)
+    tokens.update(_singular(t) for t in list(tokens))
     return tokens
+
+
+def _singular(word: str) -> str:
+    """English plural -> singular, so "microbatches" meets "microbatch" and "runs" meets "run"."""
+    if not word.isascii() or not word.isalpha() or len(word) < 4:
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
 
 
 def _question_terms(question: str, tok: Callable[[str], list[str]]) -> dict[str, float]:
@@ -247,6 +272,14 @@ def _question_terms(question: str, tok: Callable[[str], list[str]]) -> dict[str,
         # the English terms of the glossary entries a Chinese question names: an English chunk can match
         for t in _tokens(glossary.expand(question), tok):
             terms.setdefault(t, 1.0)
+        # and the Chinese terms of the English ones it mixes in ("pipeline step 跑几个 microbatch"):
+        # the Chinese chunk writes 微批次
+        low = question.lower()
+        for entry in glossary.entries:
+            if any(re.search(rf"(?<![a-z0-9_]){re.escape(e.lower())}(?![a-z0-9_])", low) for e in entry.en):
+                for zh in entry.zh:
+                    for t in _tokens(zh, tok):
+                        terms.setdefault(t, 1.0)
     cues = _cue_data()
     for group in cues.groups:
         if own & group:
@@ -277,14 +310,18 @@ def _stated_values(question: str) -> dict[str, int]:
 def _condition_factor(sentence: str, stated: dict[str, int]) -> float:
     if not stated:
         return 1.0
-    agree = disagree = False
+    agree = disagree = example = False
     for m in _CONDITION.finditer(sentence):
         key, op, n = m.group(1).lower(), m.group(2), int(m.group(3))
         if key not in stated:
             continue
+        if op in (":", "="):
+            # `tp_size: 16` is an example config: the same value is a hint, another value no condition
+            example = example or stated[key] == n
+            continue
         holds = _OPS[op](stated[key], n) if op in _OPS else stated[key] == n
         agree, disagree = agree or holds, disagree or not holds
-    return AGREES if agree else DISAGREES if disagree else 1.0
+    return AGREES if agree else DISAGREES if disagree else SAME_EXAMPLE if example else 1.0
 
 
 def _defines(sentence: str, terms: set[str], tok: Callable[[str], list[str]]) -> bool:
@@ -318,18 +355,23 @@ class _CueData:
     discount: float
     groups: tuple[frozenset[str], ...]
     definition_question: tuple[re.Pattern[str], ...]
+    quantity_question: tuple[re.Pattern[str], ...]
+    quantity_sentence: re.Pattern[str]
+    pointer_sentence: re.Pattern[str]
 
 
 @lru_cache(maxsize=1)
 def _cue_data() -> _CueData:
     data = read_yaml(_CUES)
     return _CueData(float(data["discount"]), tuple(frozenset(str(w).lower() for w in g) for g in data["groups"]),
-                    tuple(re.compile(p, re.IGNORECASE) for p in data["definition_question"]))
+                    tuple(re.compile(p, re.IGNORECASE) for p in data["definition_question"]),
+                    tuple(re.compile(p, re.IGNORECASE) for p in data["quantity_question"]),
+                    re.compile(data["quantity_sentence"]), re.compile(data["pointer_sentence"], re.IGNORECASE))
 
 
 @lru_cache(maxsize=1)
 def _default_tokenizer() -> Callable[[str], list[str]]:
-    from ingest.lexical import LexicalTokenizer
+    from assistant.index.lexical import LexicalTokenizer
 
     glossary = _glossary()
     return LexicalTokenizer(glossary.zh_terms if glossary is not None else ())
@@ -338,7 +380,7 @@ def _default_tokenizer() -> Callable[[str], list[str]]:
 @lru_cache(maxsize=1)
 def _glossary():
     from assistant.config import KB_DIR
-    from assistant.retrieve.expand import load_glossary
+    from assistant.index.glossary import load_glossary
 
     try:
         return load_glossary(KB_DIR / "glossary.yaml")

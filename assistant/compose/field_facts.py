@@ -23,6 +23,7 @@ from assistant.validator.fields import CANONICAL_STRATEGIES, FieldRef, FieldTabl
 _PHRASES = Path(__file__).with_name("field_phrases.yaml")
 MAX_QUESTION_CHARS = 4000
 _STRATEGY_DATACLASSES = ("FSDP2Config", "MegatronFSDPConfig", "DDPConfig")
+MAX_FIELDS = 4  # "what do a, b, c and d do?": each named field gets its sentence, up to this many
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,16 @@ class _Phrases:
     def say(self, phrase: str, lang: str, **values: Any) -> str:
         entry = self.text[phrase]
         return (entry["zh"] if lang == "zh" else entry["en"]).format(**values)
+
+
+@dataclass(frozen=True)
+class _NamedValue:
+    """A value the question names for a field, as written, and the reference's verdict on it."""
+    ref: FieldRef
+    raw: str
+    pos: int
+    ok: bool
+    read_as: Any  # what upstream reads it as (the config loader's translation, a value alias)
 
 
 @lru_cache(maxsize=1)
@@ -90,8 +101,8 @@ def field_fact_lines(refs: Sequence[FieldRef], question: str, lang: str) -> list
         asks = [(pos, kind) for pos, kind in asks if not p.suppress.get(kind, frozenset()) & kinds]
     if not any(kind == "advice" for _, kind in asks):
         value = r.named_value()
-        if value is not None and (not value[3] or any(pat.search(question) for pat in p.value_asked + p.value_needed)):
-            asks.append((value[2], "value"))
+        if value is not None and (not value.ok or any(pat.search(question) for pat in p.value_asked + p.value_needed)):
+            asks.append((value.pos, "value"))
     asks.sort(key=lambda pk: (pk[1] not in p.decisions, pk[0]))
     lines: list[str] = []
     answered = 0
@@ -125,7 +136,8 @@ class _Renderer:
         self.meant: set[str] = set()
         self.main: FieldRef = (self.subjects or self.names)[0]  # the row the supporting lines are about
         low = question.lower()
-        self._at = {r.path: _first_index(low, r) for r in self.subjects}
+        seen = {r.path: pos for pos, r in table.mentions(question)}  # identifiers and terms
+        self._at = {r.path: seen.get(r.path, _first_index(low, r)) for r in self.subjects}
 
     def say(self, phrase: str, **values: Any) -> str:
         return self.p.say(phrase, self.lang, **values)
@@ -226,7 +238,7 @@ class _Renderer:
         named = self.named_value()
         if named is None:
             return []
-        ref, raw, _pos, ok, conv = named
+        ref, raw, ok, conv = named.ref, named.raw, named.ok, named.read_as
         self.main = ref
         is_default = ok and _is_default(ref, conv)
         if is_default and any(pat.search(self.q) for pat in self.p.value_needed):
@@ -247,9 +259,9 @@ class _Renderer:
         self.done.add("allowed")  # the values were just listed
         return out
 
-    def named_value(self) -> tuple[FieldRef, str, int, bool, Any] | None:
-        """The first value the question names for a field that can be judged: (ref, value as written,
-        position, accepted, what upstream reads it as)."""
+    def named_value(self) -> _NamedValue | None:
+        """The value the question names for a field that the reference can judge (strongest cue first,
+        then the earliest)."""
         best = None
         for rank, cue in enumerate(self.p.value_cues):
             for ref in self.subjects:
@@ -262,7 +274,7 @@ class _Renderer:
                     verdict = _judge(ref, raw)
                     if verdict is None or (_category(ref) == "size" and isinstance(verdict[1], int)):
                         continue  # a size with a number states the layout; the verdict path judges it
-                    cand = (rank, m.start(group), (ref, raw, m.start(group), *verdict))
+                    cand = (rank, m.start(group), _NamedValue(ref, raw, m.start(group), *verdict))
                     if best is None or cand[:2] < best[:2]:
                         best = cand
                     break
@@ -273,7 +285,7 @@ class _Renderer:
     def allowed(self, pos: int) -> list[str]:
         out = []
         first = self.subject_at(pos)
-        for ref in ([first] if first else []) + [r for r in self.subjects if r is not first][:1]:
+        for ref in ([first] if first else []) + [r for r in self.subjects if r is not first][:MAX_FIELDS - 1]:
             if ref.allowed:
                 values = self._join([f"`{_show(v)}`" for v in ref.allowed], "list_last")
                 out.append(self.say("allowed", path=ref.path, values=values, default=_show(ref.default)))
@@ -284,7 +296,7 @@ class _Renderer:
         return out
 
     def default(self, pos: int) -> list[str]:
-        subjects = self.subjects[:3]
+        subjects = self.subjects[:MAX_FIELDS]
         if "default" in self.done or not subjects:
             return []
         if len(subjects) >= 2 and len({r.key for r in subjects}) == 1:
@@ -292,11 +304,11 @@ class _Renderer:
             return [self.say("default_both", key=subjects[0].key, parts=self.say("part_sep").join(parts))]
         first = self.subject_at(pos) or subjects[0]
         return [self.say("default", path=r.path, default=_show(r.default))
-                for r in [first] + [r for r in subjects if r is not first][:1]]
+                for r in [first] + [r for r in subjects if r is not first]]
 
     def meaning(self, pos: int) -> list[str]:
         out = []
-        for ref in (self.subjects or self.names)[:2]:
+        for ref in (self.subjects or self.names)[:MAX_FIELDS]:
             if ref.path not in self.meant:
                 self.meant.add(ref.path)
                 out.append(self.say("meaning", path=ref.key if ref.is_strategy_name else ref.path,
@@ -312,8 +324,10 @@ class _Renderer:
             self.meant.add(main.path)
             out.append(self.say("meaning", path=main.key if main.is_strategy_name else main.path,
                                 meaning=main.meaning(self.lang)))
-        if main.note(self.lang):
-            out.append(main.note(self.lang))
+        note = main.note(self.lang)
+        if note:
+            # with several fields answered, say which one the note is about
+            out.append(self.say("advice", path=main.path, note=note) if len(self.subjects) > 1 else note)
         section = self.t.sections.get(main.section)
         if "read_rule" not in self.done and section is not None and section.read_when_key:
             holder = self.t.get(section.name)[0]

@@ -1,28 +1,24 @@
-"""The YAML gate: every config block an answer shows is validated against the user's numbers first.
+"""The YAML gate: every config an answer shows is validated against the user's numbers first.
 
-Works on a stream: text outside fenced blocks passes through at once, a fenced block is held until it
-closes, then shown as is (valid, or not a config), or replaced by the planner's validated YAML with the
-validator's reasons. `gate_text` is the same machine fed the whole text, so streamed and final answers
-always agree.
+"Shown" means rendered as code by a Markdown renderer: any fence and info string, tildes, indented code,
+HTML `<pre>`, in lists and quotes too (`markdown_blocks`), holding YAML, JSON or TOML with a
+`distributed` key at any depth (`config_blocks`). A valid config is shown as is; an invalid one is
+replaced by the planner's validated YAML with the validator's reasons, or removed when there is none;
+the user's own YAML under diagnosis is quoted back only marked invalid. With `strip_claims`, prose that
+passes its own verdict ("validated by Meshwise") is dropped: the verdict is the validator's.
+
+Works on a stream: complete lines of prose pass through at once, a code block is held until it ends,
+then judged. `gate_text` is the same machine fed the whole text, so streamed and final answers agree.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-import yaml
-
-from assistant.validator.coerce import load_yaml  # the validator's bounded safe loader
-
+from assistant.compose.claims import drop_claims, has_claim
+from assistant.compose.config_blocks import find_config, is_marked_invalid, mark_invalid
+from assistant.compose.markdown_blocks import CodeBlock, code_blocks
 from assistant.validator.report import ValidationReport
-
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n`]*$")
-_CONFIG_TAGS = {"yaml", "yml"}
-_OTHER_TAGS_SKIPPED = {"python", "py", "bash", "sh", "shell", "console", "text", "txt", "json", "toml", "diff"}
-_CONFIG_KEYS = {"distributed", "strategy", "tp_size", "pp_size", "cp_size", "ep_size", "dp_size",
-                "dp_replicate_size", "pipeline", "moe", "step_scheduler"}
-_MAX_BLOCK_BYTES = 256 * 1024
 
 # check(body) -> report; raises ValueError (e.g. the validator's UnusableInput) for a non-recipe.
 Check = Callable[[str], ValidationReport]
@@ -34,6 +30,8 @@ class GateResult:
     shown: list[tuple[str, ValidationReport]] = field(default_factory=list)  # YAML shown and its verdict
     replaced: list[tuple[str, str]] = field(default_factory=list)  # (rejected YAML, reasons)
     exempt: list[str] = field(default_factory=list)  # the user's own YAML, quoted back while diagnosing
+    marked: list[str] = field(default_factory=list)  # blocks shown under an "invalid" first line
+    claims_dropped: int = 0
 
 
 @dataclass
@@ -46,30 +44,25 @@ class GatePolicy:
     replaced_note: Callable[[int | None, str], str]  # (world, reasons) -> sentence
     removed_note: Callable[[int | None, str], str]
     unparseable: str = "not a readable recipe"
-    exempt_yaml: str | None = None  # the pasted YAML under diagnosis may be quoted back
+    exempt_yaml: str | None = None  # the pasted YAML under diagnosis may be quoted back (marked when invalid)
     # a later invalid block, once the validated YAML has been shown: a note instead of a second copy
     replaced_again_note: Callable[[int | None, str], str] | None = None
+    strip_claims: bool = False  # text from a model: its own verdict sentences are dropped
 
 
 def _norm(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
+def _fenced(body: str, info: str = "yaml") -> str:
+    fence = "```"
+    while fence in body:
+        fence += "`"
+    return f"{fence}{info}\n{body.rstrip()}\n{fence}\n"
+
+
 def looks_like_config(info: str, body: str) -> bool:
-    tag = info.lower()
-    if tag in _CONFIG_TAGS:
-        return True
-    if tag and tag in _OTHER_TAGS_SKIPPED:
-        return False
-    if tag:
-        return False
-    if len(body.encode("utf-8", "replace")) > _MAX_BLOCK_BYTES:
-        return True  # an oversized untagged block is not shown unchecked
-    try:
-        data = load_yaml(body)
-    except ValueError:  # UnusableInput: not YAML, too big, too deep
-        return False
-    return isinstance(data, dict) and bool(_CONFIG_KEYS & {str(k) for k in data})
+    return find_config(info, body) is not None
 
 
 class StreamGate:
@@ -78,13 +71,9 @@ class StreamGate:
     def __init__(self, policy: GatePolicy):
         self.policy = policy
         self.result = GateResult()
-        self._pending = ""
-        self._line_started = False  # part of the current line already went out
-        self._in_block = False
-        self._opener = ""
-        self._fence = ""
-        self._info = ""
-        self._body: list[str] = []
+        self._pending = ""  # the current, incomplete line
+        self._lines: list[str] = []  # every complete line so far
+        self._done = 0  # lines before this one are decided and emitted
         self._out: list[str] = []
         self._fallback_shown = False
 
@@ -94,82 +83,84 @@ class StreamGate:
 
     def feed(self, delta: str) -> str:
         self._pending += delta
-        emitted: list[str] = []
-        while True:
-            nl = self._pending.find("\n")
-            if nl < 0:
-                break
-            line, self._pending = self._pending[: nl + 1], self._pending[nl + 1:]
-            emitted.append(self._line(line))
-        if not self._in_block and self._pending and not self._could_open(self._pending):
-            emitted.append(self._pending)
-            self._line_started = True
-            self._pending = ""
-        out = "".join(emitted)
-        self._out.append(out)
-        return out
+        # CommonMark ends a line at \r\n, \n or a bare \r: one form here, so the line numbers the
+        # parser reports are ours (a trailing \r waits: its \n may come in the next delta).
+        held = "\r" if self._pending.endswith("\r") else ""
+        self._pending = self._pending[: len(self._pending) - len(held)].replace("\r\n", "\n").replace("\r", "\n")
+        if "\n" not in self._pending:
+            self._pending += held
+            return ""
+        *complete, self._pending = self._pending.split("\n")
+        self._pending += held
+        self._lines += [line + "\n" for line in complete]
+        return self._emit(self._advance(final=False))
 
     def close(self) -> str:
-        emitted = []
+        self._pending = self._pending.replace("\r", "\n")
+        if "\n" in self._pending:
+            *complete, self._pending = self._pending.split("\n")
+            self._lines += [line + "\n" for line in complete]
         if self._pending:
-            tail, self._pending = self._pending, ""
-            emitted.append(self._line(tail))
-        if self._in_block:  # an unterminated block is still a block: judge it
-            emitted.append(self._finish_block(closer=None))
-        out = "".join(emitted)
+            self._lines.append(self._pending)
+            self._pending = ""
+        return self._emit(self._advance(final=True))
+
+    def _emit(self, out: str) -> str:
         self._out.append(out)
         return out
 
-    def _could_open(self, partial: str) -> bool:
-        if self._line_started:
-            return False
-        s = partial.lstrip(" \t")
-        return s == "" or s[0] in "`~"
+    def _advance(self, final: bool) -> str:
+        lines, i, out = self._lines, self._done, []
+        for block in code_blocks("".join(lines)):
+            if block.end <= i:
+                continue
+            out += [self._prose(line) for line in lines[i:block.start]]
+            i = max(i, block.start)
+            if not (final or block.closed or any(line.strip() for line in lines[block.end:])):
+                break  # it may still grow: hold it and everything after it
+            out.append(self._judge(block, "".join(lines[i:block.end])))
+            i = block.end
+        else:
+            out += [self._prose(line) for line in lines[i:]]
+            i = len(lines)
+        self._done = i
+        return "".join(out)
 
-    def _line(self, line: str) -> str:
-        started, self._line_started = self._line_started, False
-        bare = line.rstrip("\n")
-        if self._in_block:
-            m = _FENCE.match(bare)
-            if m and m.group(1)[0] == self._fence[0] and len(m.group(1)) >= len(self._fence) and not m.group(2):
-                return self._finish_block(closer=line)
-            self._body.append(line)
-            return ""
-        m = None if started else _FENCE.match(bare)
-        if m:
-            self._in_block, self._opener, self._fence, self._info, self._body = True, line, m.group(1), m.group(2), []
-            return ""
-        return line
+    def _prose(self, line: str) -> str:
+        if not self.policy.strip_claims:
+            return line
+        kept = drop_claims(line)
+        if kept != line:
+            self.result.claims_dropped += 1
+        return kept
 
-    def _finish_block(self, closer: str | None) -> str:
-        self._in_block = False
-        body = "".join(self._body)
-        original = self._opener + body + (closer if closer is not None else self._fence + "\n")
-        if not looks_like_config(self._info, body):
-            return original
-        return self._judge(body, original)
-
-    def _judge(self, body: str, original: str) -> str:
+    def _judge(self, block: CodeBlock, original: str) -> str:
         p = self.policy
-        if p.exempt_yaml is not None and _norm(body) == _norm(p.exempt_yaml):
-            self.result.exempt.append(body)
+        found = find_config(block.info, block.body)
+        if found is None:
+            return original
+        if is_marked_invalid(block.body):
+            self.result.marked.append(block.body)
             return original
         try:
-            report = p.check(body)
+            report = p.check(found.text)
             reasons = ", ".join(f.code for f in report.errors)
         except ValueError:
             report, reasons = None, p.unparseable
+        if p.exempt_yaml is not None and _norm(block.body) == _norm(p.exempt_yaml):
+            self.result.exempt.append(block.body)
+            ok = report is not None and report.ok
+            return original if ok else _fenced(mark_invalid(block.body, reasons, p.lang), "yaml")
         if report is not None and report.ok:
-            self.result.shown.append((body, report))
+            self.result.shown.append((found.text, report))
             return original
-        self.result.replaced.append((body, reasons))
+        self.result.replaced.append((block.body, reasons))
         if p.fallback_yaml and p.fallback_report is not None and p.fallback_report.ok:
             if self._fallback_shown and p.replaced_again_note is not None:
                 return f"\n> {p.replaced_again_note(p.world_size, reasons)}\n"
             self._fallback_shown = True
             self.result.shown.append((p.fallback_yaml, p.fallback_report))
-            fence = "```"
-            return f"\n> {p.replaced_note(p.world_size, reasons)}\n\n{fence}yaml\n{p.fallback_yaml.rstrip()}\n{fence}\n"
+            return f"\n> {p.replaced_note(p.world_size, reasons)}\n\n{_fenced(p.fallback_yaml)}"
         return f"\n> {p.removed_note(p.world_size, reasons)}\n"
 
 
@@ -181,18 +172,10 @@ def gate_text(text: str, policy: GatePolicy) -> tuple[str, GateResult]:
 
 
 def yaml_blocks(text: str) -> list[tuple[str, str]]:
-    """(info, body) of every fenced block, in order: for tests and front ends."""
-    out, info, body, fence = [], None, [], ""
-    for line in text.splitlines(keepends=True):
-        bare = line.rstrip("\n")
-        m = _FENCE.match(bare)
-        if info is None and m:
-            info, fence, body = m.group(2), m.group(1), []
-        elif info is not None and m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2):
-            out.append((info, "".join(body)))
-            info = None
-        elif info is not None:
-            body.append(line)
-    if info is not None:
-        out.append((info, "".join(body)))
-    return out
+    """(info, body) of every block that renders as code, in order: for tests and front ends."""
+    return [(b.info, b.body) for b in code_blocks(text)]
+
+
+def unchecked_config_or_claim(text: str) -> bool:
+    """Retrieved text that shows a config or passes a verdict: front ends mark it as not checked."""
+    return has_claim(text) or any(find_config(b.info, b.body) is not None for b in code_blocks(text))

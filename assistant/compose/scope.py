@@ -16,6 +16,8 @@ _FILE = Path(__file__).with_name("scope.yaml")
 MAX_TEXT_CHARS = 4000
 _REPEAT = re.compile(r"(.)\1{2,}")
 _WORDS = re.compile(r"[a-z]+|[\u3400-\u9fff]+")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
+_IDENTIFIER = re.compile(r"[a-z0-9]+(?:[_.][a-z0-9]+)+")  # tp_size, moe.mp_policy: code, not words
 
 
 @dataclass(frozen=True)
@@ -117,9 +119,6 @@ def looks_like_gibberish(text: str) -> bool:
     bad = [w for w in judged if _mashed(w, s)]
     return bool(bad) and len(bad) >= s.share * len(judged)
 
-
-_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
-_IDENTIFIER = re.compile(r"[a-z0-9]+(?:[_.][a-z0-9]+)+")  # tp_size, moe.mp_policy: code, not words
 
 
 def _mashed(word: str, s: _Scope) -> bool:

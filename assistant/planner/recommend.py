@@ -211,6 +211,16 @@ _FEATURE_ZH = {
     "ep": "专家并行（ep_size > 1）", "hsdp": "HSDP（dp_replicate_size > 1）", "sp": "sequence_parallel",
     "ac_selective": "选择性激活检查点（activation_checkpointing: selective）",
 }
+_SIZE_LABELS = {"tp": "TP", "pp": "PP", "cp": "CP", "ep": "EP", "hsdp": "HSDP"}
+
+
+def _feature_list(features: list[str]) -> tuple[str, str]:
+    """("TP, PP and HSDP", "TP、PP 和 HSDP") for the parallel features named."""
+    names = [_SIZE_LABELS[f] for f in features]
+    if len(names) < 2:
+        return "".join(names), "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}", f"{'、'.join(names[:-1])} 和 {names[-1]}"
+
 
 def _lacks(strategy: str | None) -> dict[str, str]:
     """What a named strategy cannot do (feature -> the validator code that says so); {} for an unknown name."""
@@ -265,8 +275,9 @@ def _choose_strategy(s: Situation) -> tuple[str, list[Step], list[Step]]:
             ))
         if missing:
             if named == "ddp":
-                rationale.append(Step("ddp is plain data parallelism only: no TP, PP, CP, EP or HSDP.",
-                                      "ddp 只做简单的数据并行：不支持 TP、PP、CP、EP 和 HSDP。"))
+                en, zh = _feature_list([f for f in _SIZE_LABELS if f in lacks])
+                rationale.append(Step(f"ddp is plain data parallelism only: no {en.replace(' and ', ' or ')}.",
+                                      f"ddp 只做简单的数据并行：不支持 {zh}。"))
             return "fsdp2", rejected, rationale
         rationale.append(Step(f"strategy: {named}, as asked; it covers what this setup needs.",
                               f"strategy 按你的要求用 {named}；它满足这个配置的需要。"))
@@ -277,10 +288,8 @@ def _choose_strategy(s: Situation) -> tuple[str, list[Step], list[Step]]:
             "单卡：用 fsdp2，不设任何并行度；recipe 仍需要 distributed 段，world size 为 1 时 FSDP2 管理器会跳过切分。",
         ))
     else:
-        rationale.append(Step(
-            "strategy: fsdp2, the default that supports TP, PP, CP, EP and HSDP.",
-            "strategy 选 fsdp2：默认策略，支持 TP、PP、CP、EP 和 HSDP。",
-        ))
+        en, zh = _feature_list([f for f in _SIZE_LABELS if accepts("fsdp2", f)])
+        rationale.append(Step(f"strategy: fsdp2, the default that supports {en}.", f"strategy 选 fsdp2：默认策略，支持 {zh}。"))
     return "fsdp2", rejected, rationale
 
 

@@ -39,6 +39,7 @@ class FieldRef:
     value_strategies: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
     ignored_by: tuple[str, ...] = ()
     value_aliases: dict[str, Any] = field(default_factory=dict, compare=False)
+    terms: tuple[str, ...] = ()  # words that name the field in prose ("mixed precision", "混合精度")
 
     @property
     def path(self) -> str:
@@ -78,6 +79,8 @@ class FieldTable:
     refs: tuple[FieldRef, ...]
     sections: dict[str, Section]
     _by_name: dict[str, tuple[FieldRef, ...]] = field(default_factory=dict, repr=False)
+    _by_term: dict[str, tuple[FieldRef, ...]] = field(default_factory=dict, repr=False)
+    _terms: re.Pattern[str] | None = field(default=None, repr=False)
 
     def get(self, key: str) -> list[FieldRef]:
         """Every row a name denotes: a key (`reshard_after_forward` is in two blocks), an alias
@@ -87,13 +90,18 @@ class FieldTable:
     def mentioned(self, text: str) -> list[FieldRef]:
         """Rows named in a question, in order of first mention. A plain-word key (`moe`, `dtype`,
         `pipeline`) counts only when written as code (backticks, a trailing colon, a dotted path), so
-        "pipeline parallelism" does not name the `pipeline:` block. A key that lives in several blocks
-        is narrowed to the block the question names ("reshard_after_forward in moe:")."""
+        "pipeline parallelism" does not name the `pipeline:` block; a row's `terms` ("mixed precision",
+        "激活检查点") name it in words. A key that lives in several blocks is narrowed to the block the
+        question names ("reshard_after_forward in moe:")."""
+        return [r for _, r in self.mentions(text)]
+
+    def mentions(self, text: str) -> list[tuple[int, FieldRef]]:
+        """(position, row) of each row `mentioned` finds, by first mention."""
         text = text[:MAX_TEXT_CHARS]
         low = text.lower()
         named_blocks = {s.rsplit(".", 1)[-1] for s in self.sections if s != "distributed"
                         if re.search(rf"(?<![a-z0-9_]){re.escape(s.rsplit('.', 1)[-1])}(?![a-z0-9_])", low)}
-        out: list[FieldRef] = []
+        found: list[tuple[int, FieldRef]] = []
         for m in _IDENT.finditer(text):
             token = m.group(0).lower()
             refs = self._lookup(token)
@@ -108,10 +116,14 @@ class FieldTable:
             if len(refs) > 1 and "." not in token:
                 narrowed = tuple(r for r in refs if r.section.rsplit(".", 1)[-1] in named_blocks)
                 refs = narrowed or refs
-            for r in refs:
-                if r not in out:
-                    out.append(r)
-        return out
+            found.extend((m.start(), r) for r in refs)
+        if self._terms is not None:
+            for m in self._terms.finditer(low):
+                found.extend((m.start(), r) for r in self._by_term[_squash(m.group(0))])
+        out: dict[FieldRef, int] = {}
+        for pos, r in sorted(found, key=lambda pr: pr[0]):
+            out.setdefault(r, pos)
+        return [(pos, r) for r, pos in out.items()]
 
     def dataclass_fields(self, dataclass_name: str) -> tuple[str, ...]:
         """The field names a dataclass declares, in this file's order (strategy names excluded)."""
@@ -193,6 +205,7 @@ def _ref(row: dict[str, Any]) -> FieldRef:
         dataclasses=tuple(_as_tuple(row.get("dataclasses"))), note_en=row.get("note_en", ""),
         note_zh=row.get("note_zh", ""), value_strategies=value_strategies, ignored_by=ignored_by,
         value_aliases={str(k).lower(): v for k, v in (row.get("value_aliases") or {}).items()},
+        terms=tuple(str(t) for t in row.get("terms") or ()),
     )
 
 
@@ -213,7 +226,26 @@ def load_table(path: Path = _FILE) -> FieldTable:
         if r.path in seen:
             raise ValueError(f"{path.name}: {r.path} is listed twice")
         seen.add(r.path)
-    return FieldTable(refs, sections, {k: tuple(v) for k, v in by_name.items()})
+    by_term: dict[str, list[FieldRef]] = {}
+    for r in refs:
+        for t in r.terms:
+            by_term.setdefault(_squash(t.lower()), []).append(r)
+    alternatives = sorted(by_term, key=len, reverse=True)  # longest first: "pipeline microbatch size"
+    terms = re.compile("|".join(_term_pattern(t) for t in alternatives)) if alternatives else None
+    return FieldTable(refs, sections, {k: tuple(v) for k, v in by_name.items()},
+                      {k: tuple(v) for k, v in by_term.items()}, terms)
+
+
+def _squash(term: str) -> str:
+    """A term as looked up: lowercase, no spaces, hyphens or underscores ("mixed-precision")."""
+    return re.sub(r"[\s_\-]+", "", term.lower())
+
+
+def _term_pattern(squashed: str) -> str:
+    # between the letters of an English term any run of spaces, hyphens or underscores may stand
+    body = r"[\s_\-]*".join(re.escape(ch) for ch in squashed) if squashed.isascii() else \
+        r"\s*".join(re.escape(ch) for ch in squashed)
+    return rf"(?<![a-z0-9_]){body}(?![a-z0-9_])" if squashed.isascii() else body
 
 
 @lru_cache(maxsize=1)

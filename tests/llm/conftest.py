@@ -149,3 +149,20 @@ def openai_engine(scripted, mw_assistant):
     a = Assistant(settings, mw_assistant.retriever, mw_assistant.phrases, "openai", client)
     yield a
     a.close()
+
+
+@pytest.fixture(scope="session")
+def stream():
+    """stream(engine, req) -> (text deltas, final Answer) of one `ask_stream` call."""
+    from assistant.answer import Answer
+
+    def run(engine, req):
+        deltas, answer = [], None
+        for item in engine.ask_stream(req):
+            if isinstance(item, Answer):
+                answer = item
+            else:
+                deltas.append(item)
+        return deltas, answer
+
+    return run

@@ -15,16 +15,6 @@ WRONG = ("Use megatron_fsdp [1].\n\n```yaml\ndistributed:\n  strategy: megatron_
          "It is fast.\n")
 
 
-def stream(engine, req):
-    deltas, answer = [], None
-    for item in engine.ask_stream(req):
-        if isinstance(item, Answer):
-            answer = item
-        else:
-            deltas.append(item)
-    return deltas, answer
-
-
 def assert_every_shown_yaml_valid(answer: Answer):
     for tag, body in yaml_blocks(answer.text):
         if looks_like_config(tag, body):
@@ -32,7 +22,7 @@ def assert_every_shown_yaml_valid(answer: Answer):
                             gpus_per_node=8).ok, body
 
 
-def test_wrong_yaml_is_replaced_with_reasons(openai_engine, scripted):
+def test_wrong_yaml_is_replaced_with_reasons(openai_engine, scripted, stream):
     scripted.script = ("answer", WRONG)
     deltas, a = stream(openai_engine, AskRequest(question=Q_EN))
     assert len(deltas) > 2  # streamed
@@ -44,7 +34,7 @@ def test_wrong_yaml_is_replaced_with_reasons(openai_engine, scripted):
     assert not a.notices
 
 
-def test_prompt_marks_sources_untrusted_and_asks_for_the_language(openai_engine, scripted):
+def test_prompt_marks_sources_untrusted_and_asks_for_the_language(openai_engine, scripted, stream):
     scripted.script = ("answer", "使用 fsdp2 [1]。")
     _, a = stream(openai_engine, AskRequest(question=Q_ZH))
     req = scripted.requests[-1]
@@ -65,7 +55,7 @@ def test_prompt_marks_sources_untrusted_and_asks_for_the_language(openai_engine,
     (("garbage", "Use fsdp2"), "stream broke off"),
     (("status", 500), "server error"),
 ])
-def test_failures_fall_back_to_offline_with_one_line_notice(openai_engine, scripted, script, why):
+def test_failures_fall_back_to_offline_with_one_line_notice(openai_engine, scripted, stream, script, why):
     scripted.script = script
     t = time.perf_counter()
     deltas, a = stream(openai_engine, AskRequest(question=Q_EN))
@@ -77,7 +67,7 @@ def test_failures_fall_back_to_offline_with_one_line_notice(openai_engine, scrip
     assert_every_shown_yaml_valid(a)
 
 
-def test_secret_echoed_by_the_model_is_redacted(openai_engine, scripted):
+def test_secret_echoed_by_the_model_is_redacted(openai_engine, scripted, stream):
     scripted.script = ("answer", "Your key is sk-testsecret-0123456789abcdef, and a token xoxb-1234567890-abcdef.\n")
     _, a = stream(openai_engine, AskRequest(question=Q_EN))
     assert "sk-testsecret" not in a.text and "xoxb-1234567890" not in a.text

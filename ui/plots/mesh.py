@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from assistant.datafile import read_yaml
+from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.validator.ranks import (RankMesh, block_crossings, colour_axes, moe_mesh, node_of, rank_mesh,
                                        tp_crossings)
 from assistant.validator.report import Derived
@@ -323,7 +324,7 @@ def mesh_picture(d: Derived, gpus_per_node: int, *, axis: str | None = None, vie
                  lang: str = "en") -> Scene:
     """The picture of a validated layout: `view` "mesh" (coloured by `axis`) or "moe"."""
     lang = label_lang(lang)
-    gpn = max(1, int(gpus_per_node or 8))
+    gpn = max(1, int(gpus_per_node or DEFAULT_GPUS_PER_NODE))
     if view == "moe":
         return _moe_scene(d, gpn, lang)
     choices = axis_choices(d)

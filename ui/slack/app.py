@@ -12,12 +12,9 @@ import re
 import threading
 import uuid
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
-
-import yaml
 from slack_bolt import App, BoltResponse
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from assistant.answer import AskRequest
 from assistant.config import Settings
@@ -25,24 +22,16 @@ from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.understand.language import detect_language
 from assistant.validator import UnusableInput, ValidationReport
 from ui.slack.attach import Uploads, attach_mesh
-from ui.slack.format import render_answer, render_report, split_message
+from ui.slack.format import render_answer, render_report
+from ui.slack.phrases import say
 from ui.slack.slash import AskCommand, ValidateCommand, parse_command
-from ui.slack.state import RateLimiter, SeenEvents, ThreadSessions
+from ui.slack.state import RateLimiter, SeenEvents, ThreadSessions, ThreadTurns
 
 log = logging.getLogger("meshwise.slack")
 
 MAX_QUESTION_CHARS = 4000
 MAX_YAML_CHARS = 64 * 1024
 _MENTION = re.compile(r"<@[A-Z0-9]+>")
-
-
-@cache
-def _phrases() -> dict:
-    return yaml.safe_load((Path(__file__).with_name("phrases.yaml")).read_text(encoding="utf-8"))
-
-
-def say(key: str, lang: str, **values) -> str:
-    return _phrases()[key][lang].format(**values)
 
 
 @dataclass
@@ -52,6 +41,7 @@ class SlackOptions:
     limiter: RateLimiter = field(default_factory=RateLimiter)
     sessions: ThreadSessions = field(default_factory=ThreadSessions)
     seen: SeenEvents = field(default_factory=SeenEvents)
+    turns: ThreadTurns = field(default_factory=ThreadTurns)
     uploads: Uploads = field(default_factory=Uploads)  # mesh pictures, while the token may upload files
 
 
@@ -67,15 +57,19 @@ def require(settings: Settings, mode: str) -> None:
             raise MissingSetting(f"{var} is not set (needed for Slack {mode} mode; set it in the environment or the config file)")
 
 
-def _retry_num(headers) -> int:
-    """The delivery's retry count. Socket Mode sets the header on every envelope, first deliveries
-    included ("0"), so only a count above zero is a retry."""
-    v = headers.get("x-slack-retry-num")
-    v = v[0] if isinstance(v, (list, tuple)) and v else v
-    try:
-        return int(v or 0)
-    except (TypeError, ValueError):
-        return 0
+def _thread_key(event: dict, bot_user: str, sessions: ThreadSessions) -> tuple[str, str] | None:
+    """The thread an event asks a question in, or None when it is not a question for us."""
+    channel, ts = event.get("channel", ""), event.get("ts", "")
+    key = (channel, event.get("thread_ts") or ts)
+    if event.get("type") == "app_mention":
+        return key
+    if event.get("type") != "message" or event.get("subtype") or event.get("bot_id"):
+        return None  # edits, joins, and every bot's messages, ours included
+    if bot_user and f"<@{bot_user}>" in (event.get("text") or ""):
+        return None  # the app_mention event answers this one
+    if event.get("channel_type") == "im" or (event.get("thread_ts") and sessions.known((channel, event["thread_ts"]))):
+        return key
+    return None
 
 
 def build_app(assistant, settings: Settings, *, mode: str = "http", options: SlackOptions | None = None) -> App:
@@ -93,32 +87,55 @@ def build_app(assistant, settings: Settings, *, mode: str = "http", options: Sla
         logger=log,
     )
     app._meshwise_pool = pool  # closed by `close_app`
+    app._meshwise_signing_secret = settings.slack_signing_secret  # the HTTP endpoint checks before bolt reads
 
     @app.middleware
-    def drop_retries(request, next):
-        # Slack retries when our ack was slow; the first delivery is already being answered.
-        if _retry_num(request.headers) > 0:
-            return BoltResponse(status=200, body="")
+    def take_turns(body, context, next):
+        # Runs as each delivery arrives, before the ack: duplicates (retries of an event already taken,
+        # a redelivered envelope) stop here, and each question takes its turn in its thread, so a
+        # follow-up sent before the first answer is posted waits for it instead of being lost.
+        event = body.get("event") if isinstance(body, dict) and body.get("type") == "event_callback" else None
+        key = _thread_key(event, context.get("bot_user_id") or "", opts.sessions) if isinstance(event, dict) else None
+        if key is not None:
+            channel, ts = event.get("channel", ""), event.get("ts", "")
+            if not opts.seen.first_time(f"evt:{body.get('event_id') or ts}") or not opts.seen.first_time(f"msg:{channel}:{ts}"):
+                return BoltResponse(status=200, body="")
+            opts.sessions.open(key)
+            context["meshwise_turn"] = (key, opts.turns.take(key))
         return next()
 
-    def answer_in_thread(event: dict, client: WebClient, body: dict) -> None:
-        channel, ts = event.get("channel", ""), event.get("ts", "")
-        if not opts.seen.first_time(f"msg:{channel}:{ts}") or not opts.seen.first_time(f"evt:{body.get('event_id', ts)}"):
+    def take_turn(event: dict, client: WebClient, context) -> None:
+        taken = context.get("meshwise_turn")
+        if taken is None:
             return
+        key, turn = taken
+        opts.turns.wait(key, turn)
+        try:
+            answer_in_thread(event, client, key)
+        finally:
+            opts.turns.finish(key, turn)
+
+    def answer_in_thread(event: dict, client: WebClient, key: tuple[str, str]) -> None:
+        channel, thread = key
+        user = event.get("user", "?")
         question = _MENTION.sub(" ", event.get("text") or "").strip()
         lang = detect_language(question)
-        thread = event.get("thread_ts") or ts
-        key = (channel, thread)
 
-        def post(text: str) -> None:
-            client.chat_postMessage(channel=channel, thread_ts=thread, text=text, mrkdwn=True, unfurl_links=False)
+        def post(text: str, blocks: list | None = None) -> None:
+            client.chat_postMessage(channel=channel, thread_ts=thread, text=text, blocks=blocks, mrkdwn=True,
+                                    unfurl_links=False)
 
+        if not opts.limiter.allow(user, channel):
+            if opts.limiter.tell(user):  # once per window, then quiet: a flood must not become our flood
+                try:
+                    client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread, text=say("rate_limited", lang))
+                except SlackApiError:
+                    post(say("rate_limited", lang))
+            return
         if not question:
             return post(say("empty", lang))
         if len(question) > MAX_QUESTION_CHARS:
             return post(say("too_long", lang, size=len(question), limit=MAX_QUESTION_CHARS))
-        if not opts.limiter.allow(event.get("user", "?"), channel):
-            return post(say("rate_limited", lang))
         req = AskRequest(question=question, history=opts.sessions.history(key), id=f"slack-{uuid.uuid4().hex[:12]}")
         future = pool.submit(assistant.ask, req)
         try:
@@ -130,27 +147,19 @@ def build_app(assistant, settings: Settings, *, mode: str = "http", options: Sla
         except Exception:  # one bad question must not take the bot down
             log.exception("answer %s failed", req.id)
             return post(say("apology_error", lang))
-        for message in render_answer(answer):
-            post(message)
+        message = render_answer(answer)
+        post(message.text, message.blocks)
         opts.sessions.add(key, question, answer.text)  # first: a follow-up may arrive while the picture uploads
         attach_mesh(client, opts.uploads, channel=channel, thread_ts=thread, report=answer.validation,
                     lang=answer.language)
 
     @app.event("app_mention")
-    def on_mention(event, client, body):
-        answer_in_thread(event, client, body)
+    def on_mention(event, client, context):
+        take_turn(event, client, context)
 
     @app.event("message")
-    def on_message(event, client, body, context):
-        if event.get("subtype") or event.get("bot_id"):
-            return  # edits, joins, and every bot's messages, ours included
-        bot_user = context.get("bot_user_id") or ""
-        if bot_user and f"<@{bot_user}>" in (event.get("text") or ""):
-            return  # the app_mention event answers this one
-        is_dm = event.get("channel_type") == "im"
-        in_our_thread = event.get("thread_ts") and opts.sessions.known((event.get("channel", ""), event["thread_ts"]))
-        if is_dm or in_our_thread:
-            answer_in_thread(event, client, body)
+    def on_message(event, client, context):
+        take_turn(event, client, context)  # only questions for us took a turn (`_thread_key`)
 
     @app.command(re.compile(r"^/meshwise"))
     def on_command(ack, command, respond, client):
@@ -206,8 +215,8 @@ def _answer_command(assistant, cmd: AskCommand, respond, lang: str, timeout_s: f
     except Exception:
         log.exception("slash answer failed")
         return respond(say("apology_error", lang), response_type="ephemeral")
-    for message in render_answer(answer):
-        respond(message, response_type="in_channel", replace_original=False)
+    message = render_answer(answer)
+    respond(message.text, blocks=message.blocks, response_type="in_channel", replace_original=False)
 
 
 def _api_url(settings: Settings) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.validator.report import ValidationReport
 
 log = logging.getLogger("meshwise.slack")
@@ -43,7 +44,7 @@ def mesh_png(report: ValidationReport | None, lang: str) -> bytes | None:
     from ui.plots.mesh import mesh_picture
     from ui.plots.scene import to_png
 
-    return to_png(mesh_picture(report.derived, report.gpus_per_node or 8, lang=lang))
+    return to_png(mesh_picture(report.derived, report.gpus_per_node or DEFAULT_GPUS_PER_NODE, lang=lang))
 
 
 def _name(report: ValidationReport) -> str:

@@ -2,13 +2,19 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from assistant.answer import Answer
 from assistant.validator.report import ValidationReport
+from ui.markdown_literal import protect_literals
+from ui.slack.phrases import say
 
-# chat.postMessage accepts far more, but Slack truncates long `text` in clients around 4,000
-# characters; staying well below keeps every message readable and every code block whole.
-MESSAGE_LIMIT = 3500
+# Slack's limits for one message: 50 blocks, 3,000 characters of text per section block; clients
+# truncate a long `text` fallback around 4,000. MESSAGE_CHARS keeps one message readable.
+SECTION_CHARS = 3000
+MAX_BLOCKS = 50
+MESSAGE_CHARS = 12000
+TEXT_CHARS = 3900
 
 _FENCE = re.compile(r"^```")
 _HEADING = re.compile(r"^#{1,6}\s+(.*)$")
@@ -17,9 +23,10 @@ _LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
 
 
 def to_mrkdwn(markdown: str) -> str:
-    """Markdown as the composer writes it -> Slack mrkdwn. Code blocks pass through untouched."""
+    """Markdown as the composer writes it -> Slack mrkdwn. Code blocks pass through untouched; arithmetic
+    and identifiers go in code spans (`tp*cp*pp` would turn bold in mrkdwn)."""
     out, in_code = [], False
-    for line in markdown.splitlines():
+    for line in protect_literals(markdown).splitlines():
         if _FENCE.match(line.strip()):
             in_code = not in_code
             out.append("```")  # Slack ignores language tags; a tag would show as text
@@ -63,45 +70,49 @@ def _blocks(text: str) -> list[str]:
     return units
 
 
-def _split_oversized(unit: str, limit: int) -> list[str]:
-    """A single unit above the limit: split by lines; a code block is closed and reopened."""
-    is_code = unit.startswith("```")
-    body = unit.splitlines()[1:-1] if is_code else unit.splitlines()
-    wrap = (lambda s: f"```\n{s}\n```") if is_code else (lambda s: s)
-    room = limit - (8 if is_code else 0)
-    parts, cur, size = [], [], 0
-    for line in body:
-        while len(line) > room:  # a pathological single line: hard-cut it
-            if cur:
-                parts.append(wrap("\n".join(cur)))
-                cur, size = [], 0
-            parts.append(wrap(line[:room]))
-            line = line[room:]
-        if size + len(line) + 1 > room and cur:
-            parts.append(wrap("\n".join(cur)))
-            cur, size = [], 0
-        cur.append(line)
-        size += len(line) + 1
-    if cur:
-        parts.append(wrap("\n".join(cur)))
-    return parts
+def _fit(unit: str, limit: int) -> tuple[str, bool]:
+    """A unit cut to `limit` characters: a code block keeps its first lines and stays one block."""
+    if len(unit) <= limit:
+        return unit, False
+    if unit.startswith("```"):
+        kept, size = [], len("```\n…\n```")
+        for line in unit.splitlines()[1:-1]:
+            if size + len(line) + 1 > limit:
+                break
+            kept.append(line)
+            size += len(line) + 1
+        return "```\n" + "\n".join(kept + ["…"]) + "\n```", True
+    cut = unit[: limit - 2]
+    return (cut[: cut.rfind(" ")] if " " in cut[limit // 2:] else cut) + " …", True
 
 
-def split_message(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
-    """Split into messages of at most `limit` characters, between paragraphs or code blocks."""
-    messages, cur = [], ""
-    for unit in _blocks(text):
-        pieces = [unit] if len(unit) <= limit else _split_oversized(unit, limit)
-        for piece in pieces:
-            candidate = f"{cur}\n\n{piece}" if cur else piece
-            if len(candidate) <= limit:
-                cur = candidate
-            else:
-                messages.append(cur)
-                cur = piece
+def _pack(units: list[str], budget: int, max_sections: int) -> tuple[list[str], bool]:
+    """Units into sections of at most SECTION_CHARS, within `budget` characters; True when cut."""
+    sections, cur, total, cut = [], "", 0, False
+    for unit in units:
+        unit, shortened = _fit(unit, SECTION_CHARS)
+        cut |= shortened
+        joined = f"{cur}\n\n{unit}" if cur else unit
+        fits = len(joined) <= SECTION_CHARS
+        if total + len(unit) > budget or len(sections) + (1 if fits else 2) > max_sections:
+            cut = True
+            break
+        total += len(unit) + 2
+        if fits:
+            cur = joined
+        else:
+            sections.append(cur)
+            cur = unit
     if cur:
-        messages.append(cur)
-    return messages or [""]
+        sections.append(cur)
+    return sections, cut
+
+
+@dataclass(frozen=True)
+class SlackMessage:
+    """One Slack message: the blocks readers see, and `text`, the fallback for notifications."""
+    text: str
+    blocks: list[dict]
 
 
 def verdict_line(report: ValidationReport | None, lang: str) -> str:
@@ -117,20 +128,34 @@ def verdict_line(report: ValidationReport | None, lang: str) -> str:
     return f":x: 校验未通过: {codes}" if lang == "zh" else f":x: Invalid: {codes}"
 
 
-def render_answer(answer: Answer) -> list[str]:
-    """The whole reply, as one or more messages: answer, verdict line, short source list."""
+def render_answer(answer: Answer) -> SlackMessage:
+    """The whole reply as ONE message: answer, verdict line, short source list, notices. A long answer
+    is shortened, with a note, to fit Slack's limits; it is never split into a chain of messages."""
     lang = answer.language
-    parts = [to_mrkdwn(answer.text)]
+    tail = []
     verdict = verdict_line(answer.validation, lang)
     if verdict:
-        parts.append(verdict)
+        tail.append(verdict)
     if answer.sources:
         head = "*来源*" if lang == "zh" else "*Sources*"
         lines = [f"[{i}] {h.title} (`{h.path}`)" for i, h in enumerate(answer.sources, 1)]
-        parts.append(head + "\n" + "\n".join(lines))
-    for notice in answer.notices:
-        parts.append(f"_{notice}_")
-    return split_message("\n\n".join(parts))
+        tail.append(head + "\n" + "\n".join(lines))
+    tail += [f"_{notice}_" for notice in answer.notices]
+    tail_sections, _ = _pack(tail, MESSAGE_CHARS // 3, 4)
+    room = MESSAGE_CHARS - sum(len(s) for s in tail_sections)
+    body, cut = _pack(_blocks(to_mrkdwn(answer.text)), room, MAX_BLOCKS - 1 - len(tail_sections))
+    note = say("shortened", lang) if cut else ""
+    sections = body + tail_sections
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": s}} for s in sections if s.strip()]
+    if note:
+        blocks.insert(len(body), {"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
+    text, used = [], len(note)
+    for s in sections:  # the fallback: whole sections only, so no code block is left open
+        if used + len(s) + 2 > TEXT_CHARS:
+            break
+        text.append(s)
+        used += len(s) + 2
+    return SlackMessage("\n\n".join(text + ([note] if note else [])), blocks)
 
 
 def render_report(report: ValidationReport, lang: str) -> str:

@@ -14,7 +14,7 @@ from assistant.validator.models import list_gpus, list_models
 from ui.web import handlers as h
 from ui.web import mesh_panel
 from ui.web.feedback import FeedbackStore
-from ui.web.limits import BodySizeLimit
+from ui.web.limits import BodySizeLimit, NoUploads
 from ui.web.render import t
 
 CSS_FILE = Path(__file__).with_name("style.css")
@@ -24,6 +24,7 @@ QUEUE_MAX = 64  # waiting requests beyond this get "queue full" instead of a pag
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a whole chat history is sent back with each question
 STATE_SESSIONS = 1000  # browser sessions whose per-answer rows are kept (oldest dropped): bounds server memory
 DEFAULT_VALIDATE_GPU = "h100-80gb"
+CACHE_CLEANUP = (3600, 3600)  # (every, older than) seconds
 # Answers are long and end with their citations, so the chat does not follow the bottom (autoscroll off):
 # when a question is sent it shows the bottom (the question, the answer arriving), and once the answer is
 # complete it shows the answer's beginning.
@@ -76,7 +77,8 @@ def build_ui(assistant, settings: Settings, feedback: FeedbackStore | None = Non
     gpus = [""] + list_gpus()
     examples = _examples()
 
-    with gr.Blocks(title="Meshwise", analytics_enabled=False) as demo:
+    # delete_cache: the temporary files Gradio writes for this app are removed hourly and at start-up.
+    with gr.Blocks(title="Meshwise", analytics_enabled=False, delete_cache=CACHE_CLEANUP) as demo:
         meta = gr.State({})  # assistant message index -> the row a thumbs up/down stores
         panel = gr.State(h.Panel())  # the latest answer's verdict and sources, re-rendered on a language switch
         with gr.Row(elem_id="mw-top", equal_height=True):
@@ -257,8 +259,8 @@ def launch(assistant, settings: Settings, *, host: str = "127.0.0.1", port: int 
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_MAX)
     _quiet_queue_analytics(demo)
     demo.launch(server_name=host, server_port=port, share=False, show_error=False, prevent_thread_lock=not block,
-                quiet=True, footer_links=[], max_file_size="1mb", run_history=False, enable_monitoring=False,
+                quiet=True, footer_links=[], max_file_size=0, run_history=False, enable_monitoring=False,
                 mcp_server=False, ssr_mode=False, pwa=False, css_paths=[CSS_FILE],
                 state_session_capacity=STATE_SESSIONS,
-                app_kwargs={"middleware": [Middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)]})
+                app_kwargs={"middleware": [Middleware(NoUploads), Middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)]})
     return demo

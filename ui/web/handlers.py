@@ -15,6 +15,7 @@ from assistant.answer import Answer, AskRequest, Turn
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_GPUS_PER_NODE, MAX_WORLD_SIZE
 from assistant.understand.language import detect_language
 from assistant.validator import UnusableInput
+from assistant.wellformed import well_formed
 from ui.web.feedback import Feedback, FeedbackStore
 from ui.web.render import BAD_MARK, INFO_MARK, chat_markdown, md_text, memory_details_md, memory_figure, report_md, sources_md, t, verdict_md
 
@@ -151,7 +152,7 @@ def answer_turn(assistant, message: str, messages: list[dict] | None, meta: dict
 
     Never raises: a failure inside the engine becomes an error message in the chat.
     """
-    message = (message or "").strip()
+    message = well_formed(message if isinstance(message, str) else "").strip()  # shown back: must encode
     messages = [dict(m) for m in (messages or [])]
     meta = dict(meta or {})
     if not message:
@@ -181,7 +182,7 @@ def answer_turn(assistant, message: str, messages: list[dict] | None, meta: dict
                 # Every update re-sends the chat to the browser: a few per second read as streaming, while
                 # one per engine chunk costs more than the offline answer itself.
                 if first or now - last_yield >= STREAM_EVERY_S:
-                    messages[pos] = {"role": "assistant", "content": streamed}
+                    messages[pos] = {"role": "assistant", "content": chat_markdown(streamed)}
                     yield ChatView(messages, meta, clear_question=first)
                     first, last_yield = False, now
             else:

@@ -51,3 +51,23 @@ async def _refuse(send, max_bytes: int) -> None:
     await send({"type": "http.response.start", "status": 413,
                 "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
+
+
+class NoUploads:
+    """ASGI middleware: the chat takes no files, so Gradio's upload routes answer 404 instead of storing
+    (and serving back) whatever an unauthenticated client posts."""
+
+    PATHS = ("/upload", "/gradio_api/upload", "/upload_progress", "/gradio_api/upload_progress")
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope.get("path", "").rstrip("/") in self.PATHS:
+            body = b"uploads are not accepted"
+            await send({"type": "http.response.start", "status": 404,
+                        "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)

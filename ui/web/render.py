@@ -8,8 +8,10 @@ from pathlib import Path
 
 import yaml
 
+from assistant.compose.gate import unchecked_config_or_claim
 from assistant.retrieve.hit import Hit
 from assistant.validator.report import MemoryEstimate, ValidationReport
+from ui.markdown_literal import protect_literals
 
 EXCERPT_CHARS = 600
 # Plain symbols that common text fonts carry (an emoji like ✅ shows as a box where no emoji font is
@@ -49,7 +51,8 @@ _CITATION_LIST = re.compile(r"\n\*\*(?P<head>[^*\n]{1,60})\*\*\n\n(?P<items>(?:\
 
 
 def chat_markdown(text: str) -> str:
-    """An answer as the chat shows it: the same text, its trailing citation list collapsed."""
+    """An answer as the chat shows it: its arithmetic and identifiers literal, its trailing citation list collapsed."""
+    text = protect_literals(text)
     m = _CITATION_LIST.search(text)
     if not m:
         return text
@@ -124,8 +127,11 @@ def sources_md(hits: list[Hit], lang: str) -> str:
         # One line of raw HTML per source: a blank line or a ``` fence inside the excerpt would otherwise end the
         # HTML block and let the chunk's Markdown swallow the rest of the panel. <pre> keeps its line breaks.
         body = html.escape(excerpt).replace("\r", "").replace("\n", "&#10;")
+        # Retrieved text is untrusted: a config or a verdict inside it is flagged, never shown as Meshwise's.
+        unchecked = (f" · {WARN_MARK} <i class=\"mw-unchecked\">{html.escape(t('source_unchecked', lang))}</i>"
+                     if unchecked_config_or_claim(h.text) else "")
         out.append(f"<details><summary>[{i}] <b>{html.escape(h.title)}</b>{heading} · <code>{html.escape(h.path)}</code>"
-                   f"</summary><pre class=\"mw-excerpt\">{body}</pre></details>")
+                   f"{unchecked}</summary><pre class=\"mw-excerpt\">{body}</pre></details>")
     return "\n\n".join(out)
 
 

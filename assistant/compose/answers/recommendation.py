@@ -15,10 +15,9 @@ from assistant.validator.report import ValidationReport
 
 _FIELD_ORDER = ("strategy", "tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
                 "activation_checkpointing", "defer_fsdp_grad_sync")
-_SIZE_FIELDS = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
-                "activation_checkpointing")
+_SIZE_FIELDS = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel", "moe")
 _MAX_PITFALLS = 2
-_MAX_WHY = 3
+_MAX_WHY = 2
 # The key that turns a feature on: a planner note naming it is about that feature.
 SIZE_KEYS = {"tp": "tp_size", "pp": "pp_size", "cp": "cp_size", "ep": "ep_size", "hsdp": "dp_replicate_size",
              "sp": "sequence_parallel"}

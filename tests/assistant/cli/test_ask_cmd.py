@@ -148,3 +148,47 @@ def test_a_one_shot_ask_imports_neither_torch_nor_the_ingestion_side(mw_settings
     assert p.returncode == 0, p.stderr[-2000:]
     assert json.loads(p.stdout)["yaml"]
     assert "HEAVY=\n" in p.stderr, p.stderr[-500:]
+
+
+def _strict(line: str):
+    """json.loads without NaN/Infinity: what a strict JSON reader on the other end accepts."""
+    def bad(name):
+        raise ValueError(f"not JSON: {name}")
+    return json.loads(line, parse_constant=bad)
+
+
+def test_console_batch_survives_text_that_is_not_valid_unicode(mw_settings):
+    """Issue 14.6: every line gets a strict-JSON answer or error naming its id (or line number); the batch goes on."""
+    env = dict(os.environ, MESHWISE_INDEX_DIR=str(mw_settings.index_dir), MESHWISE_DATA_DIR=str(mw_settings.data_dir),
+               MESHWISE_CONFIG=str(mw_settings.data_dir / "none.toml"), HF_HUB_OFFLINE="1", PYTHONIOENCODING="")
+    lines = [
+        b'{"id": "s\\ud800", "question": "Which strategy for 70B on 8 nodes?"}',  # a lone surrogate in the id
+        b'{"id": NaN, "question": "Which strategy for 70B on 8 nodes?"}',
+        b'{"id": "u8", "question": "Which strategy \xff\xfe for 70B?"}',  # invalid UTF-8
+        b'{"id": "q\\udc80", "question": "Which strategy for 8 GPUs \\udfff?"}',  # lone surrogates in the question
+        b'{"id": 1e999, "question": "ok"}',
+        b'{"id": "last", "question": "megatron_fsdp \xe6\x94\xaf\xe6\x8c\x81\xe6\xb5\x81\xe6\xb0\xb4\xe7\xba\xbf\xe5\xb9\xb6\xe8\xa1\x8c\xe5\x90\x97\xef\xbc\x9f"}',
+    ]
+    script = Path(sys.executable).with_name("meshwise")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-c", "import sys; from assistant.cli import main; sys.exit(main())"]
+    p = subprocess.run([*cmd, "ask", "--json", "--stdin"], input=b"\n".join(lines) + b"\n",
+                       capture_output=True, env=env, timeout=300)
+    out = [_strict(x) for x in p.stdout.decode("utf-8").splitlines()]  # strict UTF-8 and strict JSON
+    assert len(out) == len(lines), p.stderr.decode("utf-8", "replace")
+    assert p.returncode == 1
+    assert out[0]["id"] == "s\ufffd" and out[0]["strategy"] == "fsdp2"
+    assert out[1]["id"] == "line-2" and "NaN" in out[1]["error"]
+    assert out[2]["id"] == "line-3" and "UTF-8" in out[2]["error"] and "internal error" not in out[2]["error"]
+    assert out[3]["id"] == "q\ufffd" and "answer" in out[3]
+    assert out[4]["id"] == "line-5" and "error" in out[4]
+    assert out[5]["id"] == "last" and out[5]["language"] == "zh"
+
+
+def test_single_question_that_is_not_valid_utf8_is_a_clear_error(mw_settings):
+    env = dict(os.environ, MESHWISE_INDEX_DIR=str(mw_settings.index_dir), MESHWISE_DATA_DIR=str(mw_settings.data_dir),
+               MESHWISE_CONFIG=str(mw_settings.data_dir / "none.toml"), HF_HUB_OFFLINE="1")
+    script = Path(sys.executable).with_name("meshwise")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-c", "import sys; from assistant.cli import main; sys.exit(main())"]
+    p = subprocess.run([*cmd, "ask", "-"], input=b"Which strategy \xff for 70B?\n", capture_output=True, env=env, timeout=300)
+    err = p.stderr.decode("utf-8", "replace")
+    assert p.returncode == 2 and "UTF-8" in err and "Traceback" not in err and "TypeError" not in err

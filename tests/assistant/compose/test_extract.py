@@ -137,3 +137,39 @@ def test_a_sentence_cut_by_a_chunk_boundary_is_not_quoted():
 def test_rule_codes_do_not_count_as_the_topic():
     hits = [hit("Both strategies reject a `dp_replicate_size` above 1 (`MW-E-HSDP-STRATEGY`).")]
     assert select_sentences("What is HSDP?", hits, "en") == []
+
+
+def first_pick(question: str, *texts: str) -> int:
+    """Which of `texts` (one chunk each, in this order) holds the best sentence for the question."""
+    hits = [hit(t, id=f"c{i}#0") for i, t in enumerate(texts)]
+    return int(select_sentences(question, hits, "en", limit=1)[0].hit.id[1:].split("#")[0])
+
+
+def test_a_number_question_prefers_the_sentence_with_the_formula_and_plurals_meet():
+    assert first_pick("How many microbatches does a pipeline step run?",
+                      "A pipeline run works but GPU utilisation is low and tokens per second fall short.",
+                      "The pipeline runs `n_microbatches = local_batch_size // pp_microbatch_size` microbatches per step.") == 1
+
+
+def test_pointer_sentences_answer_nothing():
+    assert select_sentences("packing with CP?", [hit("See `context-parallel` and `sequence-packing` for packing with CP.")],
+                            "en") == []
+    assert select_sentences("packing 和 CP 要注意什么？", [hit("见 `context-parallel` 和 `sequence-packing`。", lang="zh")],
+                            "zh") == []
+
+
+def test_words_of_one_cue_group_meet():
+    assert first_pick("What happens if dp_size is bigger than the world size?",
+                      "`ddp` ignores `dp_size` completely and uses the world size.",
+                      "If the mesh of `dp_size` times the other sizes is larger than the world, `init_device_mesh` fails.") == 1
+
+
+def test_english_terms_in_a_chinese_question_meet_the_chinese_chunk():
+    hits = [hit("增加微批次数可以缩小流水线气泡。", lang="zh", id="a#0"),
+            hit("每一步流水线运行 `n_microbatches = local_batch_size // pp_microbatch_size` 个微批次。", lang="zh", id="b#0")]
+    first = select_sentences("一个 pipeline step 跑几个 microbatch？", hits, "zh", limit=1)[0]
+    assert first.hit.id == "b#0"
+
+
+def test_a_chinese_sentence_cut_by_a_chunk_boundary_is_not_quoted():
+    assert select_sentences("moe 的 mesh 是几维的？", [hit("时 moe_mesh 为 `(2, 8)`，也就是二维 mesh。", lang="zh")], "zh") == []

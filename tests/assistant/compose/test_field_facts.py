@@ -194,3 +194,14 @@ def test_a_value_that_is_already_the_default_is_said_so():
 
 def test_sizes_with_numbers_are_not_judged_as_values():
     assert not answer("With tp_size: 1 and ep_size 8, what does ignore_router_for_ac default to?")[0].startswith("No need")
+
+
+def test_every_field_a_question_lists_gets_its_sentence():
+    lines = answer("What do sequence_parallel, tp_plan, defer_fsdp_grad_sync and enable_compile do?")
+    for i, key in enumerate(["sequence_parallel", "tp_plan", "defer_fsdp_grad_sync", "enable_compile"]):
+        assert lines[i].startswith(f"`distributed.{key}`: ")
+    assert any(l.startswith("`distributed.sequence_parallel`: It is an FSDP2-only key") for l in lines)  # names its field
+    defaults = answer("What are the defaults of overlap_grad_reduce, overlap_param_gather and zero_dp_strategy?")
+    assert defaults[:3] == ["`distributed.overlap_grad_reduce` defaults to `true`.",
+                            "`distributed.overlap_param_gather` defaults to `true`.",
+                            "`distributed.zero_dp_strategy` defaults to `3`."]

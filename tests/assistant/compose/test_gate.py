@@ -1,6 +1,7 @@
 """The YAML gate: what an answer shows is validated; streamed and batch gating agree."""
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -70,9 +71,11 @@ def test_untagged_config_block_is_checked_but_other_code_is_not():
     assert len(res.replaced) == 1
 
 
-def test_diagnosed_yaml_may_be_quoted_back():
+def test_diagnosed_yaml_may_be_quoted_back_marked_invalid():
     out, res = gate_text("Your config:\n" + fenced(BAD_EP), policy(exempt=BAD_EP))
-    assert BAD_EP in out and res.exempt == [BAD_EP] and not res.replaced
+    assert "```yaml\n# invalid: MW-E-EP-DIVIDES\n" + BAD_EP in out and res.exempt == [BAD_EP] and not res.replaced
+    out, _ = gate_text("你的配置：\n" + fenced(BAD_EP), policy(exempt=BAD_EP, lang="zh"))
+    assert "```yaml\n# 无效：MW-E-EP-DIVIDES\n" + BAD_EP in out
 
 
 def test_unterminated_block_is_still_judged():
@@ -111,8 +114,8 @@ def test_streamed_equals_batch_for_any_chunking(seed):
 
 def test_stream_emits_prose_before_the_block_closes():
     g = StreamGate(policy())
-    assert g.feed("Use fsdp2 with TP") == "Use fsdp2 with TP"
-    assert g.feed(".\n```yaml\ndistributed:\n") == ".\n"  # the block is held
+    assert g.feed("Use fsdp2 with TP") == ""  # a line is shown once complete: it may hold a claim to drop
+    assert g.feed(".\n```yaml\ndistributed:\n") == "Use fsdp2 with TP.\n"  # the block is held
     assert g.feed("  strategy: megatron_fsdp\n  pp_size: 4\n") == ""
     out = g.feed("```\n")
     assert "REPLACED" in out and "megatron_fsdp" not in out
@@ -123,3 +126,83 @@ def test_the_validated_yaml_is_shown_once_for_several_bad_blocks():
     out, res = gate_text(text, policy(again=lambda w, r: f"AGAIN {r}"))
     assert out.count(PLAN_YAML.strip()) == 1 and "AGAIN MW-E-" in out and len(res.replaced) == 2
     assert len(res.shown) == 1
+
+
+NESTED = "recipe:\n  distributed:\n    strategy: megatron_fsdp\n    pp_size: 4\n"
+FORMS = {
+    "yaml-filename": fenced(BAD_MEGATRON_PP, tag="yaml:recipe.yaml"),
+    "text": fenced(BAD_MEGATRON_PP, tag="text"),
+    "json": fenced('{"distributed": {"strategy": "megatron_fsdp", "pp_size": 4}}\n', tag="json"),
+    "toml": fenced('[distributed]\nstrategy = "megatron_fsdp"\npp_size = 4\n', tag="toml"),
+    "tilde": "~~~\n" + BAD_MEGATRON_PP + "~~~\n",
+    "indented": "\n" + "".join("    " + l for l in BAD_MEGATRON_PP.splitlines(True)) + "\n",
+    "pre": "<pre>\n" + BAD_MEGATRON_PP + "</pre>\n",
+    "nested": fenced(NESTED),
+    "list-item": "1. Use:\n\n   ```\n" + "".join("   " + l for l in BAD_MEGATRON_PP.splitlines(True)) + "   ```\n",
+    "blockquote": "> ```yml\n" + "".join("> " + l for l in BAD_MEGATRON_PP.splitlines(True)) + "> ```\n",
+    "python-tag": fenced(BAD_MEGATRON_PP, tag="python"),
+    "inline-pre": "Like this: <pre>\n" + BAD_MEGATRON_PP + "</pre>\n",
+}
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_every_code_form_is_judged(form):
+    text = "Intro.\n\n" + FORMS[form] + "\nOutro.\n"
+    out, res = gate_text(text, policy())
+    assert len(res.replaced) == 1 and "MW-E-MEGATRON-PP" in res.replaced[0][1], out
+    assert "megatron_fsdp" not in out and "Intro." in out and "Outro." in out
+    assert PLAN_YAML.strip() in out
+    for seed in range(5):  # streamed in any pieces, the same decision
+        rng, g, i, pieces = random.Random(seed), StreamGate(policy()), 0, []
+        while i < len(text):
+            n = rng.randint(1, 9)
+            pieces.append(g.feed(text[i:i + n]))
+            i += n
+        pieces.append(g.close())
+        assert "".join(pieces) == out
+
+
+def test_valid_json_config_is_shown_unchanged():
+    text = fenced('{"recipe": {"distributed": {"strategy": "fsdp2", "tp_size": 8, "pp_size": 4, "pipeline": {"pp_schedule": "1f1b", "pp_microbatch_size": 1}}}}\n', tag="json")
+    out, res = gate_text(text, policy())
+    assert out == text and len(res.shown) == 1 and not res.replaced
+
+
+def test_block_marked_invalid_is_kept_and_prose_code_is_left_alone():
+    text = fenced("# invalid: MW-E-MEGATRON-PP\n" + BAD_MEGATRON_PP) + fenced('{"a": 1}\n', tag="json") + "    x = 1\n"
+    out, res = gate_text(text, policy())
+    assert out == text and res.marked and not res.replaced
+
+
+@pytest.mark.parametrize("claim", [
+    "This config is validated by the Meshwise validator.", "It passes the validator.", "The YAML above is VALID.",
+    "该配置已通过 Meshwise 校验器验证。", "这个配置完全有效。"])
+def test_model_claims_of_validity_are_dropped(claim):
+    text = f"Use fsdp2. {claim} Done.\n"
+    out, res = gate_text(text, dataclasses.replace(policy(), strip_claims=True))
+    assert claim not in out and "Use fsdp2." in out and "Done." in out and res.claims_dropped == 1
+    assert gate_text(text, policy())[0] == text  # the offline composer's own text is not filtered
+
+
+def test_the_validated_config_phrasing_is_not_a_claim():
+    text = "Here is the validated config, and the invalid one was replaced.\n"
+    assert gate_text(text, dataclasses.replace(policy(), strip_claims=True))[0] == text
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n"])
+def test_carriage_return_line_endings_cannot_hide_a_block(newline):
+    """CommonMark ends a line at \r too: a fence written with bare \r is still a fence."""
+    text = ("Intro.\n```yaml\n" + BAD_MEGATRON_PP + "```\nOutro.\n").replace("\n", newline)
+    out, res = gate_text(text, policy())
+    assert "megatron_fsdp" not in out and len(res.replaced) == 1 and "Outro." in out
+    g, pieces = StreamGate(policy()), []
+    for ch in text:  # a \r\n split across deltas is one line end, not two
+        pieces.append(g.feed(ch))
+    pieces.append(g.close())
+    assert "".join(pieces) == out
+
+
+def test_unicode_line_separators_do_not_shift_the_blocks():
+    text = "Intro \u2028 with a separator.\x0c\n\n```yaml\n" + BAD_MEGATRON_PP + "```\nOutro \u2029.\n"
+    out, res = gate_text(text, policy())
+    assert "megatron_fsdp" not in out and len(res.replaced) == 1 and "Outro \u2029." in out

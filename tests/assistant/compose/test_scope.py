@@ -31,6 +31,7 @@ def sentences(text: str) -> int:
     ("怎么接入一个新模型？", "zh", "onboarding", "skills/nemo-automodel-model-onboarding/SKILL.md"),
     ("torchrun 多机启动命令是什么？", "zh", "launcher", "docs/launcher/overview.mdx"),
     ("学习率怎么设？", "zh", "hyperparameters", "skills/nemo-automodel-recipe-development/SKILL.md"),
+    ("Which optimizer should I pick for fine-tuning?", "en", "hyperparameters", "docs/guides/configuration.mdx"),
 ])
 def test_neighbouring_topics_point_to_the_upstream_guide(question, lang, topic, guide):
     assert neighbour_topic(question).name == topic
@@ -67,6 +68,7 @@ def test_off_topic_is_told_plainly(question, lang):
     "激活检查点和 fsdp2 能一起用吗？",
     "Is the weather of my cluster relevant for 8 GPUs?",  # names the domain: not off-topic by a word
     "What does ckpt_every_steps do with pp_size 2?",
+    "Does FSDP2 shard the optimizer state?",  # sharding the optimizer is the domain, choosing one is not
 ])
 def test_questions_in_scope_get_no_reply(question):
     assert scope_reply(question, "en") is None

@@ -23,8 +23,9 @@ def _gen():
     return mod
 
 
-def cases(n: int = 900) -> list[dict]:
-    """Keyword arguments for validate(), in a fixed order."""
+def cases(n: int = 900, corpus: bool = True) -> list[dict]:
+    """Keyword arguments for validate(), in a fixed order: n generated ones, then (when the upstream
+    corpus is at hand and `corpus` is set) the first 200 corpus recipes at their world sizes."""
     gen = _gen()
     rng = random.Random(2026)
     out: list[dict] = []
@@ -37,9 +38,9 @@ def cases(n: int = 900) -> list[dict]:
         out.append(kw)
     from assistant.config import UPSTREAM_DIR
 
-    corpus = UPSTREAM_DIR / "recipes-corpus.jsonl"
-    if corpus.is_file():
-        for line in corpus.read_text(encoding="utf-8").splitlines()[:200]:
+    path = UPSTREAM_DIR / "recipes-corpus.jsonl"
+    if corpus and path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines()[:200]:
             row = json.loads(line)
             recipe = {"distributed": row["distributed"]}
             for key in ("step_scheduler", "packed_sequence"):
@@ -70,6 +71,7 @@ def outcome(kw: dict) -> dict:
 
 
 if __name__ == "__main__":  # regenerate the golden file: python tests/assistant/validator/report_cases.py
-    rows = [{"id": case_id(kw), **outcome(kw)} for kw in cases()]
+    generated = len(cases(corpus=False))
+    rows = [{"id": case_id(kw), "corpus": i >= generated, **outcome(kw)} for i, kw in enumerate(cases())]
     GOLDEN.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     print(f"{len(rows)} reports -> {GOLDEN}")

@@ -5,6 +5,7 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import re
 import socket
 import threading
 import time
@@ -17,6 +18,7 @@ import uvicorn
 
 from ui.slack.app import SlackOptions, build_app, close_app
 from ui.slack.server import asgi_app
+from ui.slack.state import RateLimiter
 
 SECRET = "test-signing-secret"
 
@@ -28,10 +30,11 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def bot(mw_assistant, mw_settings, fake_slack):
+def bot(request, mw_assistant, mw_settings, fake_slack):
     settings = dataclasses.replace(mw_settings, slack_bot_token="xoxb-test-token", slack_signing_secret=SECRET,
                                    slack_api_url=fake_slack.url)
-    app = build_app(mw_assistant, settings, mode="http", options=SlackOptions(answer_timeout_s=60))
+    options = getattr(request, "param", None) or SlackOptions(answer_timeout_s=60)  # indirect parametrize
+    app = build_app(mw_assistant, settings, mode="http", options=options)
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(asgi_app(app), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -163,3 +166,144 @@ def test_thread_follow_up_uses_the_earlier_turns_numbers(bot):
     assert new and all(p["thread_ts"] == "1700000010.000100" for p in new)
     text = "\n".join(p["text"] for p in new)
     assert "32" in text  # 4 nodes x 8 GPUs: the re-plan uses the new world size
+
+
+# --- issue 14.3: the endpoint checks before it reads --------------------------------------------------
+def _raw(url: str, head: str, body_parts=(), *, wait_s: float = 5.0) -> tuple[int | None, float]:
+    """Send `head` (request line + headers), then the body parts, over a raw socket; return the status
+    the server answers with (None when it did not answer within `wait_s`) and how long that took."""
+    u = urllib.parse.urlsplit(url)
+    t0 = time.monotonic()
+    with socket.create_connection((u.hostname, u.port), timeout=wait_s) as s:
+        s.sendall(head.encode())
+        try:
+            for part in body_parts:
+                s.sendall(part)
+        except OSError:  # the server may close before we are done: that is the point
+            pass
+        try:
+            data = s.recv(200)
+        except (TimeoutError, socket.timeout):
+            return None, time.monotonic() - t0
+        except OSError:
+            return None, time.monotonic() - t0
+    m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
+    return (int(m.group(1)) if m else None), time.monotonic() - t0
+
+
+def _head(url: str, extra: str) -> str:
+    path = urllib.parse.urlsplit(url).path
+    return f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{extra}\r\n"
+
+
+def _signed_headers(body: bytes = b"", ts: str | None = None) -> str:
+    ts = str(int(time.time())) if ts is None else ts
+    sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:".encode() + body, hashlib.sha256).hexdigest()
+    return f"X-Slack-Request-Timestamp: {ts}\r\nX-Slack-Signature: {sig}\r\n"
+
+
+def test_oversized_content_length_is_refused_before_the_body_is_read(bot):
+    url, _ = bot
+    status, took = _raw(url, _head(url, _signed_headers() + f"Content-Length: {250 * 1024 * 1024}\r\n"), [b"{" * 1000])
+    assert status == 413 and took < 3
+
+
+def test_chunked_body_is_read_only_up_to_the_limit(bot):
+    url, _ = bot
+    chunk = b"x" * (64 * 1024)
+    parts = [f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"] * 20  # 1.25 MiB, never terminated
+    status, took = _raw(url, _head(url, _signed_headers() + "Transfer-Encoding: chunked\r\n"), parts)
+    assert status == 413 and took < 3
+
+
+@pytest.mark.parametrize("headers", ["", "X-Slack-Signature: v0=abc\r\n", "X-Slack-Request-Timestamp: 1700000000\r\n"
+                                     "X-Slack-Signature: v0=abc\r\n"], ids=["unsigned", "no-timestamp", "stale"])
+def test_unsigned_or_stale_requests_are_refused_before_the_body_is_read(bot, headers):
+    url, _ = bot
+    status, took = _raw(url, _head(url, headers + "Content-Length: 500000\r\n"), [b"{"])  # body never completes
+    assert status == 401 and took < 3
+
+
+def test_non_numeric_timestamp_is_a_400(bot):
+    url, slack = bot
+    body = event("<@UBOT> hello", ts="1700000020.000100", event_id="Ev20")
+    for ts in ("soon", "12e3", "-", "1.7e9"):
+        sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+        req = urllib.request.Request(url, data=body.encode(), method="POST", headers={
+            "Content-Type": "application/json", "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig})
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(req, timeout=10)
+        assert err.value.code == 400, ts
+    assert slack.posts() == []
+
+
+@pytest.mark.parametrize("body,ctype", [("this is not json", "application/json"), ("[1, 2]", "application/json"),
+                                        ("payload=%7Bnot-json", "application/x-www-form-urlencoded"),
+                                        ("\udcff", "application/json")],
+                         ids=["text", "json-list", "form-payload", "bad-utf8"])
+def test_signed_body_that_is_not_json_is_a_400(bot, body, ctype):
+    url, _ = bot
+    raw = body.encode("utf-8", "surrogateescape")
+    ts = str(int(time.time()))
+    sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:".encode() + raw, hashlib.sha256).hexdigest()
+    req = urllib.request.Request(url, data=raw, method="POST", headers={
+        "Content-Type": ctype, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig})
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=10)
+    assert err.value.code == 400
+
+
+# --- issue 14.4: nothing lost, no flood, one message per answer -----------------------------------------
+def test_a_retry_whose_first_delivery_never_arrived_is_answered(bot):
+    url, slack = bot
+    body = event("<@UBOT> Can megatron_fsdp do pipeline parallelism?", ts="1700000030.000100", event_id="Ev30")
+    assert send(url, body, headers={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})[0] == 200
+    assert "1700000030.000100" in slack.wait_threads({"1700000030.000100"})
+
+
+def test_a_follow_up_sent_before_the_first_answer_is_queued_behind_it(bot):
+    url, slack = bot
+    thread = "1700000040.000100"
+    first = event("<@UBOT> Llama 3.1 70B on 8 nodes x 8 GPUs with TP and PP: which YAML?", ts=thread, event_id="Ev40")
+    follow = json.loads(event("What if I only have 4 nodes?", ts="1700000041.000100", event_id="Ev41",
+                              thread_ts=thread, etype="message"))
+    follow["event"]["channel_type"] = "channel"
+    assert send(url, first)[0] == 200
+    assert send(url, json.dumps(follow))[0] == 200  # at once: the first answer is not posted yet
+    posts = slack.wait_for(2)
+    assert len(posts) == 2 and all(p["thread_ts"] == thread for p in posts)
+    assert "64" in posts[0]["text"] and "32" in posts[1]["text"]  # in order; the follow-up kept the model/GPUs
+
+
+@pytest.mark.parametrize("bot", [SlackOptions(answer_timeout_s=60, limiter=RateLimiter(per_user=3, per_channel=500))],
+                         indirect=True)
+def test_a_flooding_user_is_told_once_then_left_quiet(bot):
+    url, slack = bot
+    t0 = time.monotonic()
+    for i in range(100):
+        assert send(url, event("<@UBOT> which strategy for 8 GPUs?", ts=f"17000001{i:02d}.000100", event_id=f"EvF{i}"))[0] == 200
+    assert time.monotonic() - t0 < 30
+    slack.wait_for(3)
+    time.sleep(2.0)
+    told = slack.posts("chat.postEphemeral")
+    assert len(told) == 1 and told[0]["user"] == "U123" and "faster" in told[0]["text"]
+    answers = slack.posts()
+    assert len(answers) == 3 and not any("faster" in p.get("text", "") for p in answers)
+
+
+def test_one_answer_is_one_message_with_blocks(bot):
+    url, slack = bot
+    thread = "1700000050.000100"
+    question = ("<@UBOT> Llama 3.1 70B on 8 nodes x 8 GPUs: which strategy, TP and PP sizes, the YAML, "
+                "how much memory per GPU on H100, and what breaks if I set ep_size?")
+    assert send(url, event(question, ts=thread, event_id="Ev50"))[0] == 200
+    slack.wait_threads({thread})
+    time.sleep(1.5)
+    posts = [p for p in slack.posts() if p.get("thread_ts") == thread]
+    assert len(posts) == 1
+    blocks = posts[0]["blocks"]
+    blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
+    assert 0 < len(blocks) <= 50
+    texts = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+    assert all(len(t) <= 3000 and t.count("```") % 2 == 0 for t in texts)
+    assert any("```" in t for t in texts)

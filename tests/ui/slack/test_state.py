@@ -39,3 +39,34 @@ def test_thread_sessions_keep_recent_turns_and_bound_threads():
     s.add(("C", "2"), "x", "y")
     s.add(("C", "3"), "x", "y")
     assert not s.known(("C", "1")) and s.known(("C", "3"))
+
+
+def test_rate_limiter_tells_a_user_once_per_window():
+    clock = Clock()
+    lim = RateLimiter(per_user=1, window_s=10, clock=clock)
+    assert lim.tell("u1") and not lim.tell("u1") and lim.tell("u2")
+    clock.t += 11
+    assert lim.tell("u1")
+
+
+def test_thread_turns_run_in_arrival_order():
+    import threading
+    import time
+
+    from ui.slack.state import ThreadTurns
+
+    turns, order = ThreadTurns(max_wait_s=5), []
+    first, second = turns.take("t"), turns.take("t")
+
+    def run(turn, delay):
+        time.sleep(delay)
+        turns.wait("t", turn)
+        order.append(turn)
+        turns.finish("t", turn)
+
+    threads = [threading.Thread(target=run, args=(second, 0.0)), threading.Thread(target=run, args=(first, 0.3))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert order == [first, second] and turns.take("t") == 0  # a finished thread is forgotten

@@ -147,3 +147,62 @@ def test_no_files_outside_the_app_are_served(web_server, mw_settings):
             assert e.code in (403, 404), path
             continue
         assert "MW-SECRET-MARKER" not in body and "root:x:" not in body, path
+
+
+# --- issue 14.6: a web session survives any string ------------------------------------------------------
+def ask_raw(url: str, question: str, messages=None) -> list:
+    """/ask over Gradio's REST API with the JSON a browser sends: a lone surrogate travels as a `\\ud800`
+    escape (gradio_client cannot send one: it encodes the request as UTF-8 first)."""
+    import json
+
+    body = json.dumps({"data": [question, messages or [], 0, 8, "", "", "auto", "offline"]}).encode("ascii")
+    req = urllib.request.Request(url + "gradio_api/call/ask", data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        event_id = json.loads(r.read())["event_id"]
+    with urllib.request.urlopen(f"{url}gradio_api/call/ask/{event_id}", timeout=120) as r:
+        stream = r.read().decode("utf-8")
+    events = re.findall(r"^event: (\w+)\ndata: (.*)$", stream, re.M)
+    assert events and events[-1][0] == "complete", stream[-500:]
+    return json.loads(events[-1][1])
+
+
+@pytest.mark.parametrize("bad", ["\ud800", "\udfff?", "\udc80\ud83d"], ids=["lone-high", "lone-low", "reversed-pair"])
+def test_lone_surrogates_do_not_break_the_session(web_server, bad):
+    url = web_server["url"]
+    out = ask_raw(url, f"Which strategy for 70B on 8 nodes? {bad}")
+    messages = out[1]
+    assert messages and messages[-1]["role"] == "assistant" and "fsdp2" in text_of(messages[-1])
+    out2 = ask_raw(url, "what if only 4 nodes?", messages)  # the next question in the session works
+    assert len(out2[1]) == len(messages) + 2 and "32" in text_of(out2[1][-1])
+
+
+# --- issue 14.7: no unauthenticated uploads -------------------------------------------------------------
+def test_upload_route_accepts_no_files(web_server):
+    import uuid
+
+    boundary = uuid.uuid4().hex
+    marker = f"MW-UPLOAD-{uuid.uuid4().hex}"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"x.txt\"\r\n"
+            f"Content-Type: text/plain\r\n\r\n{marker}\r\n--{boundary}--\r\n").encode()
+    req = urllib.request.Request(web_server["url"] + "gradio_api/upload", data=body, method="POST",
+                                 headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            status, answer = r.status, r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        status, answer = e.code, ""
+    assert status in (403, 404, 405, 413), (status, answer)
+    assert web_server["demo"].delete_cache == web_app.CACHE_CLEANUP  # Gradio's own temporary files are cleaned
+    # and nothing was stored where gradio keeps uploads
+    import os
+    import tempfile
+    root = os.environ.get("GRADIO_TEMP_DIR") or os.path.join(tempfile.gettempdir(), "gradio")
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            try:
+                with open(path, "rb") as f:
+                    assert marker.encode() not in f.read(4096), path
+            except OSError:
+                continue
