@@ -24,6 +24,8 @@ _IDENT = re.compile(r"[A-Za-z]\w*_\w+")  # dp_size, ep_shard: the name a quantit
 _VERDICT_KINDS = frozenset({"verdict", "diagnosis", "quantity"})
 _SHAPES = frozenset({"mesh_shape", "moe_mesh_shape"})
 _NEAR = 30  # characters between a quantity's name and its number
+_ASKED = r"(?!\s*(?:[?？吗么]|不))"
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|「[^」\n]*」')  # the question quoted back is not an answer
 _PATH = re.compile(r"`([^`\s]+(?:/[^`\s]+|\.py))`")
 
 
@@ -32,7 +34,8 @@ def _polarity_pattern() -> re.Pattern:
     data = read_yaml(Path(__file__).with_name("lead_words.yaml"))
 
     def alt(words: Sequence[str]) -> str:
-        return "|".join(rf"(?<![A-Za-z]){w}(?![A-Za-z])" if w.isascii() else w for w in words)
+        # "这样能跑吗", "does it work?": a word asked about is no verdict
+        return "|".join((rf"(?<![A-Za-z]){w}(?![A-Za-z])" if w.isascii() else w) + _ASKED for w in words)
 
     return re.compile(rf"(?P<valid>{alt(data['valid'])})|(?P<invalid>{alt(data['invalid'])})", re.I)
 
@@ -95,7 +98,7 @@ def _asked_line(note: AskNote) -> str | None:
 def states(note: AskNote, opening: str) -> bool:
     """Whether `opening` (an answer's first lines) gives this ask's computed answer."""
     asked = _asked_line(note) if note.kind == "quantity" else None
-    first_lines = "\n".join([line for line in opening.splitlines() if line.strip()][:_VERDICT_LINES])
+    first_lines = _QUOTED.sub("", "\n".join([line for line in opening.splitlines() if line.strip()][:_VERDICT_LINES]))
     for lead in note.leads:
         want = polarity(lead, within=_POLARITY_WITHIN) if note.kind in _VERDICT_KINDS else None
         if want is not None:  # "No: ..." (a quantity of a layout that fails is its verdict)

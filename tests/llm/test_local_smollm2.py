@@ -78,18 +78,23 @@ def test_missing_gguf_is_a_clear_error(tmp_path):
         find_gguf(str(tmp_path / "nope.gguf"))
 
 
-def test_local_verdict_answer_leads_with_the_computed_verdict(local_engine):
+@pytest.mark.parametrize("q,want,world", [
+    ("Does tp 4 with pp 3 work on 40 GPUs?", "invalid", 40),
+    ("我有 16 张卡，tp_size 4，pp_size 2，cp 是 1，这样能跑吗？", "valid", 16),
+])
+def test_local_verdict_answer_leads_with_the_computed_verdict(local_engine, q, want, world):
     """Whatever the 135M model writes, the user reads Meshwise's verdict first: the model's, when it
     opens with it, else the offline lead put before it."""
     from assistant.compose.lead_check import polarity
 
-    _, a = run(local_engine, "Does tp 4 with pp 3 work on 40 GPUs?")
+    _, a = run(local_engine, q)
     assert not a.notices, a.notices  # the local model answered; no fallback
-    first = "\n".join(line for line in a.text.splitlines() if line.strip())
-    first = "\n".join(first.splitlines()[:2])
-    assert polarity(first) == "invalid", a.text[:400]
-    assert a.validation is not None and not a.validation.ok and "MW-E-WORLD-DIVISIBLE" in a.validation.codes
-    assert a.judged["distributed"]["tp_size"] == 4 and a.judged["distributed"]["pp_size"] == 3
+    lines = [line for line in a.text.splitlines() if line.strip()]
+    assert polarity("\n".join(lines[:2])) == want, a.text[:400]
+    assert a.validation is not None and a.validation.ok is (want == "valid")
+    assert a.judged["distributed"]["tp_size"] == 4
+    if want == "invalid":
+        assert "MW-E-WORLD-DIVISIBLE" in a.validation.codes and a.judged["distributed"]["pp_size"] == 3
     for tag, body in yaml_blocks(a.text):
         if looks_like_config(tag, body):
-            assert validate(body, world_size=40, gpus_per_node=8).ok, body
+            assert validate(body, world_size=world, gpus_per_node=8).ok, body

@@ -101,3 +101,11 @@ def test_the_opening_skips_notices_not_identifiers():
 
     assert head("_The LLM timed out._\n\n> replaced\n\nNo: it fails.") == "No: it fails."
     assert head("_create_device_meshes builds it.").startswith("_create_device_meshes")
+
+
+def test_the_question_quoted_back_is_no_verdict():
+    yes = AskNote("verdict", "这样能跑吗", None, (Phrases.load().say("verdict_yes", "zh", **VALUES),), ())
+    parroted = '1. verdict: "我有 16 张卡,tp_size 4,pp_size 2,cp 是 1,这样能跑吗"\n- verdict: "这样能跑吗"'
+    assert missing_leads(parroted, [yes]) == list(yes.leads)
+    assert missing_leads("这样能跑吗？能跑：16 卡下 tp_size 4、pp_size 2 通过全部启动检查。", [yes]) == []
+    assert missing_leads("Does it work? Let me explain the mesh first.", [yes]) == list(yes.leads)
