@@ -90,6 +90,9 @@ def situation_block(sit: Situation, computed: Computed, pasted_tokens: int) -> s
         if sit.world_source == "nodes*gpus" and sit.nodes and sit.gpus_per_node:
             src = f"{sit.nodes} nodes x {sit.gpus_per_node} GPUs per node"
         lines.append(f"world_size: {sit.world_size} ({src})")
+    elif sit.nodes:
+        gpn = sit.gpus_per_node or (d.gpus_per_node if d is not None else DEFAULT_GPUS_PER_NODE)
+        lines.append(f"world_size: not given; {sit.nodes} nodes x {gpn} GPUs per node = {sit.nodes * gpn}")
     elif d is not None and d.world_size:
         why = {"node": "one node", "mesh": "the product of the stated sizes"}.get(d.assumed or "", "")
         lines.append(f"world_size: not given; the validator assumed {d.world_size}" + (f" ({why})" if why else ""))

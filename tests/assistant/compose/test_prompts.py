@@ -91,3 +91,9 @@ def test_at_most_max_sources_the_cited_first():
     c = computed(AskNote("fact", "x", None, ("A fact [4].",), ()))
     text = user_prompt(q, c, [hit(f"chunk {i}", i) for i in range(5)], max_sources=2)
     assert text.count("<source ") == 2 and '<source n="4"' in text and '<source n="1"' in text
+
+
+def test_nodes_without_a_world_size_give_the_world_they_imply():
+    q = understand("I am training a 70B LLM on 8 nodes and want TP plus PP. Which strategy?")
+    situation = user_prompt(q, computed(), []).split("\n\n", 1)[0]
+    assert "world_size: not given; 8 nodes x 8 GPUs per node = 64" in situation
