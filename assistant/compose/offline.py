@@ -16,6 +16,8 @@ from assistant.compose.scope import is_off_topic, looks_like_gibberish, neighbou
 from assistant.compose.writer import FEATURE_ORDER, Writer
 from assistant.understand.asks import _kinds_in, load_asks
 from assistant.understand.query import Ask
+from assistant.validator.fields import field_table
+from assistant.validator.upstream_errors import match_upstream_error
 from assistant.validator.report import ValidationReport
 
 # Kinds another kind of the same question already covers: one config answer, not two.
@@ -43,8 +45,13 @@ def plan_asks(asks: tuple, query) -> tuple:
     asks = tuple(_reconciled(a, query) for a in asks)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."
-    if query.situation.pasted.errors:
-        # a pasted error is what the question is about: its explanation comes first
+    if query.situation.pasted.errors or match_upstream_error(query.text):
+        # a pasted or quoted upstream error is what the question is about: its explanation comes first,
+        # and "what does that mean?" is that explanation
+        asks = tuple(a for a in asks if a.kind != "fact" or field_table().mentioned(a.text)) or \
+            (Ask("diagnosis", query.text),)
+        if not any(a.kind in ("diagnosis", "location") for a in asks):
+            asks = (Ask("diagnosis", query.text),) + asks
         asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
     fact_texts = {a.text for a in asks if a.kind == "fact"}
     # "我 yaml 里写的 moe: 还会生效吗", "in my yaml tp_size is 2, what happens?": the YAML as the place
@@ -97,8 +104,9 @@ def _reconciled(ask, query):
             return Ask("diagnosis", ask.text, ask.target)
         kinds = [k for _, k in _kinds_in(ask.text) if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
-    if ask.kind == "quantity" and ask.target is None and (query.intent in ("howto", "limitations", "code_location")
-                                                          or not _has_numbers(query)):
+    if ask.kind == "quantity" and ask.target is None and (
+            query.intent in ("howto", "limitations", "code_location") or not _has_numbers(query)
+            or not any(pat.search(query.text) for _, pat in load_asks().quantity_targets)):
         return Ask("fact", ask.text)  # "pad to a multiple of how much?": a number the docs state, not one we derive
     if ask.kind == "fact" and _LAYOUT_WISH.search(ask.text):
         return Ask("recommendation", ask.text)

@@ -44,6 +44,7 @@ class Phrases:
     strategy_lacks: dict[str, dict[str, str]]
     instead_facts: dict[str, str]
     feature_names: dict[str, dict[str, str]]
+    strategy_can: dict = field(default_factory=dict)  # strategy -> the fact stating what it does support
     worked: dict = field(default_factory=dict)  # fact key -> the same rule worked out on the user's stated sizes
 
     @classmethod
@@ -78,6 +79,7 @@ class Phrases:
             instead_facts={str(k): str(v) for k, v in (data.get("instead_facts") or {}).items()},
             feature_names=data["feature_names"],
             worked=dict(data.get("worked") or {}),
+            strategy_can={str(k): str(v) for k, v in (data.get("strategy_can") or {}).items()},
         )
         p._check()
         return p
@@ -86,7 +88,9 @@ class Phrases:
         # A dangling fact key in a list is a data bug; fail at load, not mid-answer.
         for section in (self.topic_facts, self.code_topic_facts, self.api_topic_facts, self.pitfalls_by_feature,
                         self.rule_facts, self.limitations, {"instead_facts": tuple(self.instead_facts.values()),
-                                                            "code_cues": tuple(self.code_cues)}):
+                                                            "code_cues": tuple(self.code_cues),
+                                                            "strategy_can": tuple(self.strategy_can.values()),
+                                                            "worked": tuple(self.worked)}):
             for name, keys in section.items():
                 missing = [k for k in keys if k not in self.facts]
                 if missing:

@@ -2,7 +2,7 @@
 `make_finding(code, path, **values)` to fill a row's templates, `Findings` to collect them in order."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,9 @@ class Rule:
     # regexes of the text the upstream code raises for this rule (numbers as named groups); empty
     # for Meshwise's own advice and for rules whose failure upstream never words
     upstream_message: tuple[str, ...] = ()
+    # alternative messages for the same code when the same failure has a different cause:
+    # name -> {en, zh, optional upstream}
+    variants: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def _patterns(entry: dict) -> tuple[str, ...]:
@@ -41,7 +44,8 @@ def _load_rules() -> dict[str, Rule]:
         for code, entry in (read_yaml(path) or {}).items():
             if code in rules:
                 raise ValueError(f"rule {code} defined twice ({name})")
-            rules[code] = Rule(code, entry["severity"], entry["upstream"], entry["en"], entry["zh"], _patterns(entry))
+            rules[code] = Rule(code, entry["severity"], entry["upstream"], entry["en"], entry["zh"], _patterns(entry),
+                               dict(entry.get("variants") or {}))
     return rules
 
 
@@ -54,16 +58,19 @@ class _Blank(dict):
         return ""
 
 
-def make_finding(code: str, path: str, **values: Any) -> Finding:
+def make_finding(code: str, path: str, variant: str | None = None, **values: Any) -> Finding:
+    """The finding for `code` with its templates filled; `variant` picks one of the row's variants."""
     rule = RULES[code]
     v = _Blank(values)
+    text = rule.variants[variant] if variant is not None else {}
+    en, zh, upstream = text.get("en", rule.en), text.get("zh", rule.zh), text.get("upstream", rule.upstream)
     return Finding(
         code=code,
         severity=rule.severity,  # type: ignore[arg-type]
-        message=rule.en.format_map(v),
-        message_zh=rule.zh.format_map(v),
+        message=en.format_map(v),
+        message_zh=zh.format_map(v),
         path=path,
-        upstream=rule.upstream.format_map(v) if "{" in rule.upstream else rule.upstream,
+        upstream=upstream.format_map(v) if "{" in upstream else upstream,
     )
 
 
@@ -90,8 +97,8 @@ class Findings:
         self.errors: list[Finding] = []
         self.warnings: list[Finding] = []
 
-    def add(self, code: str, path: str, **values: Any) -> None:
-        f = make_finding(code, path, **values)
+    def add(self, code: str, path: str, variant: str | None = None, **values: Any) -> None:
+        f = make_finding(code, path, variant, **values)
         (self.errors if f.severity == "error" else self.warnings).append(f)
 
     def extend(self, findings: list[Finding]) -> None:

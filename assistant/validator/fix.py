@@ -232,7 +232,7 @@ def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
         yield from _batch_edits(cfg, world)
     elif code in ("MW-E-PP-MICROBATCH-COUNT", "MW-E-PP-MICROBATCH-DIVIDES"):
         yield from _microbatch_edits(cfg, world)
-    elif code in ("MW-E-PP-SCHEDULE", "MW-E-PP-SCHEDULE-MISSING"):
+    elif code == "MW-E-PP-SCHEDULE":
         s = schedules.suggest(_get(cfg, path))
         if s:
             yield 0.3, _with(cfg, path, s), f"pp_schedule: {s}"

@@ -5,12 +5,7 @@ Called by the validator only when a model is known. Every check reads the resolv
 """
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import replace
-from pathlib import Path
-
-import yaml
 
 from assistant.validator.layout import Layout
 from assistant.validator.models import ModelFacts
@@ -19,35 +14,7 @@ from assistant.validator.rules import make_finding
 from assistant.validator.schedules import is_accepted
 from assistant.validator.workload import SINGLE_STAGE_SCHEDULES, Workload, as_bool, read_workload
 
-_TABLE = Path(__file__).resolve().parent / "model_rules_table.yaml"
 _MAX_LISTED = 8
-
-
-class _Blank(dict):
-    # A template field the caller did not supply renders as empty, as in rules.make_finding.
-    def __missing__(self, key: str) -> str:
-        return ""
-
-
-@functools.cache
-def _variants() -> dict[str, dict[str, dict[str, str]]]:
-    data = yaml.safe_load(_TABLE.read_text(encoding="utf-8")) or {}
-    return {code: entry.get("variants") or {} for code, entry in data.items()}
-
-
-def finding(code: str, path: str, variant: str | None = None, **values) -> Finding:
-    """make_finding, optionally with one of the code's message variants from model_rules_table.yaml."""
-    base = make_finding(code, path, **values)
-    if variant is None:
-        return base
-    v = _variants()[code][variant]
-    blank = _Blank(values)
-    return replace(
-        base,
-        message=v["en"].format_map(blank),
-        message_zh=v["zh"].format_map(blank),
-        upstream=v.get("upstream", base.upstream).format_map(blank),
-    )
 
 
 def _listed(values: list[int]) -> str:
@@ -81,16 +48,16 @@ def _check_tp(d: Derived, work: Workload, m: ModelFacts) -> list[Finding]:
     both = _divisors(math.gcd(m.num_attention_heads, m.num_kv_heads))
     common = dict(tp=tp, heads=m.num_attention_heads, kv=m.num_kv_heads, model=m.name, valid=_listed(both))
     if m.num_attention_heads % tp:
-        out.append(finding("MW-W-TP-HEADS", "distributed.tp_size", rem=m.num_attention_heads % tp, **common))
+        out.append(make_finding("MW-W-TP-HEADS", "distributed.tp_size", rem=m.num_attention_heads % tp, **common))
     if m.num_kv_heads % tp:
-        out.append(finding("MW-W-TP-KV-HEADS", "distributed.tp_size", rem=m.num_kv_heads % tp,
+        out.append(make_finding("MW-W-TP-KV-HEADS", "distributed.tp_size", rem=m.num_kv_heads % tp,
                            best=max(both), **common))
     if d.ep_size > 1 and m.upstream_moe:
         args = dict(tp=tp, ep=d.ep_size, model=m.name, arch=m.architecture or m.name)
         if not work.tp_plan_given:
-            out.append(finding("MW-W-TP-MOE-PLAN", "distributed.tp_size", **args))
+            out.append(make_finding("MW-W-TP-MOE-PLAN", "distributed.tp_size", **args))
         if work.sequence_parallel:
-            out.append(finding("MW-W-TP-MOE-PLAN", "distributed.sequence_parallel", "sequence_parallel", **args))
+            out.append(make_finding("MW-W-TP-MOE-PLAN", "distributed.sequence_parallel", "sequence_parallel", **args))
     return out
 
 
@@ -99,9 +66,9 @@ def _check_ep(d: Derived, m: ModelFacts) -> list[Finding]:
     if ep <= 1:
         return []
     if not m.is_moe:
-        return [finding("MW-W-EP-EXPERTS", "distributed.ep_size", ep=ep, model=m.name)]
+        return [make_finding("MW-W-EP-EXPERTS", "distributed.ep_size", ep=ep, model=m.name)]
     if not m.upstream_moe:
-        return [finding("MW-W-EP-EXPERTS", "distributed.ep_size", "hf_moe", ep=ep, model=m.name,
+        return [make_finding("MW-W-EP-EXPERTS", "distributed.ep_size", "hf_moe", ep=ep, model=m.name,
                         arch=m.architecture or "?", experts=m.num_routed_experts)]
     e = m.num_routed_experts
     if e % ep == 0:
@@ -109,7 +76,7 @@ def _check_ep(d: Derived, m: ModelFacts) -> list[Finding]:
     # CODE-FACTS 21: parallelize_model asserts this when the model is parallelised, so it is an error
     non_pp = Layout.from_derived(d).non_pp
     valid = [x for x in _divisors(e) if x > 1 and non_pp % x == 0]
-    return [finding("MW-E-EP-EXPERTS", "distributed.ep_size", ep=ep, experts=e, rem=e % ep, model=m.name,
+    return [make_finding("MW-E-EP-EXPERTS", "distributed.ep_size", ep=ep, experts=e, rem=e % ep, model=m.name,
                     non_pp=non_pp, valid=_listed(valid))]
 
 
@@ -149,22 +116,22 @@ def _check_pp(d: Derived, work: Workload, m: ModelFacts) -> list[Finding]:
     if lps is not None:
         raw = math.ceil(layers / lps)
         if raw % pp and work.round_virtual_stages is None:
-            return [finding("MW-W-PP-LAYERS", path, "not_divisible", lps=lps, layers=layers, model=m.name,
+            return [make_finding("MW-W-PP-LAYERS", path, "not_divisible", lps=lps, layers=layers, model=m.name,
                             stages=raw, pp=pp, rem=raw % pp, schedule=schedule,
                             valid=_listed(_working_lps(layers, pp, single)))]
         stages = virtual_stages(layers, pp, schedule, lps, work.round_virtual_stages)
         per_rank = stages // pp
         if single and per_rank != 1:
-            return [finding("MW-W-PP-LAYERS", path, "single_stage", schedule=schedule, lps=lps, layers=layers,
+            return [make_finding("MW-W-PP-LAYERS", path, "single_stage", schedule=schedule, lps=lps, layers=layers,
                             stages=stages, per_rank=per_rank, pp=pp, valid=_listed(_working_lps(layers, pp, True)))]
         if not single and per_rank < 2:
-            return [finding("MW-W-PP-LAYERS", path, "multi_stage", schedule=schedule, lps=lps, layers=layers,
+            return [make_finding("MW-W-PP-LAYERS", path, "multi_stage", schedule=schedule, lps=lps, layers=layers,
                             stages=stages, per_rank=per_rank, pp=pp, valid=_listed(_working_lps(layers, pp, False)))]
     else:
         stages = virtual_stages(layers, pp, schedule, None, None)
         per_rank = stages // pp
     if stages > layers:
-        return [finding("MW-W-PP-LAYERS", "distributed.pp_size", pp=pp, schedule=schedule, stages=stages,
+        return [make_finding("MW-W-PP-LAYERS", "distributed.pp_size", pp=pp, schedule=schedule, stages=stages,
                         per_rank=per_rank, layers=layers, model=m.name, max_pp=max(1, layers // per_rank))]
     return []
 
@@ -179,7 +146,7 @@ def _check_cp(d: Derived, work: Workload) -> list[Finding]:
     if seq % mult == 0:
         return []
     padded = -(-seq // mult) * mult
-    return [finding("MW-W-CP-SEQ", work.seq_source, seq_source=work.seq_source, seq=seq, cp=cp, mult=mult, rem=seq % mult,
+    return [make_finding("MW-W-CP-SEQ", work.seq_source, seq_source=work.seq_source, seq=seq, cp=cp, mult=mult, rem=seq % mult,
                     padded=padded, pad=padded - seq, local=padded // cp,
                     suggest=padded)]
 
@@ -202,5 +169,5 @@ def _check_router_ac(d: Derived, work: Workload, m: ModelFacts | None) -> list[F
     if work.ac != "full" or not work.ac_decoder:
         return []
     ac = str(work.ac_raw).lower() if isinstance(work.ac_raw, bool) else work.ac_raw
-    return [finding("MW-W-ROUTER-AC", "distributed.moe.ignore_router_for_ac", ac=ac, model=m.name if m else "MoE",
+    return [make_finding("MW-W-ROUTER-AC", "distributed.moe.ignore_router_for_ac", ac=ac, model=m.name if m else "MoE",
                     ep=d.ep_size)]

@@ -493,7 +493,7 @@ def check_schedule(p: Parsed, out: Findings) -> None:
     sched = p.pipeline.get("pp_schedule", PIPELINE_DEFAULT_SCHEDULE)
     if sched is None and p.pipeline.get("pp_schedule_csv") is None:
         # CODE-FACTS 19: an explicit null reaches AutoPipeline, which needs a schedule or a csv
-        out.add("MW-E-PP-SCHEDULE-MISSING", "distributed.pipeline.pp_schedule", default=PIPELINE_DEFAULT_SCHEDULE)
+        out.add("MW-E-PP-SCHEDULE", "distributed.pipeline.pp_schedule", "no_schedule", default=PIPELINE_DEFAULT_SCHEDULE)
         return
     if schedules.is_accepted(sched):
         if schedules.is_abstract(sched):

@@ -1,7 +1,7 @@
 """A pasted upstream error, traceback or log -> the rule codes whose upstream message it contains.
 
 The patterns are the rule tables' `upstream_message` regexes (the text NeMo AutoModel, torch or
-Python raises for that rule, numbers as named groups). Matching searches every line, so log
+Python raises for that rule, numbers as named groups), the rule's own and its variants'. Matching searches every line, so log
 prefixes (`[rank3]:`, timestamps, `ValueError: `) and surrounding traceback frames do not matter.
 
     match_upstream_error("[rank0]: ValueError: non_pp_size=12 must be a multiple of ep_size=8")
@@ -31,10 +31,18 @@ class UpstreamErrorMatch:
 def _patterns() -> tuple[tuple[str, re.Pattern[str], str], ...]:
     out = []
     for rule in RULES.values():
-        upstream = rule.upstream.split(" {", 1)[0] if "{" in rule.upstream else rule.upstream
-        for pattern in rule.upstream_message:
-            out.append((rule.code, re.compile(pattern), upstream))
+        # a variant (the same code, another cause) may carry its own message and upstream file
+        sources = [(rule.upstream, rule.upstream_message)]
+        sources += [(v.get("upstream", rule.upstream), _as_tuple(v.get("upstream_message")))
+                    for v in rule.variants.values()]
+        for upstream, patterns in sources:
+            upstream = upstream.split(" {", 1)[0] if "{" in upstream else upstream
+            out.extend((rule.code, re.compile(p), upstream) for p in patterns)
     return tuple(out)
+
+
+def _as_tuple(patterns: str | list[str] | None) -> tuple[str, ...]:
+    return () if patterns is None else (patterns,) if isinstance(patterns, str) else tuple(patterns)
 
 
 def match_upstream_error(text: str) -> list[UpstreamErrorMatch]:

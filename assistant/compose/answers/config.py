@@ -95,9 +95,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return part
     q, sit = inp.query, inp.query.situation
     numbers = sit.world_size or sit.nodes or sit.model or q.params.model_size_b
-    names = any(not r.is_strategy_name for r in field_table().mentioned(q.text)) or \
-        any(t in w.p.topic_facts for t in q.topics)
-    if not numbers and names and inp.plan is not None:
+    if not numbers and inp.plan is not None:
         # "how do I set fp16 params with fp32 reduction?": how (the field and its facts), then a
         # validated example, not a cluster layout nobody asked for
         from assistant.compose.answers import fact

@@ -56,7 +56,7 @@ def _errors(w: Writer, inp: ComposeInput, d) -> Part:
     if r is None or r.ok:
         keys = [k for m in inp.errors for k in w.p.rule_facts.get(m.code, ())]
         w.bullets([w.fact(k, required=True) for k in list(dict.fromkeys(keys))[:2]], heading="why")
-        return Part()
+        return Part(report=r, judged=d.judged if d is not None else None)
     changes = fix_changes(w, d)
     w.answer(fix_line(w, d))
     # a fix of a value or two is said in the lead; a config is shown for a bigger change

@@ -20,7 +20,7 @@ from assistant.planner.plan import Plan
 from assistant.understand.query import Query
 from assistant.validator.fields import field_table
 
-_MAX_TOPIC_FACTS = 3
+_MAX_TOPIC_FACTS = 2
 _PRODUCT_NAMES = frozenset({"nemo", "automodel", "nemo_automodel", "megatron", "pytorch", "deepspeed"})
 _FEATURE_KEYS = frozenset({"tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
                            "activation_checkpointing", "pipeline", "moe"})
@@ -141,6 +141,7 @@ def limitations(w: Writer, inp: ComposeInput) -> Part:
             supported = [f for f in feats if f not in lacks and f in w.p.feature_names]
             if supported and strategy != "fsdp2":  # "TP? And PP?": each part answered
                 w.answer(w.say("limits_yes", strategy=strategy, features=names(supported)))
+                w.answer(w.fact(w.p.strategy_can[strategy]) if strategy in w.p.strategy_can else None)
         elif feats and strategy != "fsdp2":
             w.answer(w.say("limits_yes", strategy=strategy, features=names(feats)))
             # what the supported feature is and asks of the config, in one line each
@@ -250,8 +251,9 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     cued = [] if asked_kinds(text) else (_cued(w, inp.query.text) or _named_topic_facts(w, inp, ask))
     if not cued and not any(t in w.p.lead_topics for t in inp.query.topics) and fields(w, inp, ask) is not None:
         # the feature facts of what the question names, and what its strategy does with the field
-        keys = [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
-        keys += list(w.p.limitations.get(inp.query.params.strategy or "", ()))
+        # what the named strategy does with the field first ("does ddp read dp_size?"), then the features'
+        keys = list(w.p.limitations.get(inp.query.params.strategy or "", ()))
+        keys += [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
         w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text))[:_MAX_TOPIC_FACTS])
         return Part()
     part = howto(w, inp) or located(w, inp)

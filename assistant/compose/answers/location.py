@@ -15,7 +15,7 @@ from assistant.retrieve.hit import Hit
 
 _MAX_CODE_ANCHORS = 3
 _MAX_CODE_FACTS = 1
-_MAX_WHAT_CHARS = 200  # an anchor's summary, to its first sentence: the rest is in the cited chunk
+_MAX_WHAT_CHARS = 160  # an anchor's summary, to its first sentence: the rest is in the cited chunk
 
 
 def _chunk_anchor_fields(h: Hit, lang: str) -> tuple[str, list[str], str]:
@@ -66,10 +66,13 @@ def code_entries(inp: ComposeInput, lang: str) -> list[CodeEntry]:
     # are a few of those the others are noise.
     named = identifiers(inp.query.text)
     topics = set(inp.query.topics)
+    # a quoted message ("which file raises 'must be >= pp_size'?") is found in the anchor that states it
+    quoted = [re.sub(r"\s+", " ", q.lower()) for q in re.findall(r"[\"'“‘「]([^\"'”’」\n]{6,200})[\"'”’」]", inp.query.text)]
 
     def names(e: CodeEntry) -> int:
         text = (e.anchor.text if e.anchor is not None else " ".join((e.path, *e.symbols, e.what))).lower()
-        return sum(n in text for n in named)
+        said = re.sub(r"\s+", " ", text)
+        return sum(n in text for n in named) + sum(3 * (q in said) or _shared_operators(q, said) for q in quoted)
 
     def on_topic(e: CodeEntry) -> bool:
         return names(e) > 0 or (e.anchor is not None and bool(topics & set(e.anchor.topics)))
@@ -79,6 +82,12 @@ def code_entries(inp: ComposeInput, lang: str) -> list[CodeEntry]:
     if len(relevant) >= 2:
         out = relevant
     return out[:_MAX_CODE_ANCHORS]
+
+
+def _shared_operators(quoted: str, text: str) -> int:
+    """`>= pp_size` from a quoted message inside an anchor's summary: the comparison it states."""
+    parts = re.findall(r"[<>=!]=?\s*\w+|\w+_\w+", quoted)
+    return 2 if parts and all(p in text for p in parts) else 0
 
 
 def entry_text(w: Writer, e: CodeEntry, *, alone: bool) -> str:

@@ -10,7 +10,8 @@ import re
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.verdict import judged_body, verdict_line
-from assistant.compose.writer import Writer, features_of
+from assistant.compose.writer import Writer, features_of, first_sentence
+from assistant.understand.asks import load_asks
 from assistant.validator.coerce import load_yaml
 from assistant.validator.layout import Layout
 from assistant.validator.report import Derived, ValidationReport
@@ -93,15 +94,21 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
     return None
 
 
-def _targets(ask, r: ValidationReport, judged: dict | None) -> list[str]:
+_NAMES = {name: pat for name, pat in load_asks().quantity_targets}
+
+
+def _targets(ask, r: ValidationReport, judged: dict | None, question: str = "") -> list[str]:
     """This ask's quantity; without one, the quantities the user's layout has: dp_size, ep_shard
     with EP, grad-acc steps with batch sizes, the mesh."""
     target = getattr(ask, "target", None)
     mesh = [] if target in ("mesh_shape", "memory", "world_size") else ["mesh_shape"]  # the whole picture, after
+    # other quantities of the layout the question names ("... enough microbatches for pp 4?"), in case
+    # the asks did not single them out
+    named = [t for t in layout_targets(r, judged) if t != target and _NAMES.get(t) and _NAMES[t].search(question)]
     if target in _FROM_DP:
-        return ["dp_size", target] + mesh  # the dp they are computed from, first
+        return list(dict.fromkeys(["dp_size", target, *named] + mesh))  # the dp they are computed from, first
     if target:
-        return [target] + mesh
+        return list(dict.fromkeys([target, *named] + mesh))
     return layout_targets(r, judged) + ["mesh_shape"]
 
 
@@ -143,9 +150,12 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     r = d.report
     if not r.ok and {f.code for f in r.errors} <= _ESTIMATES and derived_sizes(r, d.judged) is not None:
         # over the memory estimate: the sizes still exist and were asked; the estimate follows
-        for target in _targets(ask, r, d.judged):
+        for target in _targets(ask, r, d.judged, inp.query.text):
             w.answer(quantity_line(w, target, r, d.judged))
-        w.bullets([w.finding(f) for f in r.errors], heading="warnings")
+        # the estimate's first sentence (its totals); the knobs and assumptions are in the report
+        w.bullets([w.say("rule_item", code=f.code, path=f.path,
+                         message=first_sentence(f.message_zh if w.lang == "zh" else f.message, 260))
+                   for f in r.errors], heading="warnings")
         return Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=d.judged)
     if not r.ok:
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
@@ -159,7 +169,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return Part()
         w.answer(verdict_line(w, d))
         return judged_body(w, inp, d)
-    for target in _targets(ask, r, d.judged):
+    for target in _targets(ask, r, d.judged, inp.query.text):
         w.answer(w.computed(line) if (line := quantity_line(w, target, r, d.judged)) else None)
     return judged_body(w, inp, d)
 

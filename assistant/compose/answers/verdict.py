@@ -170,6 +170,12 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return fact.write(w, inp, ask)
         return recommendation.write(w, inp, ask)
     w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
+    r = d.report
+    if r is not None and r.ok and r.derived is not None and r.derived.ep_size > 1:
+        # an EP layout passes or fails on (dp*cp*tp) % ep: that arithmetic is the reason, said with it
+        from assistant.compose.answers.quantity import quantity_line
+
+        w.answer(quantity_line(w, "ep_shard", r, d.judged))
     return judged_body(w, inp, d, sizing=True)
 
 

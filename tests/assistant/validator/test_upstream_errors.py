@@ -41,7 +41,9 @@ def test_each_upstream_message_maps_to_its_rule(sample):
     assert hits, f"{sample['code']} pattern does not match {text!r}"
     want = {k: str(v) for k, v in sample["values"].items()}
     assert any(set(m.values) <= set(want) and all(want[k] == v for k, v in m.values.items()) for m in hits), hits
-    assert all(m.upstream == RULES[m.code].upstream.split(" {", 1)[0] for m in hits)
+    rule = RULES[sample["code"]]
+    files = {u.split(" {", 1)[0] for u in (rule.upstream, *(v.get("upstream", rule.upstream) for v in rule.variants.values()))}
+    assert all(m.upstream in files for m in hits), hits
 
 
 def test_every_pattern_has_a_sample_and_every_upstream_error_a_pattern():
@@ -49,7 +51,8 @@ def test_every_pattern_has_a_sample_and_every_upstream_error_a_pattern():
     for s in SAMPLES:
         texts.setdefault(s["code"], []).append(_render(s))
     for rule in RULES.values():
-        for pattern in rule.upstream_message:
+        variant_patterns = [v["upstream_message"] for v in rule.variants.values() if "upstream_message" in v]
+        for pattern in (*rule.upstream_message, *variant_patterns):
             assert any(re.search(pattern, t) for t in texts.get(rule.code, [])), (rule.code, pattern)
         if rule.severity == "error" and rule.upstream.startswith(("nemo_automodel/", "torch/")):
             assert rule.upstream_message or rule.code in NO_UPSTREAM_TEXT, f"{rule.code} has no upstream_message"
@@ -116,3 +119,11 @@ def test_unrelated_text_and_hostile_input():
     assert [m.code for m in match_upstream_error(huge)] == ["MW-E-DP-REPLICATE-DIVIDES"]
     assert isinstance(match_upstream_error("a" * 10_000_000), list)
     assert UpstreamErrorMatch("c", {}, "m", "u").code == "c"
+
+
+def test_a_variants_message_names_the_variants_file():
+    (m,) = match_upstream_error("ValueError: Either pipeline_parallel_schedule or pipeline_parallel_schedule_csv "
+                                "must be provided")
+    assert m.code == "MW-E-PP-SCHEDULE" and "autopipeline.py" in m.upstream
+    (t,) = match_upstream_error("ValueError: Unknown schedule name 'dfs'. The valid options are ['1F1B']")
+    assert t.code == "MW-E-PP-SCHEDULE" and t.values == {"got": "dfs"} and "torch/" in t.upstream

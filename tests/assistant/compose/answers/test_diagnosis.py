@@ -24,3 +24,20 @@ def test_the_fix_of_a_value_is_said_in_the_lead(ask):
 def test_a_quoted_upstream_message_is_a_location_question_not_nonsense(ask):
     a = ask("Where does 'Unknown options for strategy' come from?")
     assert a.intent != "nonsense" and "location" in a.asks and "nemo_automodel/" in lead(a.text)
+
+
+def test_a_launch_log_is_read_for_the_layout_it_prints_and_never_as_a_config(ask):
+    log = ("2 nodes, 8 gpus each\n```\n[rank0]: INFO root: distributed: {'strategy': 'fsdp2', 'tp_size': 2, "
+           "'cp_size': 1, 'pp_size': 1, 'ep_size': 32, 'dp_size': None}\n"
+           "[rank5]: ValueError: non_pp_size=16 must be a multiple of ep_size=32\n```\nwhy?")
+    a = ask(log)
+    assert a.judged["distributed"]["tp_size"] == 2 and a.judged["distributed"]["ep_size"] == 32
+    assert "dp_size" not in a.judged["distributed"]  # None in the log: inferred, as upstream does
+    assert lead(a.text).startswith("This error is upstream's `MW-E-EP-DIVIDES`") and "16" in lead(a.text)
+
+
+def test_the_world_an_error_states_is_the_world_judged(ask):
+    a = ask("I have dp_size: 4 and tp_size: 4 on one 8-GPU box and torch says\n"
+            "RuntimeError: Mesh should not be bigger than default world size 8, but found 16 ranks!")
+    assert a.judged["distributed"]["dp_size"] == 4 and a.validation.world_size == 8 and not a.validation.ok
+    assert "MW-E-DP-MISMATCH" in lead(a.text)
