@@ -40,7 +40,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return part
     from assistant.compose.answers import fact, recommendation
 
-    return fact.howto(w, inp) or recommendation.write(w, inp, ask)
+    return fact.howto(w, inp, with_config=False) or recommendation.write(w, inp, ask)
 
 
 def _errors(w: Writer, inp: ComposeInput, d) -> Part:

@@ -79,8 +79,9 @@ def _plan_is_relevant(plan: Plan | None, query: Query, feats: Sequence[str]) -> 
     return bool(p.world_size or p.nodes or p.model or p.model_size_b)
 
 
-def howto(w: Writer, inp: ComposeInput) -> Part | None:
-    """The facts of the features and subjects the question names; None when it names none."""
+def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True) -> Part | None:
+    """The facts of the features and subjects the question names; None when it names none. With the
+    user's cluster or model (and `with_config`), the plan sized for it follows."""
     query, plan = inp.query, inp.plan
     feats = wanted(query)
     topic_keys = [t for t in query.topics if t in w.p.topic_facts and t not in feats]
@@ -88,7 +89,7 @@ def howto(w: Writer, inp: ComposeInput) -> Part | None:
     groups = first + feats + [t for t in topic_keys if t not in first]
     if not groups:
         return None
-    relevant = _plan_is_relevant(plan, query, feats)
+    relevant = with_config and _plan_is_relevant(plan, query, feats)
     notes = declined(plan, query, features_of(plan.distributed or {})) if relevant else []
     if notes:
         say_declined(w, notes)  # "how do I use EP for Mixtral?": that it cannot comes first
@@ -236,7 +237,7 @@ def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
             w.bullets(lines[:2])
             return Part()
     w.answer(lines[0])
-    w.bullets(lines[1:])
+    w.bullets(lines[1:3])  # what it is and the one note beside the asked fact; the rest is in the reference
     return Part()
 
 

@@ -286,7 +286,7 @@ def test_passing_diagnosis_shows_the_ep_arithmetic():
     d = diagnose(ok, world_size=16, gpus_per_node=8, validate=validate, unusable=UnusableInput)
     c, _ = answer(ok, "diagnose", diagnosis=d, lang="zh")
     assert d.report.ok and "dp_size = 16：world_size / (tp_size × pp_size × cp_size) = 16 / (1 × 1 × 1)" in c.text
-    assert "ep_shard = 2：dp_size × cp_size × tp_size / ep_size = 16 × 1 × 1 / 8" in c.text
+    assert "ep_shard = 2：dp_size × cp_size × tp_size / ep_size = 16 × 1 × 1 / 8，EP 就在这些 rank 内部划分" in c.text
     assert "`MW-E-EP-DIVIDES`" in c.text and c.uncited == []
 
 
