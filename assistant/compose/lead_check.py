@@ -14,7 +14,7 @@ from typing import Sequence
 from assistant.compose.ask_notes import AskNote
 from assistant.datafile import read_yaml
 
-HEAD_CHARS = 300  # "the first lines": about two sentences
+HEAD_CHARS = 300  # "the first lines" of one ask's answer: about two sentences
 _POLARITY_WITHIN = 40  # a lead states a verdict when its polarity word opens it
 _VERDICT_LINES = 2  # an answer states one in its first two lines, not after a restated situation
 _NOTICE = re.compile(r"^\s*(?:_.*_|>.*)?\s*$")  # blank, an italic notice line, a gate note
@@ -95,10 +95,12 @@ def _asked_line(note: AskNote) -> str | None:
     return next(iter(named or unnamed or lines), None)
 
 
-def states(note: AskNote, opening: str) -> bool:
-    """Whether `opening` (an answer's first lines) gives this ask's computed answer."""
+def states(note: AskNote, opening: str, verdict_lines: int = _VERDICT_LINES) -> bool:
+    """Whether `opening` (an answer's first lines) gives this ask's computed answer; a verdict within
+    its first `verdict_lines` lines."""
     asked = _asked_line(note) if note.kind == "quantity" else None
-    first_lines = _QUOTED.sub("", "\n".join([line for line in opening.splitlines() if line.strip()][:_VERDICT_LINES]))
+    lines = [line for line in opening.splitlines() if line.strip()][:verdict_lines]
+    first_lines = _QUOTED.sub("", "\n".join(lines))
     for lead in note.leads:
         want = polarity(lead, within=_POLARITY_WITHIN) if note.kind in _VERDICT_KINDS else None
         if want is not None:  # "No: ..." (a quantity of a layout that fails is its verdict)
@@ -115,12 +117,28 @@ def states(note: AskNote, opening: str) -> bool:
     return True
 
 
+def _windows(notes: Sequence[AskNote]) -> list[tuple[int, int]]:
+    """Where each ask's answer is due: (characters, lines) of the opening, after the answers to the
+    asks before it (a verdict asked second comes after the first ask's numbers)."""
+    out, chars, lines = [], 0, 0
+    for note in notes:
+        out.append((chars + HEAD_CHARS, lines + _VERDICT_LINES))
+        chars += sum(len(s) + 1 for s in note.leads)
+        lines += len(note.leads)
+    return out
+
+
+def opening_chars(notes: Sequence[AskNote]) -> int:
+    """How much of an answer the check reads: the window of its last ask."""
+    return max((c for c, _ in _windows(notes)), default=HEAD_CHARS)
+
+
 def missing_leads(text: str, notes: Sequence[AskNote]) -> list[str]:
     """Meshwise's lead sentences for the asks whose answer `text` does not open with, in ask order."""
-    opening = head(text)
+    opening = head(text, limit=opening_chars(notes))
     out: list[str] = []
-    for note in notes:
-        if not states(note, opening):
+    for note, (chars, lines) in zip(notes, _windows(notes)):
+        if not states(note, opening[:chars], lines):
             out += [s for s in note.leads if s not in out]
     return out
 
@@ -134,13 +152,14 @@ class LeadFirst:
         self.prefix = ""  # what was put before the model's text
         self._held: list[str] = []
         self._decided = False
+        self._need = opening_chars(self.notes)
 
     def feed(self, text: str) -> str:
         if self._decided:
             return text
         self._held.append(text)
         held = "".join(self._held)
-        return self._decide(held) if len(head(held)) >= HEAD_CHARS else ""
+        return self._decide(held) if len(head(held, limit=self._need)) >= self._need else ""
 
     def close(self) -> str:
         return "" if self._decided else self._decide("".join(self._held))

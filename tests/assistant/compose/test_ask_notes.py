@@ -8,6 +8,7 @@ import pytest
 
 from assistant.answer import AskRequest
 from assistant.compose.ask_notes import computed_for
+from assistant.compose.lead_check import missing_leads
 
 QUESTIONS = [
     "Does tp 4 with pp 3 work on 40 GPUs?",
@@ -46,3 +47,25 @@ def test_the_fix_after_a_no_is_the_validated_config(engine):
     assert not c.validation.ok  # the answer's verdict: the user's layout fails ...
     assert computed.config_yaml == prep.diagnosis.fix_yaml and computed.config_report.ok  # ... its fix passes
     assert "pp_size: 2" in computed.config_yaml
+
+
+# Multi-part answers: a verdict or a number asked second is due after the first ask's lines.
+MULTI = [
+    "16 卡，tp 8，想让两组副本互相复制，报错 dp_replicate_size must be less than dp_size：\n```yaml\ndistributed:\n"
+    "  strategy: fsdp2\n  tp_size: 8\n  dp_replicate_size: 2\n```\n",
+    "ValueError: global_batch_size (100) must be divisible by local_batch_size * dp_size (4 * 8)\n8 卡纯数据并行，gbs 我就想要 100 左右，咋设\n",
+    "pp_size 4，local_batch_size 8，pp_microbatch_size 2，一个 step 切成几个 microbatch？够不够 4 个 stage 用",
+    "I'm finetuning NVIDIA-Nemotron-3-Nano-30B-A3B on 4 nodes with 4 GPUs each (94GB), 8k seq length, global_batch_size 32 "
+    "and local_batch_size 1. With ep_size 8 and no TP/PP, how many gradient accumulation steps do I get, and is ep 8 "
+    "allowed when a node only has 4 GPUs?",
+    "8 卡 tp=4 cp=2，dp 是多少？还剩数据并行吗？",
+]
+
+
+@pytest.mark.parametrize("question", QUESTIONS + MULTI)
+def test_the_offline_answer_passes_its_own_lead_check(engine, question):
+    """What LLM mode holds a model's opening to, the offline answer meets: no lead put first needlessly."""
+    prep = engine._prepare(AskRequest(question=question))
+    c = prep.composed
+    computed = computed_for(prep.inp, prep.sources, engine.phrases, config_yaml=c.yaml, config_report=c.validation)
+    assert missing_leads(c.text, computed.notes) == []
