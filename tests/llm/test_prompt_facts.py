@@ -160,3 +160,12 @@ def test_the_prompt_fits_a_small_context_with_the_computed_facts_whole(small_con
     user = msgs[-1]["content"]
     assert "<source n=" in user  # some sources still fit
     assert ("dp_size = 2：" if question == ZH_Q else "Gradient accumulation = 4 step(s)") in user
+
+
+def test_a_chinese_answer_that_echoes_the_question_gets_the_chinese_lead_first(openai_engine, scripted):
+    scripted.script = ("answer", '1. verdict: "我有 16 张卡,tp_size 4,pp_size 2,cp 是 1,这样能跑吗"\n'
+                                 "- 张量并行把每层切到 4 张卡上，流水线并行把层切成 2 段。\n")
+    _, a = stream(openai_engine, ZH_Q)
+    lead = a.text.split("\n\n", 1)[0]
+    assert lead.startswith("可以：") and "dp_size = 2：" in lead  # both asks' computed answers, in Chinese
+    assert a.text.index("1. verdict") > a.text.index("dp_size = 2：")
