@@ -535,11 +535,16 @@ def score(case: Case, answer: Any, *, validate_fn: ValidateFn | None = None) -> 
     primary = own[0] if own else (configs[0] if configs else None)
     primary_data = primary.data if primary is not None and primary.parse_error is None else None
 
+    # The layout the answer is about: the YAML it shows, else (a quantity or a verdict answered without a
+    # YAML, as issue 11 asks) the layout it judged. `yaml_shown: true` is how a case demands the YAML itself.
+    judged = ans.judged if isinstance(ans.judged, dict) else None
+    about = primary_data if primary_data is not None else (judged if exp.yaml_shown is not True else None)
     if exp.yaml_fields:
-        if primary_data is None:
-            checks.append(Check("yaml_fields", False, "no YAML config shown"))
+        if about is None:
+            checks.append(Check("yaml_fields", False, "no YAML config shown and nothing judged"))
         else:
-            bad = [f"{c.path} {c.op} {c.value!r} (got {lookup(primary_data, c.path)!r})" for c in exp.yaml_fields if not field_ok(c, primary_data)]
+            where = "" if about is primary_data else " [judged layout]"
+            bad = [f"{c.path} {c.op} {c.value!r} (got {lookup(about, c.path)!r}){where}" for c in exp.yaml_fields if not field_ok(c, about)]
             checks.append(Check("yaml_fields", not bad, "; ".join(bad)))
     if exp.yaml_forbid:
         bad = []

@@ -423,3 +423,22 @@ def test_a_plain_no_opening_is_an_invalid_verdict(cases):
     for text in ("Nothing is wrong here: ep_size 8 works on 12 GPUs.\n", "不管怎样都能跑。\n"):
         result = score(case, make_answer(text, lang="en", yaml_text=None, world_size=12, intent="diagnose"))
         assert result.validity_ok is False, text
+
+
+def test_yaml_fields_read_the_judged_layout_when_no_yaml_is_shown(cases):
+    """A quantity answered without a YAML (issue 11) is checked on the layout it judged; a case that
+    demands the YAML itself says so with yaml_shown: true."""
+    from dataclasses import replace as _replace
+
+    case = cases["sizing-en-24-tp8"]
+    text = "dp_size = 3: world_size / (tp_size × pp_size × cp_size) = 24 / (8 × 1 × 1) [1].\n"
+    bare = make_answer(text, lang="en", yaml_text=None, world_size=24, intent="sizing")
+    assert "yaml_fields" in failed_checks(score(case, bare))
+    right = bare
+    right.judged = {"distributed": {"strategy": "fsdp2", "tp_size": 8}}
+    assert "yaml_fields" not in failed_checks(score(case, right))
+    right.judged = {"distributed": {"strategy": "fsdp2", "tp_size": 4}}
+    assert "yaml_fields" in failed_checks(score(case, right))
+    demanding = _replace(case, expect=_replace(case.expect, yaml_shown=True))
+    right.judged = {"distributed": {"strategy": "fsdp2", "tp_size": 8}}
+    assert "yaml_fields" in failed_checks(score(demanding, right))
