@@ -37,6 +37,7 @@ class _Phrases:
     value_asked: tuple[re.Pattern[str], ...]
     suppress: dict[str, frozenset[str]]
     value_needed: tuple[re.Pattern[str], ...]
+    not_asked: dict[str, tuple[re.Pattern[str], ...]]
 
     def say(self, phrase: str, lang: str, **values: Any) -> str:
         entry = self.text[phrase]
@@ -61,7 +62,8 @@ def _phrases() -> _Phrases:
                     frozenset(str(w) for w in data["not_values"]), tuple(data["decisions"]),
                     tuple(re.compile(p, re.IGNORECASE) for p in data["value_asked"]),
                     {k: frozenset(v) for k, v in data["suppress"].items()},
-                    tuple(re.compile(p, re.IGNORECASE) for p in data["value_needed"]))
+                    tuple(re.compile(p, re.IGNORECASE) for p in data["value_needed"]),
+                    {k: tuple(re.compile(p, re.IGNORECASE) for p in v) for k, v in data["not_asked"].items()})
 
 
 def _asks_at(question: str) -> list[tuple[int, str]]:
@@ -69,6 +71,8 @@ def _asks_at(question: str) -> list[tuple[int, str]]:
     q = question[:MAX_QUESTION_CHARS]
     found: dict[str, int] = {}
     for kind, pats in _phrases().asks:
+        if any(p.search(q) for p in _phrases().not_asked.get(kind, ())):
+            continue
         starts = [m.start() for p in pats for m in [p.search(q)] if m]
         if starts:
             found[kind] = min(starts)

@@ -215,3 +215,11 @@ def test_every_field_a_question_lists_gets_its_sentence():
 ])
 def test_a_null_size_falls_back_to_its_default(question, lang, lead):
     assert answer(question, lang)[0] == lead
+
+
+def test_what_value_a_strategy_uses_is_not_an_acceptance_question():
+    # "What precision does FSDP2 use by default ...?" led with "Yes: `fsdp2` accepts `mp_policy`"
+    q = "Which precision will fsdp2 use for the gradient reduce by default?"
+    assert "accept" not in asked_kinds(q) and "default" in asked_kinds(q)
+    assert "reduce_dtype: float32" in answer(q)[0]
+    assert "accept" in asked_kinds("Does fsdp2 use mp_policy?")
