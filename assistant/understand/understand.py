@@ -20,8 +20,8 @@ from assistant.understand.intent import detect_injection, score_intents
 from assistant.understand.language import resolve_language
 from assistant.understand.params import MAX_PROSE_CHARS, MAX_QUESTION_CHARS, extract_params, load_vocab, normalize, spell_out, with_topology
 from assistant.understand.pasted import split_pasted
-from assistant.understand.query import Params, Query, Situation
-from assistant.understand.stated import stated_layout
+from assistant.understand.query import SIZE_KEYS, Params, Query, Situation
+from assistant.understand.stated import stated_layout, unquestioned
 
 MAX_HISTORY_TURNS = 20  # older turns are dropped: a follow-up refers to the recent conversation
 _FOLLOW_UP_CONTEXT_CHARS = 500  # of the previous question, added to a follow-up's retrieval text
@@ -191,6 +191,14 @@ def understand(
                                       model=model, gpu=gpu)
     pasted = split_pasted(normalize(question))
     situation = replace(situation, stated=stated_layout(params, pasted.prose), pasted=pasted)
+    asks = detect_asks(question, pasted, intent, has_layout=bool(
+        situation.stated.sizes or pasted.configs or pasted.errors or situation.world_size))
+    asked = {a.target for a in asks if a.kind == "quantity" and a.target}
+    stated = unquestioned(situation.stated, asked, pasted.prose)
+    if stated is not situation.stated:
+        dropped = set(situation.stated.sizes) - set(stated.sizes)
+        situation = replace(situation, stated=stated)
+        params = replace(params, **{k: None for k in dropped if k in SIZE_KEYS})
     return Query(
         text=question,
         lang=resolve_language(question, lang),
@@ -200,6 +208,5 @@ def understand(
         retrieval_text=retrieval,
         injection=detect_injection(question),
         situation=situation,
-        asks=detect_asks(question, pasted, intent, has_layout=bool(
-            situation.stated.sizes or pasted.configs or pasted.errors or situation.world_size)),
+        asks=asks,
     )

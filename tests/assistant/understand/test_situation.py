@@ -101,3 +101,13 @@ def test_no_layout_stated_gives_no_recipe():
 def test_global_and_local_batch_pairs(question):
     s = understand(question).situation
     assert (s.global_batch_size, s.local_batch_size) == (64, 2)
+
+
+def test_a_quoted_label_under_question_is_not_a_stated_size():
+    q = understand("A sweep table lists 'pp4·ep8·dp2, 8 nodes' (64 GPUs, no TP or CP). With pp 4 on 64 GPUs, "
+                   "what is dp_size really, and what could the 2 be?")
+    assert "dp_size" not in q.situation.stated.sizes and q.params.dp_size is None
+    assert q.situation.stated.sizes["pp_size"] == 4
+    # stated outside quotes, the same size is the user's, even when asked about
+    q2 = understand("64 GPUs with pp 4 and dp 2: what is dp_size?")
+    assert q2.situation.stated.sizes["dp_size"] == 2
