@@ -11,6 +11,7 @@ import re
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.verdict import judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
+from assistant.understand import catalog
 from assistant.understand.asks import load_asks
 from assistant.validator.coerce import load_yaml
 from assistant.validator.layout import Layout
@@ -45,10 +46,31 @@ def derived_sizes(r: ValidationReport, judged: dict | None) -> Derived | None:
         return None
 
 
-def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None) -> str | None:
+def experts_of(query) -> int | None:
+    """The routed-expert count: the model table's for a known model, else the count the user states."""
+    model = getattr(query.situation, "model", None) or query.params.model
+    info = catalog.model_info(model) if model else None
+    return (info.num_experts if info is not None and info.is_moe else None) or query.params.num_experts
+
+
+def _experts_line(w: Writer, ep: int, experts: int | None) -> str:
+    if experts is None:
+        return w.say("q_experts_unknown", ep=ep)
+    if ep <= 1:
+        return w.say("q_experts_no_ep", experts=experts)
+    if experts % ep:
+        valid = ", ".join(str(x) for x in range(2, experts + 1) if experts % x == 0 and x <= 64) or "-"
+        return w.say("q_experts_uneven", experts=experts, ep=ep, rem=experts % ep, valid=valid)
+    return w.say("q_experts_per_rank", per=experts // ep, experts=experts, ep=ep)
+
+
+def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None,
+                  experts: int | None = None) -> str | None:
     d = derived_sizes(r, judged)
     if d is None:
         return None
+    if target == "experts_per_rank":
+        return _experts_line(w, d.ep_size, experts)
     sched = (judged or {}).get("step_scheduler") if isinstance(judged, dict) else None
     sched = sched if isinstance(sched, dict) else {}
     if target == "dp_size":
@@ -140,7 +162,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return recommendation.write(w, inp, ask)
         recipe = recommendation.plan_recipe(plan)
         for target in _targets(ask, plan.report, recipe):
-            w.answer(quantity_line(w, target, plan.report, recipe))
+            w.answer(quantity_line(w, target, plan.report, recipe, experts_of(inp.query)))
         if inp.query.intent in ("strategy", "yaml") or _STRATEGY_ASKED.search(inp.query.text):
             return recommendation.write(w, inp, ask)  # the question is about the layout as a whole
         # which layout these numbers are for, in one sentence; its YAML only when a config is asked
@@ -151,7 +173,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if not r.ok and {f.code for f in r.errors} <= _ESTIMATES and derived_sizes(r, d.judged) is not None:
         # over the memory estimate: the sizes still exist and were asked; the estimate follows
         for target in _targets(ask, r, d.judged, inp.query.text):
-            w.answer(quantity_line(w, target, r, d.judged))
+            w.answer(quantity_line(w, target, r, d.judged, experts_of(inp.query)))
         # the estimate's first sentence (its totals); the knobs and assumptions are in the report
         w.bullets([w.say("rule_item", code=f.code, path=f.path,
                          message=first_sentence(f.message_zh if w.lang == "zh" else f.message, 260))
@@ -169,9 +191,18 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return Part()
         w.answer(verdict_line(w, d))
         return judged_body(w, inp, d)
+    experts = experts_of(inp.query)
     for target in _targets(ask, r, d.judged, inp.query.text):
-        w.answer(w.computed(line) if (line := quantity_line(w, target, r, d.judged)) else None)
+        line = quantity_line(w, target, r, d.judged, experts)
+        if line and not _said(w, line):
+            w.answer(w.computed(line))
     return judged_body(w, inp, d)
+
+
+def _said(w: Writer, line: str) -> bool:
+    """The same quantity already in the lead (another ask of the question computed it, cited differently)."""
+    core = line.rstrip(" .。")
+    return any(lead.startswith(core) for lead in w.leads)
 
 
 KIND = AnswerKind("quantity", frozenset({"validation", "plan", "retrieval"}), write)

@@ -19,3 +19,22 @@ def test_every_number_asked_is_in_the_lead(ask):
 def test_a_failing_layout_has_a_verdict_not_quantities(ask):
     a = ask("On 24 GPUs with tp_size 8 and pp_size 2, what is dp_size?")
     assert lead(a.text).startswith("No: ") and not a.validation.ok
+
+
+def test_experts_per_rank_is_the_stated_count_over_ep(ask):
+    # a phrasing and numbers of our own: 96 experts over ep 8 on 16 GPUs -> 12 per rank
+    a = ask("My MoE has 96 routed experts. With 16 GPUs and ep_size 8, how many experts sit on each GPU?")
+    first = lead(a.text)
+    assert "12 experts per EP rank" in first and "96 / 8" in first
+    assert "n_routed_experts % ep_size == 0" in first and shown_configs(a.text) == []
+
+
+def test_experts_per_rank_that_do_not_divide_say_start_up_fails(ask):
+    a = ask("60 experts and ep_size 8 on 8 GPUs: how many experts per rank do I get?")
+    first = lead(a.text)
+    assert "60 % 8 = 4" in first and "start-up" in first and "12 experts per" not in first
+
+
+def test_experts_per_rank_reads_the_model_table(ask):
+    a = ask("每张卡上有几个专家？Qwen3-30B-A3B，16 卡，ep_size 16", lang="zh")
+    assert "128 / 16" in lead(a.text) and "8 个专家" in lead(a.text)
