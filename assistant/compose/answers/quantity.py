@@ -13,6 +13,8 @@ from assistant.compose.answers.verdict import judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.understand import catalog
 from assistant.understand.asks import load_asks
+from assistant.compose.diagnose import judge_stated
+from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
 from assistant.validator.layout import Layout
 from assistant.validator.report import Derived, ValidationReport
@@ -20,7 +22,7 @@ from assistant.validator.report import Derived, ValidationReport
 
 _STRATEGY_ASKED = re.compile(r"\bstrateg|\byaml\b|策略|字段|\bfields?\b", re.I)  # the layout as a whole is asked too
 _ESTIMATES = frozenset({"MW-E-MEMORY"})  # not start-up checks: the layout is built, then runs out of memory
-_FROM_DP = ("dp_shard", "ep_shard", "moe_mesh_shape", "grad_acc_steps")
+_FROM_DP = ("dp_shard", "dp_replicate", "ep_shard", "moe_mesh_shape", "grad_acc_steps")
 
 
 def derived_sizes(r: ValidationReport, judged: dict | None) -> Derived | None:
@@ -79,7 +81,7 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         if d.strategy == "megatron_fsdp":
             return w.say("q_dp_megatron", world=d.world_size, tp=d.tp_size, cp=d.cp_size, dp=d.dp_size)
         return w.say("q_dp_fsdp2", world=d.world_size, tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, dp=d.dp_size)
-    if target == "dp_shard":
+    if target in ("dp_shard", "dp_replicate"):
         return w.say("q_dp_shard", dp=d.dp_size, rep=d.dp_replicate_size, shard=d.dp_shard_size)
     if target in ("ep_shard", "moe_mesh_shape"):
         if d.ep_size <= 1 or d.ep_shard_size is None:
@@ -169,6 +171,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         w.answer(w.fact(recommendation.lead_key(plan.strategy, features_of(plan.distributed or {}), plan.world_size,
                                                 recommendation.wanted(inp.query)), section="leads", required=True))
         return Part(report=plan.report, strategy=plan.strategy, judged=recipe)
+    d = _hsdp_by_node(inp, d, ask) or d
     r = d.report
     if not r.ok and {f.code for f in r.errors} <= _ESTIMATES and derived_sizes(r, d.judged) is not None:
         # over the memory estimate: the sizes still exist and were asked; the estimate follows
@@ -197,6 +200,26 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         if line and not _said(w, line):
             w.answer(w.computed(line))
     return judged_body(w, inp, d)
+
+
+def _hsdp_by_node(inp: ComposeInput, d, ask):
+    """"HSDP, sharded inside each 8-GPU node: what dp_replicate_size?": the user wants HSDP and left
+    its size to us; the usual one is a sharding group per node, replicated across nodes. The user's
+    layout with that dp_replicate_size, judged again; None when it does not apply."""
+    st = inp.query.situation.stated
+    dist = (d.judged or {}).get("distributed")
+    if "hsdp" not in st.wanted or "dp_replicate_size" in st.sizes or d.pasted or not isinstance(dist, dict) \
+            or d.report is None or not d.report.ok or d.report.derived is None:
+        return None
+    if getattr(ask, "target", None) not in ("dp_replicate", "dp_shard", None):
+        return None
+    replicas = Layout.from_derived(d.report.derived, d.gpus_per_node).node_replicas
+    if replicas is None:
+        return None
+    recipe = {**d.judged, "distributed": {**dist, "dp_replicate_size": replicas}}
+    judged = judge_stated(recipe, world_size=d.world_size, gpus_per_node=d.gpus_per_node, validate=validate,
+                          unusable=UnusableInput)
+    return judged if judged.report is not None and judged.report.ok else None
 
 
 def _said(w: Writer, line: str) -> bool:

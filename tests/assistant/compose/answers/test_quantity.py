@@ -38,3 +38,13 @@ def test_experts_per_rank_that_do_not_divide_say_start_up_fails(ask):
 def test_experts_per_rank_reads_the_model_table(ask):
     a = ask("每张卡上有几个专家？Qwen3-30B-A3B，16 卡，ep_size 16", lang="zh")
     assert "128 / 16" in lead(a.text) and "8 个专家" in lead(a.text)
+
+
+def test_hsdp_size_left_to_us_is_one_shard_group_per_node(ask):
+    # a wording of our own: the user wants HSDP, states the strategy and the cluster, asks the sizes
+    a = ask("We run fsdp2 on 64 GPUs, 8 per node, and want HSDP with every node its own shard group. "
+            "How big is dp_replicate_size then?")
+    first = lead(a.text)
+    assert "dp_replicate_size 8" in first and "dp_shard = 8" in first and "64 / 8" in first
+    assert a.judged["distributed"]["dp_replicate_size"] == 8
+
