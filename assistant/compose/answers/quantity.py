@@ -153,8 +153,73 @@ def layout_targets(r: ValidationReport, judged: dict | None) -> list[str]:
     return out
 
 
+# "tp 从 1 改成 2", "going from pp 2 to pp 4", "ep 4 vs 8": two values of one size, compared
+_KEY = r"(?P<key>tp|pp|cp|ep|dp_replicate)(?:_size)?"
+_TO = r"(?:改成|改为|变成|换成|调到|调成|增加到|加到|升到|降到|到|to|->|→|=>|vs\.?|versus|还是|or)"
+_VALUE = r"\s*(?:=|:)?\s*"
+_COMPARED = (
+    re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?:从|from)\s*(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
+    re.compile(rf"(?:从|from)\s*{_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
+    re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
+)
+_NOT_A_SIZE = re.compile(r"\s*(?:gpus?|nodes?|cards?|卡|张|台|个|节点|b\b|k\b)", re.I)
+
+
+def compared_sizes(text: str) -> tuple[str, int, int] | None:
+    """("tp_size", 1, 2) when the question compares two values of one size; None otherwise."""
+    for pat in _COMPARED:
+        for m in pat.finditer(text):
+            a, b = int(m.group("a")), int(m.group("b"))
+            if a != b and a >= 1 and b >= 1 and not _NOT_A_SIZE.match(text, m.end()):
+                return f"{m.group('key').lower()}_size", a, b
+    return None
+
+
+def _write_compared(w: Writer, inp: ComposeInput, ask, base: dict, world: int, gpn: int) -> Part | None:
+    """The asked quantities for each of the two layouts the question compares, each labelled."""
+    found = compared_sizes(inp.query.text)
+    dist = base.get("distributed") if isinstance(base, dict) else None
+    if found is None or not isinstance(dist, dict):
+        return None
+    key, *values = found
+    first: Part | None = None
+    asked: list[str] = []
+    for value in values:
+        recipe = {**base, "distributed": {**dist, key: value}}
+        r = validate(recipe, world_size=world, gpus_per_node=gpn)
+        label = w.say("q_layout_label", name=key, value=value)
+        if not r.ok:
+            f = r.errors[0]
+            w.answer(label + w.say("verdict_no", message=(f.message_zh if w.lang == "zh" else f.message).rstrip(" .。"),
+                                   code=f.code))
+            continue
+        targets = [t for t in _targets(ask, r, recipe, inp.query.text) if t != "mesh_shape"]
+        asked = asked or targets
+        for target in targets:
+            line = quantity_line(w, target, r, recipe, experts_of(inp.query))
+            if line:
+                w.answer(label + line)
+        first = first or Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=recipe)
+    sched = base.get("step_scheduler")
+    if "grad_acc_steps" in asked and isinstance(sched, dict) and isinstance(sched.get("global_batch_size"), int):
+        w.answer(w.say("q_gbs_fixed", gbs=sched["global_batch_size"]))
+    return first
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = inp.diagnosis
+    if d is not None and d.report is not None and d.report.ok and d.judged and d.world_size:
+        part = _write_compared(w, inp, ask, d.judged, d.world_size, d.gpus_per_node)
+        if part is not None:
+            return part
+    elif d is None and inp.plan is not None and inp.plan.report.ok:
+        from assistant.compose.answers.recommendation import plan_recipe
+
+        recipe = plan_recipe(inp.plan)
+        part = _write_compared(w, inp, ask, recipe or {}, inp.plan.report.world_size or inp.plan.world_size or 1,
+                               inp.plan.gpus_per_node)
+        if part is not None:
+            return part
     if d is None or d.report is None:
         # nothing stated to compute from: the quantities of the recommended layout, then that layout
         from assistant.compose.answers import recommendation

@@ -48,3 +48,22 @@ def test_hsdp_size_left_to_us_is_one_shard_group_per_node(ask):
     assert "dp_replicate_size 8" in first and "dp_shard = 8" in first and "64 / 8" in first
     assert a.judged["distributed"]["dp_replicate_size"] == 8
 
+
+
+def test_two_layouts_compared_each_get_their_numbers(ask):
+    # our own wording and numbers: 16 GPUs, global 64 / local 2, pp 2 -> pp 4
+    a = ask("16 GPUs, global batch 64, local batch 2: going from pp 2 to pp 4, how many gradient accumulation steps?")
+    first = lead(a.text)
+    assert "With `pp_size: 2`: Gradient accumulation = 4" in first and "64 / (2 × 8)" in first
+    # pp 4 needs 4 microbatches but local_batch_size 2 gives 2: the rule, not a number
+    assert "With `pp_size: 4`: No:" in first and "MW-E-PP-MICROBATCH-COUNT" in first
+    assert "global_batch_size stays 64" in first
+
+
+def test_compared_sizes_reads_both_values():
+    from assistant.compose.answers.quantity import compared_sizes
+
+    assert compared_sizes("tp 从 1 改成 2 之后") == ("tp_size", 1, 2)
+    assert compared_sizes("switching from ep_size=4 to ep_size=8") == ("ep_size", 4, 8)
+    assert compared_sizes("cp 2 vs 4 for 128k tokens") == ("cp_size", 2, 4)
+    assert compared_sizes("tp 4 to 8 GPUs") is None and compared_sizes("tp 4 on 8 GPUs") is None
