@@ -14,6 +14,8 @@ from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.understand import catalog
 from assistant.understand.asks import load_asks
 from assistant.compose.diagnose import judge_stated
+from assistant.compose.judge import rejudge
+from assistant.understand.params import extract_params, normalize
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
 from assistant.validator.layout import Layout
@@ -236,7 +238,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         w.answer(w.fact(recommendation.lead_key(plan.strategy, features_of(plan.distributed or {}), plan.world_size,
                                                 recommendation.wanted(inp.query)), section="leads", required=True))
         return Part(report=plan.report, strategy=plan.strategy, judged=recipe)
-    d = _hsdp_by_node(inp, d, ask) or d
+    d = _hsdp_by_node(inp, d, ask) or _asked_layout(inp, d, ask) or d
     r = d.report
     if not r.ok and {f.code for f in r.errors} <= _ESTIMATES and derived_sizes(r, d.judged) is not None:
         # over the memory estimate: the sizes still exist and were asked; the estimate follows
@@ -285,6 +287,32 @@ def _hsdp_by_node(inp: ComposeInput, d, ask):
     judged = judge_stated(recipe, world_size=d.world_size, gpus_per_node=d.gpus_per_node, validate=validate,
                           unusable=UnusableInput)
     return judged if judged.report is not None and judged.report.ok else None
+
+
+_SENTENCE = re.compile(r"[^.?!。？！]+[.?!。？！]?")
+
+
+def _asked_layout(inp: ComposeInput, d, ask):
+    """"OOMs with pp4 ep8 ... but trains with pp8 ep8. In that pp8 ep8 layout, what is dp?": the
+    sizes stated in the asking sentence are the layout asked about when they differ from the first
+    ones read; that layout judged at the same numbers. None when the sentence restates nothing new."""
+    dist = (d.judged or {}).get("distributed")
+    if d.pasted or not isinstance(dist, dict) or not getattr(ask, "text", ""):
+        return None
+    core = ask.text.strip(" ?？.。")[:40]
+    sentence = next((m.group(0) for m in _SENTENCE.finditer(normalize(inp.query.text)) if core and core in m.group(0)), None)
+    if sentence is None:
+        return None
+    p = extract_params(sentence)
+    changed = {k: v for k in ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size")
+               if isinstance(v := getattr(p, k), int) and k in dist and dist[k] != v}
+    if not changed:
+        return None
+    new = {**dist, **changed}
+    if new.get("pp_size", 1) > 1:
+        new.setdefault("pipeline", {})
+    judged = rejudge(inp.query, d, {**d.judged, "distributed": new})
+    return judged if judged.report is not None else None
 
 
 def _said(w: Writer, line: str) -> bool:
