@@ -85,6 +85,7 @@ class _Prepared:
     diagnosis: object | None
     timings: dict[str, float] = field(default_factory=dict)
     asks: tuple = ()
+    inp: ComposeInput | None = None  # what the answer modules were given: the LLM prompt's computed facts
 
 
 def _intent_of(q: Query, asks: list[str]) -> str:
@@ -265,9 +266,10 @@ class Assistant:
 
         t = time.perf_counter()
         citer = Citer(hits, q.lang, lookup=self._lookup(q.lang), max_lookups=40)
-        composed = compose(ComposeInput(q, plan, gpn, judged, anchors, self.code_anchors, asks, errors), citer, self.phrases)
+        inp = ComposeInput(q, plan, gpn, judged, anchors, self.code_anchors, asks, errors)
+        composed = compose(inp, citer, self.phrases)
         timings["compose"] = (time.perf_counter() - t) * 1000
-        return _Prepared(q, plan, composed, list(citer.sources), judged, timings, asks)
+        return _Prepared(q, plan, composed, list(citer.sources), judged, timings, asks, inp)
 
     # --- gate and answer assembly --------------------------------------------------------
     def _policy(self, prep: _Prepared) -> GatePolicy:
@@ -375,35 +377,34 @@ class Assistant:
         yield from self._llm_stream(req, prep, t0)
 
     def _llm_stream(self, req: AskRequest, prep: _Prepared, t0: float) -> Iterator[str | Answer]:
+        """The model words the answer Meshwise computed: the prompt carries the situation, the asks
+        and each ask's computed answer; the gate judges every YAML it shows; an opening that does not
+        state the computed verdict or number gets Meshwise's lead put before it."""
+        from assistant.compose.ask_notes import computed_for
+        from assistant.compose.lead_check import LeadFirst
         from assistant.compose.llm_openai import LLMError
-        from assistant.compose.prompts import history_messages, system_prompt, user_prompt
+        from assistant.compose.prompts import build_messages, prompt_room
 
-        q, plan, c = prep.query, prep.plan, prep.composed
-        diag_lines = []
-        d = prep.diagnosis
-        if d is not None and d.report is not None:
-            diag_lines = [f"{f.code} ({f.path}): {f.message_zh if q.lang == 'zh' else f.message}" for f in d.report.errors]
-        messages = [("system", system_prompt(q.lang))]
-        messages += history_messages(req.history)
+        q, c = prep.query, prep.composed
+        computed = computed_for(prep.inp, prep.sources, self.phrases, config_yaml=c.yaml, config_report=c.validation)
+        room = prompt_room(getattr(self._llm, "context_window", 8192), getattr(self._llm, "max_tokens", 900))
+        # a 135M model on 2 cores pays for every prompt token before its first one: fewer, shorter sources
         local = self._local is not None
-        # The model is told the situation, the asks and what was computed for them (the offline
-        # answer's lead: verdict, sizes, rule codes, field facts), and may show only the config the
-        # offline answer shows; the gate still checks every block it writes.
-        world = (d.world_size if d is not None else None) or (plan.report.world_size if plan is not None else None)
-        messages.append(("user", user_prompt(q, plan, prep.sources, diagnosis_lines=diag_lines,
-                                             max_chunk_chars=500 if local else 1200, asks=prep.asks,
-                                             computed=c.leads, config=c.yaml, config_world=world)))
-        policy = replace(self._policy(prep), strip_claims=True)  # the model's own verdicts are not shown
-        gate = StreamGate(policy)
+        messages = build_messages(q, computed, prep.sources, req.history, prompt_tokens=room,
+                                  max_chunk_chars=500 if local else 1200, max_sources=3 if local else None)
+        # the model's own verdict sentences are dropped: the verdict is the validator's, and an opening
+        # left without one gets Meshwise's lead
+        gate = StreamGate(replace(self._policy(prep), strip_claims=True))
+        lead = LeadFirst(computed.notes)
         t = time.perf_counter()
         streamed = False
         try:
             for delta in self._llm.stream(messages):
-                out = gate.feed(self._scrub(delta))
+                out = lead.feed(gate.feed(self._scrub(delta)))
                 if out:
                     streamed = True
                     yield out
-            tail = gate.close()
+            tail = lead.feed(gate.close()) + lead.close()
             if tail:
                 yield tail
         except LLMError as exc:
@@ -420,19 +421,15 @@ class Assistant:
             return
         timings = dict(prep.timings)
         timings["llm"] = (time.perf_counter() - t) * 1000
-        text = gate.text.strip() + "\n"
-        result = gate.result
-        yaml_text = report = None
-        if result.shown:
-            yaml_text, report = result.shown[0]
-        elif d is not None:
-            yaml_text, report = d.yaml_text, d.report
+        text = (lead.prefix + gate.text).strip() + "\n"
+        # The verdict is Meshwise's own; the gate's only where Meshwise judged nothing.
+        yaml_text, report = c.yaml, c.validation
+        if report is None and gate.result.shown:
+            yaml_text, report = gate.result.shown[0]
         extra = ""
-        c = prep.composed
-        if yaml_text is None and c.yaml and c.validation is not None and c.validation.ok:
+        if not gate.result.shown and computed.config_yaml:
             # The model left the config out: the validated one the offline answer shows belongs here too.
-            extra += f"\n```yaml\n{c.yaml.rstrip()}\n```\n"
-            yaml_text, report = c.yaml, c.validation
+            extra += f"\n```yaml\n{computed.config_yaml.rstrip()}\n```\n"
         extra += "\n" + self._sources_block(prep.sources, q.lang)
         yield extra
         text += extra

@@ -19,9 +19,9 @@ from typing import Any, Callable
 import yaml
 
 from evals.schema import Case, Expectation, FieldCheck, PatternGroup
+from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE  # a shown YAML's world when none is named
 
 MAX_YAML_BYTES = 256 * 1024
-DEFAULT_WORLD_SIZE = 8  # assumed for shown YAML when neither the case nor the answer names one
 
 DIST_KEYS = frozenset(
     {
@@ -446,7 +446,7 @@ def run_validator(validate_fn: ValidateFn, data: Any, *, world_size: int, gpus_p
 
 def _assumed(case: Case, ans: AnswerView, validation_world: int | None) -> tuple[int, int, str]:
     world = case.assumed_world_size or ans.params.get("world_size") or validation_world or DEFAULT_WORLD_SIZE
-    gpn = case.assumed_gpus_per_node or ans.params.get("gpus_per_node") or 8
+    gpn = case.assumed_gpus_per_node or ans.params.get("gpus_per_node") or DEFAULT_GPUS_PER_NODE
     src = "case" if case.assumed_world_size else "answer" if ans.params.get("world_size") else "default"
     return int(world), int(gpn), src
 

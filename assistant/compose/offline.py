@@ -12,7 +12,8 @@ from dataclasses import dataclass, field, replace
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
 from assistant.compose.citations import Citer
 from assistant.compose.phrases import Phrases
-from assistant.compose.scope import is_off_topic, looks_like_gibberish, neighbour_topic
+from assistant.compose.scope import is_off_topic, neighbour_topic
+from assistant.understand.gibberish import looks_like_gibberish
 from assistant.compose.writer import FEATURE_ORDER, Writer
 from assistant.understand.asks import _kinds_in, load_asks
 from assistant.understand.query import Ask

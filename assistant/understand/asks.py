@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from assistant.datafile import read_yaml
+from assistant.understand.gibberish import looks_like_gibberish
 from assistant.understand.intent import load_table
 from assistant.understand.params import MAX_PROSE_CHARS, normalize, tame
 from assistant.understand.query import Ask, Pasted
@@ -19,9 +20,7 @@ MAX_ASKS = 6  # more than this is a list of topics, not questions; the first one
 _IDENT = re.compile(r"`([^`\n]{2,80})`|(?<![A-Za-z0-9_])(_?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Z][a-z]+(?:[A-Z][A-Za-z0-9]*)+)(?![A-Za-z0-9_])")
 _QUESTION_FORM = re.compile(r"[?？]\s*$|^\W*(?:what|how|where|when|who|why|which|can|could|is|are|do|does|will|would|should|tell|give|write|recommend)\b"
                             r"|吗|么\s*$|呢|咋|怎么|怎样|如何|什么|哪|为什么|能不能|可以|推荐|帮我|不\s*$", re.I)
-# Keyboard mash: a row of keys, or one character said three times ("qwerty", "asdf", "啊啊啊").
-_KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-_REPEAT = re.compile(r"(.)\1{2,}")
+
 _QUOTED = re.compile(r"[\"'“‘「]([^\"'”’」\n]{8,200})[\"'”’」]")
 
 
@@ -116,14 +115,6 @@ def _out_of_scope(clause: str) -> bool:
     return any(r.pattern.search(clause) for r in table.rules.get("out_of_scope", ()))
 
 
-def _mashed(prose: str) -> bool:
-    """Keyboard mash around a domain word ("tp pp 啊啊啊 qwerty zxcv"): nothing real is asked."""
-    for tok in re.findall(r"[a-z]{3,}|[\u4e00-\u9fff]{3,}", prose.lower()):
-        if _REPEAT.search(tok) or any(tok in row for row in _KEY_ROWS):
-            return True
-    return False
-
-
 _ERROR_WORDING = re.compile(r"\bmust\b|\bnot supported\b|\bdivisible\b|\bmultiple of\b|\bunknown\b|\bnot\s+compatible\b"
                             r"|\brequires?\b|Error\b|\binvalid\b|>=|\bcannot\b", re.I)
 
@@ -135,10 +126,15 @@ _CAPABILITY_SUBJECT = re.compile(
 _REFERS = re.compile(r"\b(?:it|this|that|these|those|my|the\s+(?:config|layout|setup|yaml|recipe|job|run))\b|这个|这样|我的|该配置|这套", re.I)
 
 
+_CAPABILITY_VERB = re.compile(r"\b(?:support|supports|work\s+with|works\s+with|do|does|accept|accepts|take|handle|compatible|allow)\b"
+                              r"|支持|能开|能用|兼容|可以开|能不能开|能配", re.I)
+
+
 def _capability(clause: str) -> bool:
-    """"does dp_replicate_size also work with ddp?": a strategy or feature asked about, no numbers, no "it"."""
+    """"does dp_replicate_size also work with ddp?": a strategy or feature asked about in terms of what it
+    supports, no numbers, no "it" ("Is DDP okay?" after a cluster is a verdict on that cluster)."""
     return (not re.search(r"\d", clause) and _CAPABILITY_SUBJECT.search(clause) is not None
-            and _REFERS.search(clause) is None)
+            and _CAPABILITY_VERB.search(clause) is not None and _REFERS.search(clause) is None)
 
 
 def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool = False) -> tuple[Ask, ...]:
@@ -178,7 +174,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 add(kind, clause, _identifier(clause))
             else:
                 add(kind, clause, None)
-    if not asks and _mashed(prose):
+    if not asks and looks_like_gibberish(prose):
         return (Ask("nonsense", question.strip()[:200]),)
     if not asks:
         kind = load_asks().from_intent.get(intent, "fact")

@@ -288,7 +288,7 @@ def _topology(text: str, v: Vocab) -> _Topo:
     # "8 nodes x 8 GPUs", "4 nodes with 8 H100s each", "2 machines of 8 cards", "8 节点 每节点 8 卡"
     if topo.nodes is None:
         m = take(
-            rf"{n}\s*(?:{nw}|{znw})\s*(?:,|，|、)?\s*(?:x|\*|with|of|each\s+with|each\s+having|having|containing|each|,)?\s*(?:每\s*(?:个|台)?\s*(?:节点|机器|台|机|服务器)\s*(?:有|各|配|带)?\s*)?(?:各\s*)?{n}\s*(?:x\s*)?{cls}?\s*(?:{gpu_noun})(?:\s*(?:each|per\s+(?:node|machine|host|server)|apiece|a\s+piece))?"
+            rf"{n}\s*(?:{nw}|{znw})\s*(?:,|，|、)?\s*(?:x|\*|with|of|each\s+with|each\s+having|having|containing|each|,)?\s*(?:每\s*(?:个|台|一个|一台)?\s*(?:节点|机器|台|机|服务器)?\s*(?:有|各|配|带|上)?\s*)?(?:各\s*)?{n}\s*(?:x\s*)?{cls}?\s*(?:{gpu_noun})(?:\s*(?:each|per\s+(?:node|machine|host|server)|apiece|a\s+piece))?"
         )
         if m:
             topo.nodes, topo.gpn = _num(m.group(1)) or 1, _num(m.group(2))
@@ -502,7 +502,7 @@ def _batches(text: str) -> tuple[int | None, int | None]:
     g = int(gbs.group(1) or gbs.group(2)) if gbs else None
     lo = int(lbs.group(1)) if lbs else None
     # "global 64 / local 2", "全局 64，局部 2": the pair names both without the word batch
-    pair = re.search(r"\bglobal\s*(?:=|:)?\s*(\d+)\s*(?:/|,|，|and|;)?\s*(?:and\s+)?local\s*(?:=|:)?\s*(\d+)"
+    pair = re.search(r"\bglobal(?:[\s_-]*batch(?:[\s_-]*size)?)?\s*(?:=|:|of)?\s*(\d+)\s*(?:/|,|，|and|;)?\s*(?:and\s+)?local(?:[\s_-]*batch(?:[\s_-]*size)?)?\s*(?:=|:|of)?\s*(\d+)"
                      r"|全局\s*(?:=|:|为)?\s*(\d+)\s*[/,，、]?\s*(?:局部|本地|每卡)\s*(?:=|:|为)?\s*(\d+)", text, re.I)
     if pair:
         g = g if g is not None else int(pair.group(1) or pair.group(3))

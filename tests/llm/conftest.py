@@ -10,6 +10,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from assistant.answer import Answer, AskRequest
+
+
+def ask_streamed(engine, question: str, **kw) -> tuple[list[str], Answer]:
+    """The streamed deltas and the final Answer of one question."""
+    deltas, answer = [], None
+    for item in engine.ask_stream(AskRequest(question=question, **kw)):
+        if isinstance(item, Answer):
+            answer = item
+        else:
+            deltas.append(item)
+    return deltas, answer
 
 
 def sse_chunk(content: str | None, finish: str | None = None) -> bytes:

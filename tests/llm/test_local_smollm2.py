@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from assistant.answer import Answer, AskRequest
 from assistant.compose.gate import looks_like_config, yaml_blocks
 from assistant.compose.llm_local import LocalLLMUnavailable, find_gguf, llama_cpp_installed
 from assistant.validator import validate
+from tests.llm.conftest import ask_streamed
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm_local]
 
@@ -36,13 +36,7 @@ def local_engine(mw_settings):
 
 
 def run(engine, q, **kw):
-    deltas, answer = [], None
-    for item in engine.ask_stream(AskRequest(question=q, **kw)):
-        if isinstance(item, Answer):
-            answer = item
-        else:
-            deltas.append(item)
-    return deltas, answer
+    return ask_streamed(engine, q, **kw)
 
 
 @pytest.mark.parametrize("q,lang", [
@@ -82,3 +76,25 @@ def test_server_binds_localhost_and_stops_on_close(mw_settings):
 def test_missing_gguf_is_a_clear_error(tmp_path):
     with pytest.raises(LocalLLMUnavailable, match="not found"):
         find_gguf(str(tmp_path / "nope.gguf"))
+
+
+@pytest.mark.parametrize("q,want,world", [
+    ("Does tp 4 with pp 3 work on 40 GPUs?", "invalid", 40),
+    ("我有 16 张卡，tp_size 4，pp_size 2，cp 是 1，这样能跑吗？", "valid", 16),
+])
+def test_local_verdict_answer_leads_with_the_computed_verdict(local_engine, q, want, world):
+    """Whatever the 135M model writes, the user reads Meshwise's verdict first: the model's, when it
+    opens with it, else the offline lead put before it."""
+    from assistant.compose.lead_check import polarity
+
+    _, a = run(local_engine, q)
+    assert not a.notices, a.notices  # the local model answered; no fallback
+    lines = [line for line in a.text.splitlines() if line.strip()]
+    assert polarity("\n".join(lines[:2])) == want, a.text[:400]
+    assert a.validation is not None and a.validation.ok is (want == "valid")
+    assert a.judged["distributed"]["tp_size"] == 4
+    if want == "invalid":
+        assert "MW-E-WORLD-DIVISIBLE" in a.validation.codes and a.judged["distributed"]["pp_size"] == 3
+    for tag, body in yaml_blocks(a.text):
+        if looks_like_config(tag, body):
+            assert validate(body, world_size=world, gpus_per_node=8).ok, body

@@ -119,3 +119,18 @@ def test_a_yes_no_about_the_users_own_layout_stays_a_verdict():
 def test_an_error_message_quoted_in_prose_is_diagnosed():
     q = "gettin 'pp_batch_size 2 // pp_microbatch_size 1 must be >= pp_size 4' wth does that meen"
     assert "diagnosis" in _kinds(q)
+
+
+@pytest.mark.parametrize("question, kinds", [
+    ("问三个：1) tp 4 pp 2 在 16 卡上合法吗 2) dp_shard 是多少 3) dp 是几", ["verdict", "quantity", "quantity"]),
+    ("8 GPUs, 7B model. Is DDP okay?", ["verdict"]),
+    ("64 卡 tp 8 pp 4，这样不会报错吗", ["verdict"]),
+    ("32 卡 tp 4 pp 2，完整的 device mesh shape 写一下", ["quantity"]),
+])
+def test_numbered_lists_and_terse_asks(question, kinds):
+    assert _kinds(question) == kinds
+
+
+def test_two_nodes_each_with_eight_cards_is_sixteen_gpus():
+    s = understand("两个节点每个 8 卡，tp_size=16 可以吗？").situation
+    assert (s.world_size, s.nodes, s.gpus_per_node) == (16, 2, 8)

@@ -91,3 +91,13 @@ def test_schedule_named_in_prose_is_kept_as_written():
 
 def test_no_layout_stated_gives_no_recipe():
     assert understand("What does reshard_after_forward default to?").situation.user_recipe() is None
+
+
+@pytest.mark.parametrize("question", [
+    "16 GPUs tp 2, global batch 64 / local 2: grad acc?",
+    "16 GPUs tp 2, global 64 / local 2: grad acc?",
+    "16 GPUs tp 2, global_batch_size 64, local 2: grad acc?",
+])
+def test_global_and_local_batch_pairs(question):
+    s = understand(question).situation
+    assert (s.global_batch_size, s.local_batch_size) == (64, 2)
