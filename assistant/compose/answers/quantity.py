@@ -306,12 +306,20 @@ def _asked_layout(inp: ComposeInput, d, ask):
     p = extract_params(sentence)
     changed = {k: v for k in ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size")
                if isinstance(v := getattr(p, k), int) and k in dist and dist[k] != v}
-    if not changed:
-        return None
     new = {**dist, **changed}
+    if getattr(ask, "target", None) == "dp_size" and "dp_size" in new:
+        # "a table says dp2: what is dp_size really?": the size asked for is a claim to check, not a given
+        new.pop("dp_size")
+        changed["dp_size"] = None
+    # "what dp_size would 32 GPUs give me with the same tp and pp?": the world size the clause itself asks
+    # about (the sentence around it may describe the cluster: "when a node only has 4 GPUs")
+    asked_world = extract_params(normalize(ask.text)).world_size
+    world = asked_world if asked_world and d.world_size and asked_world != d.world_size else None
+    if not changed and world is None:
+        return None
     if new.get("pp_size", 1) > 1:
         new.setdefault("pipeline", {})
-    judged = rejudge(inp.query, d, {**d.judged, "distributed": new})
+    judged = rejudge(inp.query, d, {**d.judged, "distributed": new}, world)
     return judged if judged.report is not None else None
 
 

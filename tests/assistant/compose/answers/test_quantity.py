@@ -73,3 +73,24 @@ def test_the_layout_named_in_the_asking_sentence_is_the_one_computed(ask):
     # two layouts stated; the question names the second: dp = 16 / (4 * 2) = 2, not 16 / (2 * 2) = 4
     a = ask("On 16 GPUs tp 2 pp 2 was too slow, so we moved to tp 4 pp 2. For the tp 4 pp 2 run, what is dp_size?")
     assert lead(a.text).startswith("dp_size = 2:") and a.judged["distributed"]["tp_size"] == 4
+
+
+def test_a_world_size_asked_about_in_the_sentence_is_the_one_computed(ask):
+    # our numbers: tp 4 pp 2 fails on 12 GPUs; the second question moves to 24 GPUs -> dp = 24 / 8 = 3
+    a = ask("Does tp 4 with pp 2 run on 12 GPUs? If it doesn't, what dp_size do I get on 24 GPUs with the same sizes?")
+    first = lead(a.text)
+    assert first.startswith("No: ") and "dp_size = 3" in first and "24 / (4 × 2 × 1)" in first
+
+
+def test_a_stated_dp_that_is_asked_about_is_computed_not_taken(ask):
+    a = ask("Our run sheet says 'tp2 pp2 dp8' for 32 GPUs. What is dp_size actually with tp 2 and pp 2 on 32 GPUs?")
+    assert lead(a.text).startswith("dp_size = 8:")
+    a = ask("Our run sheet says 'tp2 pp2 dp4' for 32 GPUs. What is dp_size actually with tp 2 and pp 2 on 32 GPUs?")
+    assert lead(a.text).startswith("dp_size = 8:") and "dp_size" not in a.judged["distributed"]
+
+
+def test_a_per_node_count_in_the_sentence_is_not_the_world_asked_about(ask):
+    # 8 GPUs, global 16 / local 1, no TP: dp 8, grad acc 2; "a node only has 2 GPUs" is not a world of 2
+    a = ask("8 GPUs, global_batch_size 16 and local_batch_size 1. With ep_size 4 and no TP, how many gradient "
+            "accumulation steps do I get, and is ep 4 allowed when a node only has 2 GPUs?")
+    assert "Gradient accumulation = 2" in lead(a.text) and "16 / (1 × 8)" in lead(a.text)
