@@ -37,6 +37,7 @@ class _Phrases:
     value_asked: tuple[re.Pattern[str], ...]
     suppress: dict[str, frozenset[str]]
     value_needed: tuple[re.Pattern[str], ...]
+    not_asked: dict[str, tuple[re.Pattern[str], ...]]
 
     def say(self, phrase: str, lang: str, **values: Any) -> str:
         entry = self.text[phrase]
@@ -61,7 +62,8 @@ def _phrases() -> _Phrases:
                     frozenset(str(w) for w in data["not_values"]), tuple(data["decisions"]),
                     tuple(re.compile(p, re.IGNORECASE) for p in data["value_asked"]),
                     {k: frozenset(v) for k, v in data["suppress"].items()},
-                    tuple(re.compile(p, re.IGNORECASE) for p in data["value_needed"]))
+                    tuple(re.compile(p, re.IGNORECASE) for p in data["value_needed"]),
+                    {k: tuple(re.compile(p, re.IGNORECASE) for p in v) for k, v in data["not_asked"].items()})
 
 
 def _asks_at(question: str) -> list[tuple[int, str]]:
@@ -69,6 +71,8 @@ def _asks_at(question: str) -> list[tuple[int, str]]:
     q = question[:MAX_QUESTION_CHARS]
     found: dict[str, int] = {}
     for kind, pats in _phrases().asks:
+        if any(p.search(q) for p in _phrases().not_asked.get(kind, ())):
+            continue
         starts = [m.start() for p in pats for m in [p.search(q)] if m]
         if starts:
             found[kind] = min(starts)
@@ -83,6 +87,24 @@ def asked_kinds(question: str) -> list[str]:
     """The fact kinds a question asks for, in the order it asks them (same, read, options, accept,
     advice, allowed, default, meaning)."""
     return list(dict.fromkeys(kind for _, kind in _asks_at(question)))
+
+
+def judges_value(question: str) -> bool:
+    """Whether the question names a value for a field and asks if it is accepted ("`dp_size: none`,
+    won't that error?"): the field reference's verdict on that value answers it."""
+    question = question[:MAX_QUESTION_CHARS]
+    refs = list(dict.fromkeys(field_table().mentioned(question)))
+    if not refs or any(kind == "advice" for kind in asked_kinds(question)):
+        return False
+    return _value_in_question(_Renderer(_phrases(), field_table(), "en", question, refs)) is not None
+
+
+def _value_in_question(r: "_Renderer") -> "_NamedValue | None":
+    """The named value to judge: one the field rejects, or one the question asks about."""
+    value = r.named_value()
+    if value is not None and (not value.ok or any(pat.search(r.q) for pat in r.p.value_asked + r.p.value_needed)):
+        return value
+    return None
 
 
 def field_fact_lines(refs: Sequence[FieldRef], question: str, lang: str) -> list[str]:
@@ -100,8 +122,8 @@ def field_fact_lines(refs: Sequence[FieldRef], question: str, lang: str) -> list
     if not r.names:
         asks = [(pos, kind) for pos, kind in asks if not p.suppress.get(kind, frozenset()) & kinds]
     if not any(kind == "advice" for _, kind in asks):
-        value = r.named_value()
-        if value is not None and (not value.ok or any(pat.search(question) for pat in p.value_asked + p.value_needed)):
+        value = _value_in_question(r)
+        if value is not None:
             asks.append((value.pos, "value"))
     asks.sort(key=lambda pk: (pk[1] not in p.decisions, pk[0]))
     lines: list[str] = []
@@ -251,7 +273,7 @@ class _Renderer:
                 self.done.add("default")
                 as_ += self.say("value_is_default")
             return [self.say("value_ok", path=ref.path, value=raw, as_=as_)]
-        values = self._join([f"`{_show(v)}`" for v in ref.allowed], "list_last")
+        values = self._join([f"`{_show(v)}`" for v in ref.allowed], "list_last") or f"`{ref.type}`"
         out = [self.say("value_bad", path=ref.path, value=raw, values=values)]
         suggestion = _suggest(ref, raw)
         if suggestion:
@@ -272,7 +294,7 @@ class _Renderer:
                     if raw.lower() in self.p.not_values or self.t.get(raw) or raw.lower() == ref.key:
                         continue
                     verdict = _judge(ref, raw)
-                    if verdict is None or (_category(ref) == "size" and isinstance(verdict[1], int)):
+                    if verdict is None or (_category(ref) == "size" and isinstance(translate_value(raw), int)):
                         continue  # a size with a number states the layout; the verdict path judges it
                     cand = (rank, m.start(group), _NamedValue(ref, raw, m.start(group), *verdict))
                     if best is None or cand[:2] < best[:2]:
@@ -368,7 +390,8 @@ def _judge(ref: FieldRef, raw: str) -> tuple[bool, Any] | None:
     """Whether `ref` accepts the value as written (after the config loader's translation), and what it
     is read as; None when the reference cannot tell (an open type such as a path or a mapping)."""
     low = raw.lower()
-    conv = translate_value(raw)
+    # YAML reads `null` / `~` as None before the config loader sees it
+    conv = None if low in ("null", "~") else translate_value(raw)
     if ref.allowed:
         allowed = {_show(a).lower(): a for a in ref.allowed}
         if low in allowed:
@@ -379,6 +402,8 @@ def _judge(ref: FieldRef, raw: str) -> tuple[bool, Any] | None:
             return True, conv
         return False, conv
     if conv is None:
+        if _category(ref) == "size":
+            return True, ref.default  # parse_distributed_section: a null size falls back to its default
         return ("null" in ref.type), conv
     if isinstance(conv, str) and ref.type.startswith("dtype"):
         return dtype_known(conv), conv

@@ -6,9 +6,11 @@ layout of the user's (the verdict first). A log is never read as a config.
 """
 from __future__ import annotations
 
+from assistant.compose.answers import fact
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.quantity import quantity_line
 from assistant.compose.answers.recommendation import pitfalls
+from assistant.compose.field_facts import judges_value
 from assistant.compose.answers.verdict import fix_changes, fix_line, judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of
 
@@ -29,7 +31,12 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if d is not None and d.report is not None and not d.report.ok:
         w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
         return judged_body(w, inp, d)
-    if d is not None and d.report is not None and inp.query.situation.stated.sizes:
+    sit = inp.query.situation
+    if sit.pasted.errors and fact.explain_error(w, inp, "\n".join(sit.pasted.errors)):
+        # a runtime error no start-up rule raises ("No tensor-parallel plan is registered ..."): what
+        # the kb says about that message leads; a verdict ask on the stated sizes follows it
+        return Part()
+    if d is not None and d.report is not None and sit.stated.sizes:
         if any(a.kind == "verdict" for a in asks):
             return Part()  # the verdict ask judges the stated layout
         # the stated layout passes start-up: what goes wrong later is a pitfall of what it turns on
@@ -38,8 +45,13 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         dist = (d.judged or {}).get("distributed")
         pitfalls(w, features_of(dist if isinstance(dist, dict) else {}), d.report, limit=3)
         return part
-    from assistant.compose.answers import fact, recommendation
+    from assistant.compose.answers import recommendation
 
+    if judges_value(getattr(ask, "text", "") or inp.query.text):
+        # "`cp_size: none` in our recipe, won't that fail?": the field reference's verdict on the value
+        part = fact.fields(w, inp, ask)
+        if part is not None:
+            return part
     return fact.howto(w, inp, with_config=False) or recommendation.write(w, inp, ask)
 
 

@@ -6,6 +6,7 @@ config only when the user gave numbers to size one for.
 """
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
@@ -13,8 +14,8 @@ from assistant.compose.answers.recommendation import (
     config_sections, declined, say_declined, show_plan_yaml, wanted,
 )
 from assistant.compose.citations import with_citation
-from assistant.compose.extract import select_sentences
-from assistant.compose.field_facts import asked_kinds, field_fact_lines
+from assistant.compose.extract import select_sentences, split_sentences
+from assistant.compose.field_facts import asked_kinds, field_fact_lines, judges_value
 from assistant.compose.writer import Writer, features_of, first_sentence, identifiers
 from assistant.planner.plan import Plan
 from assistant.understand.query import Query
@@ -100,7 +101,9 @@ def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True) -> Part | N
     shared = {k: sum(k in ks for ks in per_group) for k in keys}
     rank = {k: min(ks.index(k) for ks in per_group if k in ks) for k in keys}
     keys.sort(key=lambda k: (-shared[k], rank[k]))
-    facts = _facts(w, inp, _asked_first(w, keys, query.text))[:_MAX_HOWTO_FACTS]
+    # a fact the question's words single out answers a part of it: it comes on top of the topics' share
+    limit = _MAX_HOWTO_FACTS + min(1, len(set(_cued(w, query.text)) & set(keys)))
+    facts = _facts(w, inp, _asked_first(w, keys, query.text))[:limit]
     if facts:
         w.answer(facts[0])
     w.bullets(facts[1:])
@@ -215,19 +218,47 @@ def retrieved(w: Writer, inp: ComposeInput, ask=None) -> Part:
     return Part()
 
 
+def explain_error(w: Writer, inp: ComposeInput, error: str) -> bool:
+    """A pasted error that no validator rule matches, explained by the kb section headed by its
+    message: its first two sentences (where and why it is raised, then the fix); False when no
+    retrieved section quotes it."""
+    hit = next((h for h in w.citer.sources if _quotes_error(h.heading, error)), None)
+    sentences = split_sentences(hit.text) if hit is not None else []
+    if not sentences:
+        return False
+    n = w.citer.add(hit) + 1
+    w.citer.cited.add(n)
+    w.answer(with_citation(w.space.join(s.rstrip() for s in sentences[:2]), [n]))
+    return True
+
+
+def _quotes_error(heading: str, error: str) -> bool:
+    """Whether a chunk's heading quotes the error's message: its words up to the first placeholder
+    (`'X'`, `(N)`, `=P`) appear in the error."""
+    for quoted in re.findall(r'"([^"]+)"', heading):
+        head = re.split(r"\b[A-Z]\b|'X'|\(|\[|=", quoted)[0].strip()
+        if len(head) >= 20 and head.lower() in error.lower():
+            return True
+    return False
+
+
 def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
     """A question that names fields (`reshard_after_forward`, `mfsdp`) is answered from the field
     reference: the asked fact (default, allowed values, strategies, aliases, read or not) first."""
     text = getattr(ask, "text", "") or inp.query.text
     table = field_table()
-    refs = table.mentioned(text) or table.mentioned(inp.query.text)
+    refs = table.mentioned(text)
+    if all(r.is_strategy_name for r in refs):
+        # the clause names only a strategy ("AutoModel 默认也是这样吗？"): the field is named elsewhere
+        # in the question ("梯度 reduce 用啥精度")
+        refs = list(dict.fromkeys(refs + table.mentioned(inp.query.text)))
     # a strategy named in passing ("FSDP2's default mixed precision") is not a question about the name
     if not any(not r.is_strategy_name for r in refs) and "same" not in asked_kinds(text):
         return None
     lines = field_fact_lines(refs, text, w.lang)
     if not lines:
         return None
-    if not asked_kinds(text):
+    if not asked_kinds(text) and not judges_value(text):
         # the reference has no fact of the kind asked ("should I turn it off?", "does ddp read it?"):
         # the kb sentence that answers the question leads, the field's meaning follows
         picked = select_sentences(text, w.citer.sources, w.lang, limit=1)
@@ -249,8 +280,12 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return limitations(w, inp)
     text = getattr(ask, "text", "") or inp.query.text
     # a field-reference kind asked ("what pp_schedule do I get if I set none?") outranks cue words
-    cued = [] if asked_kinds(text) else (_cued(w, inp.query.text) or _named_topic_facts(w, inp, ask))
-    if not cued and not any(t in w.p.lead_topics for t in inp.query.topics) and fields(w, inp, ask) is not None:
+    # and a value named for a field with "is that accepted?" ("`pp_size: none`, won't it error?") is
+    # that field's verdict, whatever topic the field belongs to
+    judged = judges_value(text)
+    cued = [] if asked_kinds(text) or judged else (_cued(w, inp.query.text) or _named_topic_facts(w, inp, ask))
+    topical = any(t in w.p.lead_topics for t in inp.query.topics) and not judged
+    if not cued and not topical and fields(w, inp, ask) is not None:
         # the feature facts of what the question names, and what its strategy does with the field
         # what the named strategy does with the field first ("does ddp read dp_size?"), then the features'
         keys = list(w.p.limitations.get(inp.query.params.strategy or "", ()))

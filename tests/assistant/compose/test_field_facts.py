@@ -205,3 +205,21 @@ def test_every_field_a_question_lists_gets_its_sentence():
     assert defaults[:3] == ["`distributed.overlap_grad_reduce` defaults to `true`.",
                             "`distributed.overlap_param_gather` defaults to `true`.",
                             "`distributed.zero_dp_strategy` defaults to `3`."]
+
+
+@pytest.mark.parametrize("question,lang,lead", [
+    # parse_distributed_section: an explicit null size falls back to the default (1), it does not fail
+    ('I saw `pp_size: none` in a recipe. Isn\'t "none" just a string, won\'t that break?', "en",
+     "Yes: `distributed.pp_size` accepts `none` (read as `1`) (it is also the default)."),
+    ("tp_size 写 null 会报错吗", "zh", "可以：`distributed.tp_size` 接受 `null`（会被读成 `1`）（这也是默认值）。"),
+])
+def test_a_null_size_falls_back_to_its_default(question, lang, lead):
+    assert answer(question, lang)[0] == lead
+
+
+def test_what_value_a_strategy_uses_is_not_an_acceptance_question():
+    # "What precision does FSDP2 use by default ...?" led with "Yes: `fsdp2` accepts `mp_policy`"
+    q = "Which precision will fsdp2 use for the gradient reduce by default?"
+    assert "accept" not in asked_kinds(q) and "default" in asked_kinds(q)
+    assert "reduce_dtype: float32" in answer(q)[0]
+    assert "accept" in asked_kinds("Does fsdp2 use mp_policy?")

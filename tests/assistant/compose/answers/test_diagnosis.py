@@ -41,3 +41,13 @@ def test_the_world_an_error_states_is_the_world_judged(ask):
             "RuntimeError: Mesh should not be bigger than default world size 8, but found 16 ranks!")
     assert a.judged["distributed"]["dp_size"] == 4 and a.validation.world_size == 8 and not a.validation.ok
     assert "MW-E-DP-MISMATCH" in lead(a.text)
+
+
+def test_a_runtime_error_no_rule_raises_is_explained_by_its_kb_section(ask):
+    # a pasted "No tensor-parallel plan is registered" error got only the verdict on the stated
+    # tp_size ("Yes: tp_size 1 is valid"); the fix (a TP plan) must lead
+    a = ask("我用 trust_remote_code 加载的模型，tp_size 设成 2 就报错：\n"
+            "ValueError: No tensor-parallel plan is registered for the custom-code architecture 'FooModel' "
+            "(loaded via trust_remote_code=True)\n怎么办？")
+    first = lead(a.text)
+    assert "parallelizer.py" in first and "tp_plan" in first and not first.startswith("可以")

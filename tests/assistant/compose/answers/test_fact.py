@@ -25,3 +25,21 @@ def test_a_recommendation_keeps_the_rest_data_parallel(ask):
     for cfg in configs:
         d = cfg.get("distributed", cfg)
         assert d.get("pp_size") == 2 and d.get("tp_size", 1) == 1 and d.get("cp_size", 1) == 1
+
+
+def test_a_value_named_for_a_size_field_gets_the_verdict_not_the_topic(ask):
+    # "`pp_size: none`, won't it break?" got the PP topic summary; the field reference judges the value
+    a = ask("Our recipe has `cp_size: none` written in it. Won't that fail at start-up?")
+    assert lead(a.text).startswith("Yes: `distributed.cp_size` accepts `none`")
+
+
+def test_a_field_named_outside_the_clause_that_names_the_strategy_is_answered(ask):
+    # the clause with "默认" names only FSDP2; the precision asked about is in the next clause
+    a = ask("AutoModel 里 FSDP2 默认是这样吗？梯度同步用什么精度")
+    assert "reduce_dtype: float32" in lead(a.text)
+
+
+def test_packing_with_cp_says_which_attention_path_it_needs(ask):
+    # "CP + packing: does the attention backend matter?" got only the padding rule and the CP summary
+    a = ask("用 context parallel 的时候再开 sequence packing，对 attention 后端有什么限制？")
+    assert "THD" in a.text.split("**来源**")[0] and "Transformer Engine" in a.text
