@@ -35,6 +35,12 @@ def _kwargs(query: Query, gpus_per_node: int, world: int | None = None) -> dict:
                 unusable=UnusableInput, model=sit.model, gpu=sit.gpu)
 
 
+def rejudge(query: Query, d: Diagnosis, recipe: dict, world_size: int | None = None) -> Diagnosis:
+    """Another recipe judged at the numbers `d` was judged at (the user's layout with the options they
+    asked for), or at the world size the question asks about."""
+    return judge_stated(recipe, **_kwargs(query, d.gpus_per_node, world_size or d.world_size))
+
+
 def judge_user_layout(query: Query, gpus_per_node: int, errors: Sequence[UpstreamErrorMatch] = ()) -> Diagnosis | None:
     """The verdict on the user's own layout; None when they pasted, stated or quoted none."""
     sit = query.situation

@@ -54,6 +54,11 @@ def plan_asks(asks: tuple, query) -> tuple:
         if not any(a.kind in ("diagnosis", "location") for a in asks):
             asks = (Ask("diagnosis", query.text),) + asks
         asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
+    if _has_numbers(query):
+        # "4 nodes of 8 GPUs ... What do I set?": a clause that asks for a config and a fact about no
+        # field is a request for the config of the user's situation
+        config_texts = {a.text for a in asks if a.kind == "config"}
+        asks = tuple(a for a in asks if not (a.kind == "fact" and a.target is None and a.text in config_texts))
     fact_texts = {a.text for a in asks if a.kind == "fact"}
     # "我 yaml 里写的 moe: 还会生效吗", "in my yaml tp_size is 2, what happens?": the YAML as the place
     # a setting is written asks for no config

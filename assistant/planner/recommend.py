@@ -418,6 +418,8 @@ def _cost(c: Candidate, s: Situation, t: Targets, relaxed: bool) -> float:
         cost += 5.0
     if relaxed and "hsdp" in t.required and c.dp_replicate == 1:
         cost += float(w["wanted_missing"])
+    if c.dp_replicate > 1 and c.layout.node_replicas and c.dp_replicate != c.layout.node_replicas:
+        cost += 0.05 * abs(math.log2(c.dp_replicate) - math.log2(c.layout.node_replicas))  # a group per node first
     return cost
 
 
@@ -461,13 +463,14 @@ def _candidates(s: Situation, t: Targets, strategy: str, relaxed: bool) -> list[
         layout = Layout.of(strategy, world, gpus_per_node=s.gpn, tp=tp, pp=pp, cp=cp, ep=ep)
         if layout.mesh_errors():  # the world does not divide, or ep does not divide dp*cp*tp
             continue
-        for dpr in _replicate_options(s, t, strategy, layout.dp, relaxed):
+        for dpr in _replicate_options(s, t, strategy, layout, relaxed):
             for ac in ac_options:
                 out.append(Candidate(replace(layout, dp_replicate=dpr), ac))
     return out
 
 
-def _replicate_options(s: Situation, t: Targets, strategy: str, dp: int, relaxed: bool) -> list[int]:
+def _replicate_options(s: Situation, t: Targets, strategy: str, layout: Layout, relaxed: bool) -> list[int]:
+    dp = layout.dp
     if not accepts(strategy, "hsdp") or "hsdp" in t.forbidden or "hsdp" not in t.required:
         return [1]
     fixed = s.params.dp_replicate_size
@@ -476,7 +479,7 @@ def _replicate_options(s: Situation, t: Targets, strategy: str, dp: int, relaxed
         opts = [fixed] if fixed in divisors else []
     else:
         # replicate across nodes, shard inside one: the replica count is the node count when it fits
-        want = s.nodes if s.nodes and s.nodes > 1 else 2
+        want = layout.node_replicas or (s.nodes if s.nodes and s.nodes > 1 else 2)
         opts = sorted(divisors, key=lambda d: (abs(math.log2(d) - math.log2(want)), d))[:3]
     if relaxed:
         opts = opts + [1]

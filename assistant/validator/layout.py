@@ -109,6 +109,16 @@ class Layout:
         """The parallel features in use: tp, pp, cp, ep (size > 1) and hsdp (dp_replicate > 1)."""
         return frozenset(f for f in SIZE_FEATURES if self._size(f) > 1)
 
+    @property
+    def node_replicas(self) -> int | None:
+        """HSDP's usual layout: one sharding group per node (dp_shard = gpus_per_node / (tp*cp)),
+        replicated across nodes; the dp_replicate that gives it, None when it is not a valid one."""
+        per_node = self.gpus_per_node // (self.tp * self.cp) if self.gpus_per_node % (self.tp * self.cp) == 0 else 0
+        if self.strategy != "fsdp2" or per_node < 1 or self.dp % per_node:
+            return None
+        replicas = self.dp // per_node
+        return replicas if 1 < replicas < self.dp else None
+
     def _size(self, feature: str) -> int:
         return self.dp_replicate if feature == "hsdp" else getattr(self, feature)
 

@@ -6,7 +6,13 @@ API builds it, then the same config as YAML (the one the validator checked).
 from __future__ import annotations
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
-from assistant.compose.answers.recommendation import config_sections, show_plan_yaml, wanted
+from dataclasses import replace
+
+from assistant.compose.answers.recommendation import config_sections, plan_recipe, show_plan_yaml, wanted
+from assistant.compose.judge import rejudge
+from assistant.compose.wished import wished_options, with_options
+from assistant.planner.recommend import to_yaml
+from assistant.validator import validate
 from assistant.compose.writer import Writer, size_of
 from assistant.validator.fields import field_table
 from assistant.planner.plan import Plan
@@ -78,16 +84,39 @@ def write_python(w: Writer, inp: ComposeInput) -> Part:
 
 def judged_yaml(w: Writer, inp: ComposeInput) -> Part | None:
     """The user's own passing layout, written out: the config they asked for is theirs, not the
-    planner's."""
+    planner's, with the options the request names."""
     d = inp.diagnosis
     if d is None or d.pasted or d.report is None or not d.report.ok or not inp.query.situation.stated.sizes:
         return None  # options alone ("开启激活检查点") are a wish, not a layout of the user's
+    options = wished_options(inp.query)
+    if options and d.judged:
+        wished = rejudge(inp.query, d, with_options(d.judged, options))
+        if wished.report is not None and wished.report.ok:
+            d = wished  # else the layout as stated; the options' own answer says what they need
     w.answer(w.say("judged_yaml", world=d.world_size))
     w.code(d.yaml_text)
     return Part(d.yaml_text, d.report, d.report.derived.strategy if d.report.derived else None, d.judged)
 
 
+def with_wishes(inp: ComposeInput) -> ComposeInput:
+    """The plan with the option values the request names ("reduce fp32", "it turned off"), validated
+    at the plan's numbers; the plan as it was when they do not pass."""
+    plan = inp.plan
+    options = wished_options(inp.query) if plan is not None and plan.report.ok else {}
+    if not options:
+        return inp
+    recipe = with_options(plan_recipe(plan) or {"distributed": dict(plan.distributed)}, options)
+    if recipe["distributed"] == plan.distributed:
+        return inp
+    report = validate(recipe, world_size=plan.report.world_size or plan.world_size or 1,
+                      gpus_per_node=plan.gpus_per_node, model=inp.query.situation.model, gpu=inp.query.situation.gpu)
+    if not report.ok:
+        return inp
+    return replace(inp, plan=replace(plan, distributed=recipe["distributed"], yaml=to_yaml(recipe), report=report))
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    inp = with_wishes(inp)
     if inp.query.intent == "python_api":
         return write_python(w, inp)
     part = judged_yaml(w, inp)

@@ -11,7 +11,12 @@ import re
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.verdict import judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
+from assistant.understand import catalog
 from assistant.understand.asks import load_asks
+from assistant.compose.diagnose import judge_stated
+from assistant.compose.judge import rejudge
+from assistant.understand.params import extract_params, normalize
+from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
 from assistant.validator.layout import Layout
 from assistant.validator.report import Derived, ValidationReport
@@ -19,7 +24,7 @@ from assistant.validator.report import Derived, ValidationReport
 
 _STRATEGY_ASKED = re.compile(r"\bstrateg|\byaml\b|策略|字段|\bfields?\b", re.I)  # the layout as a whole is asked too
 _ESTIMATES = frozenset({"MW-E-MEMORY"})  # not start-up checks: the layout is built, then runs out of memory
-_FROM_DP = ("dp_shard", "ep_shard", "moe_mesh_shape", "grad_acc_steps")
+_FROM_DP = ("dp_shard", "dp_replicate", "ep_shard", "moe_mesh_shape", "grad_acc_steps")
 
 
 def derived_sizes(r: ValidationReport, judged: dict | None) -> Derived | None:
@@ -45,10 +50,31 @@ def derived_sizes(r: ValidationReport, judged: dict | None) -> Derived | None:
         return None
 
 
-def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None) -> str | None:
+def experts_of(query) -> int | None:
+    """The routed-expert count: the model table's for a known model, else the count the user states."""
+    model = getattr(query.situation, "model", None) or query.params.model
+    info = catalog.model_info(model) if model else None
+    return (info.num_experts if info is not None and info.is_moe else None) or query.params.num_experts
+
+
+def _experts_line(w: Writer, ep: int, experts: int | None) -> str:
+    if experts is None:
+        return w.say("q_experts_unknown", ep=ep)
+    if ep <= 1:
+        return w.say("q_experts_no_ep", experts=experts)
+    if experts % ep:
+        valid = ", ".join(str(x) for x in range(2, experts + 1) if experts % x == 0 and x <= 64) or "-"
+        return w.say("q_experts_uneven", experts=experts, ep=ep, rem=experts % ep, valid=valid)
+    return w.say("q_experts_per_rank", per=experts // ep, experts=experts, ep=ep)
+
+
+def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None,
+                  experts: int | None = None) -> str | None:
     d = derived_sizes(r, judged)
     if d is None:
         return None
+    if target == "experts_per_rank":
+        return _experts_line(w, d.ep_size, experts)
     sched = (judged or {}).get("step_scheduler") if isinstance(judged, dict) else None
     sched = sched if isinstance(sched, dict) else {}
     if target == "dp_size":
@@ -57,7 +83,7 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         if d.strategy == "megatron_fsdp":
             return w.say("q_dp_megatron", world=d.world_size, tp=d.tp_size, cp=d.cp_size, dp=d.dp_size)
         return w.say("q_dp_fsdp2", world=d.world_size, tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, dp=d.dp_size)
-    if target == "dp_shard":
+    if target in ("dp_shard", "dp_replicate"):
         return w.say("q_dp_shard", dp=d.dp_size, rep=d.dp_replicate_size, shard=d.dp_shard_size)
     if target in ("ep_shard", "moe_mesh_shape"):
         if d.ep_size <= 1 or d.ep_shard_size is None:
@@ -129,8 +155,73 @@ def layout_targets(r: ValidationReport, judged: dict | None) -> list[str]:
     return out
 
 
+# "tp 从 1 改成 2", "going from pp 2 to pp 4", "ep 4 vs 8": two values of one size, compared
+_KEY = r"(?P<key>tp|pp|cp|ep|dp_replicate)(?:_size)?"
+_TO = r"(?:改成|改为|变成|换成|调到|调成|增加到|加到|升到|降到|到|to|->|→|=>|vs\.?|versus|还是|or)"
+_VALUE = r"\s*(?:=|:)?\s*"
+_COMPARED = (
+    re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?:从|from)\s*(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
+    re.compile(rf"(?:从|from)\s*{_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
+    re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
+)
+_NOT_A_SIZE = re.compile(r"\s*(?:gpus?|nodes?|cards?|卡|张|台|个|节点|b\b|k\b)", re.I)
+
+
+def compared_sizes(text: str) -> tuple[str, int, int] | None:
+    """("tp_size", 1, 2) when the question compares two values of one size; None otherwise."""
+    for pat in _COMPARED:
+        for m in pat.finditer(text):
+            a, b = int(m.group("a")), int(m.group("b"))
+            if a != b and a >= 1 and b >= 1 and not _NOT_A_SIZE.match(text, m.end()):
+                return f"{m.group('key').lower()}_size", a, b
+    return None
+
+
+def _write_compared(w: Writer, inp: ComposeInput, ask, base: dict, world: int, gpn: int) -> Part | None:
+    """The asked quantities for each of the two layouts the question compares, each labelled."""
+    found = compared_sizes(inp.query.text)
+    dist = base.get("distributed") if isinstance(base, dict) else None
+    if found is None or not isinstance(dist, dict):
+        return None
+    key, *values = found
+    first: Part | None = None
+    asked: list[str] = []
+    for value in values:
+        recipe = {**base, "distributed": {**dist, key: value}}
+        r = validate(recipe, world_size=world, gpus_per_node=gpn)
+        label = w.say("q_layout_label", name=key, value=value)
+        if not r.ok:
+            f = r.errors[0]
+            w.answer(label + w.say("verdict_no", message=(f.message_zh if w.lang == "zh" else f.message).rstrip(" .。"),
+                                   code=f.code))
+            continue
+        targets = [t for t in _targets(ask, r, recipe, inp.query.text) if t != "mesh_shape"]
+        asked = asked or targets
+        for target in targets:
+            line = quantity_line(w, target, r, recipe, experts_of(inp.query))
+            if line:
+                w.answer(label + line)
+        first = first or Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=recipe)
+    sched = base.get("step_scheduler")
+    if "grad_acc_steps" in asked and isinstance(sched, dict) and isinstance(sched.get("global_batch_size"), int):
+        w.answer(w.say("q_gbs_fixed", gbs=sched["global_batch_size"]))
+    return first
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = inp.diagnosis
+    if d is not None and d.report is not None and d.report.ok and d.judged and d.world_size:
+        part = _write_compared(w, inp, ask, d.judged, d.world_size, d.gpus_per_node)
+        if part is not None:
+            return part
+    elif d is None and inp.plan is not None and inp.plan.report.ok:
+        from assistant.compose.answers.recommendation import plan_recipe
+
+        recipe = plan_recipe(inp.plan)
+        part = _write_compared(w, inp, ask, recipe or {}, inp.plan.report.world_size or inp.plan.world_size or 1,
+                               inp.plan.gpus_per_node)
+        if part is not None:
+            return part
     if d is None or d.report is None:
         # nothing stated to compute from: the quantities of the recommended layout, then that layout
         from assistant.compose.answers import recommendation
@@ -140,18 +231,19 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return recommendation.write(w, inp, ask)
         recipe = recommendation.plan_recipe(plan)
         for target in _targets(ask, plan.report, recipe):
-            w.answer(quantity_line(w, target, plan.report, recipe))
+            w.answer(quantity_line(w, target, plan.report, recipe, experts_of(inp.query)))
         if inp.query.intent in ("strategy", "yaml") or _STRATEGY_ASKED.search(inp.query.text):
             return recommendation.write(w, inp, ask)  # the question is about the layout as a whole
         # which layout these numbers are for, in one sentence; its YAML only when a config is asked
         w.answer(w.fact(recommendation.lead_key(plan.strategy, features_of(plan.distributed or {}), plan.world_size,
                                                 recommendation.wanted(inp.query)), section="leads", required=True))
         return Part(report=plan.report, strategy=plan.strategy, judged=recipe)
+    d = _hsdp_by_node(inp, d, ask) or _asked_layout(inp, d, ask) or d
     r = d.report
     if not r.ok and {f.code for f in r.errors} <= _ESTIMATES and derived_sizes(r, d.judged) is not None:
         # over the memory estimate: the sizes still exist and were asked; the estimate follows
         for target in _targets(ask, r, d.judged, inp.query.text):
-            w.answer(quantity_line(w, target, r, d.judged))
+            w.answer(quantity_line(w, target, r, d.judged, experts_of(inp.query)))
         # the estimate's first sentence (its totals); the knobs and assumptions are in the report
         w.bullets([w.say("rule_item", code=f.code, path=f.path,
                          message=first_sentence(f.message_zh if w.lang == "zh" else f.message, 260))
@@ -169,9 +261,72 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return Part()
         w.answer(verdict_line(w, d))
         return judged_body(w, inp, d)
+    experts = experts_of(inp.query)
     for target in _targets(ask, r, d.judged, inp.query.text):
-        w.answer(w.computed(line) if (line := quantity_line(w, target, r, d.judged)) else None)
+        line = quantity_line(w, target, r, d.judged, experts)
+        if line and not _said(w, line):
+            w.answer(w.computed(line))
     return judged_body(w, inp, d)
+
+
+def _hsdp_by_node(inp: ComposeInput, d, ask):
+    """"HSDP, sharded inside each 8-GPU node: what dp_replicate_size?": the user wants HSDP and left
+    its size to us; the usual one is a sharding group per node, replicated across nodes. The user's
+    layout with that dp_replicate_size, judged again; None when it does not apply."""
+    st = inp.query.situation.stated
+    dist = (d.judged or {}).get("distributed")
+    if "hsdp" not in st.wanted or "dp_replicate_size" in st.sizes or d.pasted or not isinstance(dist, dict) \
+            or d.report is None or not d.report.ok or d.report.derived is None:
+        return None
+    if getattr(ask, "target", None) not in ("dp_replicate", "dp_shard", None):
+        return None
+    replicas = Layout.from_derived(d.report.derived, d.gpus_per_node).node_replicas
+    if replicas is None:
+        return None
+    recipe = {**d.judged, "distributed": {**dist, "dp_replicate_size": replicas}}
+    judged = judge_stated(recipe, world_size=d.world_size, gpus_per_node=d.gpus_per_node, validate=validate,
+                          unusable=UnusableInput)
+    return judged if judged.report is not None and judged.report.ok else None
+
+
+_SENTENCE = re.compile(r"[^.?!。？！]+[.?!。？！]?")
+
+
+def _asked_layout(inp: ComposeInput, d, ask):
+    """"OOMs with pp4 ep8 ... but trains with pp8 ep8. In that pp8 ep8 layout, what is dp?": the
+    sizes stated in the asking sentence are the layout asked about when they differ from the first
+    ones read; that layout judged at the same numbers. None when the sentence restates nothing new."""
+    dist = (d.judged or {}).get("distributed")
+    if d.pasted or not isinstance(dist, dict) or not getattr(ask, "text", ""):
+        return None
+    core = ask.text.strip(" ?？.。")[:40]
+    sentence = next((m.group(0) for m in _SENTENCE.finditer(normalize(inp.query.text)) if core and core in m.group(0)), None)
+    if sentence is None:
+        return None
+    p = extract_params(sentence)
+    changed = {k: v for k in ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size")
+               if isinstance(v := getattr(p, k), int) and k in dist and dist[k] != v}
+    new = {**dist, **changed}
+    if getattr(ask, "target", None) == "dp_size" and "dp_size" in new:
+        # "a table says dp2: what is dp_size really?": the size asked for is a claim to check, not a given
+        new.pop("dp_size")
+        changed["dp_size"] = None
+    # "what dp_size would 32 GPUs give me with the same tp and pp?": the world size the clause itself asks
+    # about (the sentence around it may describe the cluster: "when a node only has 4 GPUs")
+    asked_world = extract_params(normalize(ask.text)).world_size
+    world = asked_world if asked_world and d.world_size and asked_world != d.world_size else None
+    if not changed and world is None:
+        return None
+    if new.get("pp_size", 1) > 1:
+        new.setdefault("pipeline", {})
+    judged = rejudge(inp.query, d, {**d.judged, "distributed": new}, world)
+    return judged if judged.report is not None else None
+
+
+def _said(w: Writer, line: str) -> bool:
+    """The same quantity already in the lead (another ask of the question computed it, cited differently)."""
+    core = line.rstrip(" .。")
+    return any(lead.startswith(core) for lead in w.leads)
 
 
 KIND = AnswerKind("quantity", frozenset({"validation", "plan", "retrieval"}), write)

@@ -84,6 +84,11 @@ def config_sections(w: Writer, plan: Plan, query: Query, *, fields: bool, ration
     strategy = plan.strategy
     if lead:
         w.answer(w.fact(lead_key(strategy, feats, plan.world_size, wanted(query)), section="leads", required=True))
+        if "hsdp" in feats and "hsdp" in wanted(query) and plan.report.ok:
+            # how HSDP splits the data-parallel ranks is what an HSDP question asks for
+            from assistant.compose.answers.quantity import quantity_line
+
+            w.answer(quantity_line(w, "dp_shard", plan.report, plan_recipe(plan)))
     named = query.params.strategy
     if named and named != strategy:
         w.para(w.say("strategy_named_rejected", strategy=named, chosen=strategy))

@@ -396,3 +396,11 @@ def test_tp_on_a_gpu_without_nvlink_is_not_described_as_nvlink():
     assert tp_steps and all("no NVLink" in s.en and "PCIe" in s.en and "没有 NVLink" in s.zh for s in tp_steps)
     h100 = plan(understand("Llama 3.1 70B on 8 nodes of 8 H100"))
     assert any("(NVLink)" in s.en for s in h100.rationale if s.en.startswith("tp_size"))
+
+
+def test_hsdp_replicas_are_one_group_per_node():
+    # 8 nodes x 8: a sharding group per node is 8 replicas (the search used to settle on 2)
+    d = _check(plan(understand("HSDP for an 8B model on 8 nodes x 8 GPUs")))
+    assert d["dp_replicate_size"] == 8
+    d = _check(plan(understand("HSDP with tp_size 2 on 4 nodes x 8 GPUs")))
+    assert (d["tp_size"], d["dp_replicate_size"]) == (2, 4)  # dp 16, 4 data-parallel ranks per node

@@ -100,3 +100,11 @@ def test_capabilities_come_from_the_schema():
             r = validate({"strategy": strategy, **extra}, world_size=8, suggest_fix=False)
             want = caps.refuses(feature)
             assert (want in r.codes) if want else r.ok, (strategy, feature, r.codes)
+
+
+def test_node_replicas_shards_inside_a_node():
+    assert Layout.of("fsdp2", 64, gpus_per_node=8).node_replicas == 8  # 8 nodes: a group per node
+    assert Layout.of("fsdp2", 32, gpus_per_node=8, tp=2).node_replicas == 4  # dp 16, 4 dp ranks per node
+    assert Layout.of("fsdp2", 64, gpus_per_node=8, pp=2).node_replicas == 4  # dp 32 over 8 per node
+    assert Layout.of("fsdp2", 8, gpus_per_node=8).node_replicas is None  # one node: nothing to replicate
+    assert Layout.of("megatron_fsdp", 32, gpus_per_node=8).node_replicas is None

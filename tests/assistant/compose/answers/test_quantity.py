@@ -19,3 +19,78 @@ def test_every_number_asked_is_in_the_lead(ask):
 def test_a_failing_layout_has_a_verdict_not_quantities(ask):
     a = ask("On 24 GPUs with tp_size 8 and pp_size 2, what is dp_size?")
     assert lead(a.text).startswith("No: ") and not a.validation.ok
+
+
+def test_experts_per_rank_is_the_stated_count_over_ep(ask):
+    # a phrasing and numbers of our own: 96 experts over ep 8 on 16 GPUs -> 12 per rank
+    a = ask("My MoE has 96 routed experts. With 16 GPUs and ep_size 8, how many experts sit on each GPU?")
+    first = lead(a.text)
+    assert "12 experts per EP rank" in first and "96 / 8" in first
+    assert "n_routed_experts % ep_size == 0" in first and shown_configs(a.text) == []
+
+
+def test_experts_per_rank_that_do_not_divide_say_start_up_fails(ask):
+    a = ask("60 experts and ep_size 8 on 8 GPUs: how many experts per rank do I get?")
+    first = lead(a.text)
+    assert "60 % 8 = 4" in first and "start-up" in first and "12 experts per" not in first
+
+
+def test_experts_per_rank_reads_the_model_table(ask):
+    a = ask("每张卡上有几个专家？Qwen3-30B-A3B，16 卡，ep_size 16", lang="zh")
+    assert "128 / 16" in lead(a.text) and "8 个专家" in lead(a.text)
+
+
+def test_hsdp_size_left_to_us_is_one_shard_group_per_node(ask):
+    # a wording of our own: the user wants HSDP, states the strategy and the cluster, asks the sizes
+    a = ask("We run fsdp2 on 64 GPUs, 8 per node, and want HSDP with every node its own shard group. "
+            "How big is dp_replicate_size then?")
+    first = lead(a.text)
+    assert "dp_replicate_size 8" in first and "dp_shard = 8" in first and "64 / 8" in first
+    assert a.judged["distributed"]["dp_replicate_size"] == 8
+
+
+
+def test_two_layouts_compared_each_get_their_numbers(ask):
+    # our own wording and numbers: 16 GPUs, global 64 / local 2, pp 2 -> pp 4
+    a = ask("16 GPUs, global batch 64, local batch 2: going from pp 2 to pp 4, how many gradient accumulation steps?")
+    first = lead(a.text)
+    assert "With `pp_size: 2`: Gradient accumulation = 4" in first and "64 / (2 × 8)" in first
+    # pp 4 needs 4 microbatches but local_batch_size 2 gives 2: the rule, not a number
+    assert "With `pp_size: 4`: No:" in first and "MW-E-PP-MICROBATCH-COUNT" in first
+    assert "global_batch_size stays 64" in first
+
+
+def test_compared_sizes_reads_both_values():
+    from assistant.compose.answers.quantity import compared_sizes
+
+    assert compared_sizes("tp 从 1 改成 2 之后") == ("tp_size", 1, 2)
+    assert compared_sizes("switching from ep_size=4 to ep_size=8") == ("ep_size", 4, 8)
+    assert compared_sizes("cp 2 vs 4 for 128k tokens") == ("cp_size", 2, 4)
+    assert compared_sizes("tp 4 to 8 GPUs") is None and compared_sizes("tp 4 on 8 GPUs") is None
+
+
+def test_the_layout_named_in_the_asking_sentence_is_the_one_computed(ask):
+    # two layouts stated; the question names the second: dp = 16 / (4 * 2) = 2, not 16 / (2 * 2) = 4
+    a = ask("On 16 GPUs tp 2 pp 2 was too slow, so we moved to tp 4 pp 2. For the tp 4 pp 2 run, what is dp_size?")
+    assert lead(a.text).startswith("dp_size = 2:") and a.judged["distributed"]["tp_size"] == 4
+
+
+def test_a_world_size_asked_about_in_the_sentence_is_the_one_computed(ask):
+    # our numbers: tp 4 pp 2 fails on 12 GPUs; the second question moves to 24 GPUs -> dp = 24 / 8 = 3
+    a = ask("Does tp 4 with pp 2 run on 12 GPUs? If it doesn't, what dp_size do I get on 24 GPUs with the same sizes?")
+    first = lead(a.text)
+    assert first.startswith("No: ") and "dp_size = 3" in first and "24 / (4 × 2 × 1)" in first
+
+
+def test_a_stated_dp_that_is_asked_about_is_computed_not_taken(ask):
+    a = ask("Our run sheet says 'tp2 pp2 dp8' for 32 GPUs. What is dp_size actually with tp 2 and pp 2 on 32 GPUs?")
+    assert lead(a.text).startswith("dp_size = 8:")
+    a = ask("Our run sheet says 'tp2 pp2 dp4' for 32 GPUs. What is dp_size actually with tp 2 and pp 2 on 32 GPUs?")
+    assert lead(a.text).startswith("dp_size = 8:") and "dp_size" not in a.judged["distributed"]
+
+
+def test_a_per_node_count_in_the_sentence_is_not_the_world_asked_about(ask):
+    # 8 GPUs, global 16 / local 1, no TP: dp 8, grad acc 2; "a node only has 2 GPUs" is not a world of 2
+    a = ask("8 GPUs, global_batch_size 16 and local_batch_size 1. With ep_size 4 and no TP, how many gradient "
+            "accumulation steps do I get, and is ep 4 allowed when a node only has 2 GPUs?")
+    assert "Gradient accumulation = 2" in lead(a.text) and "16 / (1 × 8)" in lead(a.text)

@@ -1,0 +1,24 @@
+"""Recommendations and configs: the plan's layout, with the sizes an asked-for feature sets in the lead."""
+from __future__ import annotations
+
+from tests.assistant.compose.answers.conftest import lead
+
+
+def test_config_for_hsdp_across_nodes_has_the_split_in_the_lead(ask):
+    a = ask("2 machines with 4 GPUs each. Replicate between machines, shard within each machine: what should I put in the config?")
+    first = lead(a.text)
+    assert "dp_replicate_size 2" in first and "dp_shard = 4" in first
+    assert {"config", "recommendation"} & set(a.asks) and "dp_replicate_size: 2" in a.text
+
+
+def test_config_carries_the_option_values_the_request_names(ask):
+    # wordings and numbers of our own: a stated layout with an option, and one with dtypes only
+    a = ask("16 卡 tp 4 的配置怎么写？把 defer_fsdp_grad_sync 关掉", lang="zh")
+    assert "defer_fsdp_grad_sync: false" in a.text and "tp_size: 4" in a.text and a.validation.ok
+    a = ask("Give me the fsdp2 yaml for fp16 params with fp32 gradient reduction")
+    assert "param_dtype: float16" in a.text and "reduce_dtype: float32" in a.text and a.validation.ok
+
+
+def test_stated_layout_with_checkpointing_wished_writes_it(ask):
+    a = ask("4 张 3090，不开 TP，激活检查点要打开，yaml 怎么写", lang="zh")
+    assert "activation_checkpointing: true" in a.text and a.validation.ok
