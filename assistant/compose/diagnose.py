@@ -2,6 +2,7 @@
 numbers exactly as given, and the nearest layout that itself validates when it fails."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -11,7 +12,7 @@ from assistant.validator.coerce import load_yaml  # the validator's bounded safe
 
 from assistant.validator.report import ValidationReport
 
-_PARSE_CAP = 256 * 1024  # only for guessing a world size; the validator enforces its own cap
+_PARSE_CAP = 256 * 1024  # for reading the pasted mapping here; the validator enforces its own cap
 
 
 @dataclass(frozen=True)
@@ -39,18 +40,32 @@ def _int(v) -> int:
     return 1
 
 
+def _parsed(yaml_text: str):
+    """The pasted text as data, once per diagnosis; None when it is not YAML the validator's loader reads."""
+    if len(yaml_text.encode("utf-8", "replace")) > _PARSE_CAP:
+        return None
+    try:
+        return load_yaml(yaml_text)
+    except ValueError:  # UnusableInput: not YAML, too big, too deep
+        return None
+
+
+def _section(data):
+    """The distributed section of a whole recipe, or the bare section itself."""
+    return data.get("distributed", data) if isinstance(data, dict) else None
+
+
 def guess_world_size(yaml_text: str, gpus_per_node: int) -> tuple[int, str]:
     """Smallest world the pasted sizes fit: one node when they fit in it, else the mesh product."""
+    return _world_for(_parsed(yaml_text), gpus_per_node)
+
+
+def _world_for(data, gpus_per_node: int) -> tuple[int, str]:
     product = 1
-    if len(yaml_text.encode("utf-8", "replace")) <= _PARSE_CAP:
-        try:
-            data = load_yaml(yaml_text)
-        except ValueError:  # UnusableInput: not YAML, too big, too deep
-            data = None
-        dist = data.get("distributed", data) if isinstance(data, dict) else None
-        if isinstance(dist, dict):
-            for key in ("tp_size", "pp_size", "cp_size", "dp_size"):
-                product *= _int(dist.get(key))
+    dist = _section(data)
+    if isinstance(dist, dict):
+        for key in ("tp_size", "pp_size", "cp_size", "dp_size"):
+            product *= _int(dist.get(key))
     if product <= gpus_per_node and gpus_per_node % product == 0:
         return gpus_per_node, "node"
     return product, "mesh"
@@ -67,9 +82,10 @@ def diagnose(
     gpu: str | None = None,
 ) -> Diagnosis:
     assumed = None
-    judged = _as_recipe(yaml_text)
+    data = _parsed(yaml_text)
+    judged = _as_recipe(data)
     if not world_size:
-        world_size, assumed = guess_world_size(yaml_text, gpus_per_node)
+        world_size, assumed = _world_for(data, gpus_per_node)
     kwargs = {"world_size": world_size, "gpus_per_node": gpus_per_node, "model": model, "gpu": gpu}
     try:
         report = validate(yaml_text, **kwargs)
@@ -79,7 +95,7 @@ def diagnose(
                          error_zh=getattr(exc, "message_zh", None) or getattr(exc, "message", str(exc)), judged=judged)
     fix_yaml = fix_report = None
     if not report.ok:
-        for fix in (_schedule_kept(yaml_text, report), report.suggested_fix):
+        for fix in (_schedule_kept(data, report), report.suggested_fix):
             if not fix:
                 continue
             try:
@@ -99,29 +115,20 @@ def judge_stated(recipe: dict, **kwargs) -> Diagnosis:
     return replace(d, pasted=False)
 
 
-def _as_recipe(yaml_text: str) -> dict | None:
+def _as_recipe(data) -> dict | None:
     """The judged mapping in the `Answer.judged` shape: a recipe, a bare section wrapped."""
-    if len(yaml_text.encode("utf-8", "replace")) > _PARSE_CAP:
-        return None
-    try:
-        data = load_yaml(yaml_text)
-    except ValueError:
-        return None
     if not isinstance(data, dict):
         return None
     return data if "distributed" in data else {"distributed": data}
 
 
-def _schedule_kept(yaml_text: str, report: ValidationReport) -> str | None:
+def _schedule_kept(data, report: ValidationReport) -> str | None:
     """`pipeline: interleaved1f1b` means the schedule: the fix that keeps it moves the name under
     `pipeline.pp_schedule` (the generic fix, `pipeline: {}`, would drop what the user asked for)."""
-    if "MW-E-PIPELINE-VALUE" not in report.codes or len(yaml_text.encode("utf-8", "replace")) > _PARSE_CAP:
+    if "MW-E-PIPELINE-VALUE" not in report.codes or not isinstance(data, dict):
         return None
-    try:
-        data = load_yaml(yaml_text)
-    except ValueError:  # UnusableInput: not YAML, too big, too deep
-        return None
-    dist = data.get("distributed", data) if isinstance(data, dict) else None  # a whole recipe or the bare section
+    data = copy.deepcopy(data)  # the parsed input is also the judged mapping: the fix edits a copy
+    dist = _section(data)
     if not isinstance(dist, dict) or not isinstance(dist.get("pipeline"), str) or not dist["pipeline"].strip():
         return None
     dist["pipeline"] = {"pp_schedule": dist["pipeline"].strip()}
