@@ -13,7 +13,6 @@ from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
 from assistant.compose.citations import Citer
 from assistant.compose.phrases import Phrases
 from assistant.compose.scope import is_off_topic, neighbour_topic
-from assistant.understand.gibberish import looks_like_gibberish
 from assistant.compose.writer import FEATURE_ORDER, Writer
 from assistant.understand.asks import _kinds_in, load_asks
 from assistant.understand.query import Ask
@@ -40,9 +39,8 @@ class Composed:
 def plan_asks(asks: tuple, query) -> tuple:
     """The asks to answer: reconciled with the question's intent where the clause-level reading is
     weaker than the whole question's, and without kinds another ask already covers."""
-    sit = query.situation
-    if looks_like_gibberish(query.text) and not (sit.stated.any() or sit.pasted.configs or sit.pasted.errors):
-        return (Ask("nonsense", query.text),)  # "tp tp asdkj qwe": a domain word in keyboard mash asks nothing
+    if len(asks) == 1 and asks[0].kind == "nonsense":
+        return asks  # understanding found nothing asked (keyboard mash): nothing to reconcile
     asks = tuple(_reconciled(a, query) for a in asks)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."

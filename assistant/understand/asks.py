@@ -137,11 +137,16 @@ def _capability(clause: str) -> bool:
             and _CAPABILITY_VERB.search(clause) is not None and _REFERS.search(clause) is None)
 
 
-def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool = False) -> tuple[Ask, ...]:
+def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool = False,
+                states_layout: bool = False) -> tuple[Ask, ...]:
     """One Ask per thing asked, in order; the intent decides only when no clause asks anything.
 
     A yes/no question with no layout to judge ("does megatron_fsdp support PP?") asks a fact about a
-    strategy or field, not a verdict on a config; a quoted error message is also diagnosed."""
+    strategy or field, not a verdict on a config; a quoted error message is also diagnosed. Keyboard
+    mash around a domain word ("tp tp asdkj qwe") asks nothing unless it also states a layout, pastes
+    a config or an error (`states_layout`)."""
+    if looks_like_gibberish(question) and not states_layout:
+        return (Ask("nonsense", question.strip()[:200]),)
     if intent == "nonsense":
         # A real question about something else is out of scope and is told so; keyboard mash is nonsense.
         kind = "out_of_scope" if _QUESTION_FORM.search(normalize(question)) else "nonsense"

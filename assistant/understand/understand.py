@@ -192,7 +192,8 @@ def understand(
     pasted = split_pasted(normalize(question))
     situation = replace(situation, stated=stated_layout(params, pasted.prose), pasted=pasted)
     asks = detect_asks(question, pasted, intent, has_layout=bool(
-        situation.stated.sizes or pasted.configs or pasted.errors or situation.world_size))
+        situation.stated.sizes or pasted.configs or pasted.errors or situation.world_size),
+        states_layout=bool(situation.stated.any() or pasted.configs or pasted.errors))
     asked = {a.target for a in asks if a.kind == "quantity" and a.target}
     stated = unquestioned(situation.stated, asked, pasted.prose)
     if stated is not situation.stated:
