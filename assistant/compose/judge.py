@@ -12,6 +12,7 @@ from assistant.compose.diagnose import Diagnosis, diagnose, judge_stated
 from assistant.understand.query import Query
 from assistant.understand.stated import config_mapping
 from assistant.validator import UnusableInput, validate
+from assistant.validator.paths import put_path
 from assistant.validator.upstream_errors import UpstreamErrorMatch, match_upstream_error
 
 # Named groups of the rule tables' `upstream_message` patterns -> where the number lives in a
@@ -68,17 +69,6 @@ def _int(v: Any) -> int | None:
     return int(v) if isinstance(v, str) and v.strip().isdigit() else None
 
 
-def _put(recipe: dict, dotted: str, value: Any) -> None:
-    *heads, last = dotted.split(".")
-    cur = recipe
-    for h in heads:
-        nxt = cur.get(h)
-        if not isinstance(nxt, dict):
-            nxt = cur[h] = {}
-        cur = nxt
-    cur[last] = value
-
-
 def error_layout(stated: dict | None, errors: Sequence[UpstreamErrorMatch],
                  world: int | None) -> tuple[dict, int | None] | None:
     """The layout that raised the pasted errors: the stated one with the error's own numbers put in,
@@ -90,21 +80,21 @@ def error_layout(stated: dict | None, errors: Sequence[UpstreamErrorMatch],
         for group, path in _ERROR_VALUES.items():
             value = v.get(group) if group == "strategy" else _int(v.get(group))
             if value is not None:
-                _put(recipe, path, value)
+                put_path(recipe, path, value)
                 touched = True
         if m.code == "MW-E-WORLD-DIVISIBLE":
             names = _FACTOR_NAMES.findall(v.get("expr", ""))
             factors = [_int(f) for f in v.get("factors", "").split("*")]
             for name, f in zip(names, factors):
                 if f is not None:
-                    _put(recipe, f"distributed.{name}_size", f)
+                    put_path(recipe, f"distributed.{name}_size", f)
                     touched = True
         if m.code == "MW-E-PP-SCHEDULE" and v.get("got"):
-            _put(recipe, "distributed.pipeline.pp_schedule", v["got"])
+            put_path(recipe, "distributed.pipeline.pp_schedule", v["got"])
             touched = True
         if m.code == "MW-E-STRATEGY-OPTION":
             for key in re.findall(r"'([\w.]+)'", v.get("keys", "")):
-                _put(recipe, f"distributed.{key}", False)  # the value does not matter: the key is unknown
+                put_path(recipe, f"distributed.{key}", False)  # the value does not matter: the key is unknown
                 touched = True
         if m.code == "MW-E-PP-NO-PIPELINE":
             recipe["distributed"].pop("pipeline", None)  # the error is that there is none

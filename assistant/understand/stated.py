@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from assistant.understand.query import SIZE_KEYS, Params, Stated
 from assistant.validator import UnusableInput
 from assistant.validator.coerce import load_yaml
+from assistant.validator.paths import put_path
 
 if TYPE_CHECKING:
     from assistant.understand.query import Situation
@@ -99,16 +100,6 @@ def config_mapping(text: str) -> dict | None:
     return None
 
 
-def _put(dist: dict, dotted: str, value: Any) -> None:
-    head, _, tail = dotted.partition(".")
-    if tail:
-        sub = dist.setdefault(head, {})
-        if isinstance(sub, dict):
-            sub[tail] = value
-    else:
-        dist[head] = value
-
-
 def recipe_of(situation: "Situation") -> dict | None:
     """The user's own layout: the first pasted config, else the prose sizes; None when nothing is stated."""
     for text in situation.pasted.configs:
@@ -127,7 +118,7 @@ def recipe_of(situation: "Situation") -> dict | None:
     for dotted, value in st.options.items():
         if dotted.startswith("pipeline.") and "pipeline" not in dist:
             continue  # a schedule named without PP has no block to live in
-        _put(dist, dotted, value)
+        put_path(dist, dotted, value)
     recipe: dict[str, Any] = {"distributed": dist}
     if situation.global_batch_size and situation.local_batch_size:
         recipe["step_scheduler"] = {"global_batch_size": situation.global_batch_size,

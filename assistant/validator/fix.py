@@ -17,6 +17,7 @@ import yaml
 
 from assistant.validator import derive, rules, schedules
 from assistant.validator.layout import Layout
+from assistant.validator.paths import put_path
 from assistant.validator.report import Finding, ValidationReport
 
 # libyaml's safe loader and dumper when PyYAML has them: the same safe types, C speed
@@ -45,15 +46,7 @@ def _dist(cfg: dict) -> dict:
 
 def _with(cfg: dict, path: str, value: Any) -> dict:
     new = copy.deepcopy(cfg)
-    node = new
-    parts = _parts(path)
-    for p in parts[:-1]:
-        nxt = node.get(p)
-        if not isinstance(nxt, dict):
-            nxt = {}
-            node[p] = nxt
-        node = nxt
-    node[parts[-1]] = value
+    put_path(new, path, value)
     return new
 
 
