@@ -436,7 +436,7 @@ def _sizes(text: str) -> dict[str, int]:
         if key in out:
             continue
         pats = [
-            rf"(?<![a-z]){key}(?:_size)?\s*{_SIZE_VERB}?\s*(\d+)(?!\.\d|\d|x)",
+            rf"(?<![a-z_]){key}(?:_size)?\s*{_SIZE_VERB}?\s*(\d+)(?!\.\d|\d|x)",
             rf"(\d+)\s*[-‐]?\s*(?:way|路|卡)\s*{key}\b",
         ]
         if key in _EN_SIZE_NAMES:

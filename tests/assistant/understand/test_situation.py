@@ -111,3 +111,10 @@ def test_a_quoted_label_under_question_is_not_a_stated_size():
     # stated outside quotes, the same size is the user's, even when asked about
     q2 = understand("64 GPUs with pp 4 and dp 2: what is dp_size?")
     assert q2.situation.stated.sizes["dp_size"] == 2
+
+
+def test_an_upstream_name_quoted_in_prose_is_not_a_size():
+    # "non_pp_size=4" is upstream's arithmetic; read as pp_size it invented a 4-stage pipeline
+    s = understand("my run dies with ValueError: non_pp_size=4 must be a multiple of ep_size=8 — "
+                   "I only set ep_size: 8 on 4 gpus, what should I change?").situation
+    assert "pp_size" not in s.stated.sizes and s.stated.sizes.get("ep_size") == 8 and s.world_size == 4
