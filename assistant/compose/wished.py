@@ -21,7 +21,7 @@ _GLUE = r"\s*(?:_?dtype)?\s*(?:in|as|to|at|=|:|用|为|是|设为|设成|改成|
 # the mp_policy key -> the words that name its role, before or after the dtype
 _ROLES = {
     "param_dtype": r"(?:param(?:eter)?s?|weights?|参数|权重)",
-    "reduce_dtype": r"(?:reduce|reduction|grad(?:ient)?s?(?:\s+reduc\w*)?|(?:梯度)?归约|梯度)",
+    "reduce_dtype": r"(?:reduce|reduction|grad(?:ient)?s?(?:\s+reduc\w*)?|(?:梯度)?[归规]约|梯度)",
     "output_dtype": r"(?:outputs?|输出)",
 }
 _OFF = re.compile(r"\b(?:off|disabled?|false)\b|关(?:掉|闭)|禁用|不(?:要)?开", re.I)
@@ -34,7 +34,7 @@ def mixed_precision(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, role in _ROLES.items():
         m = re.search(rf"(?<![a-z]){role}{_GLUE}{_DTYPE}", text, re.I) or \
-            re.search(rf"{_DTYPE}\s*(?:for\s+(?:the\s+)?)?{role}", text, re.I)
+            re.search(rf"{_DTYPE}\s*(?:for\s+(?:the\s+)?|(?:来|用来|用于)?做|用于|来)?\s*{role}", text, re.I)
         if m:
             out[key] = _DTYPES[m.group("dt").lower()]
     return out

@@ -30,3 +30,10 @@ def test_activation_checkpointing_wished_and_written_without_overriding_the_user
     assert out["distributed"] == {"strategy": "fsdp2", "activation_checkpointing": "selective",
                                   "mp_policy": {"param_dtype": "bfloat16"}}
     assert recipe["distributed"] == {"strategy": "fsdp2", "activation_checkpointing": "selective"}
+
+
+def test_reduce_dtype_named_with_the_other_spelling_and_a_verb_between():
+    from assistant.compose.wished import mixed_precision
+
+    assert mixed_precision("mp_policy 想用 fp32 做梯度规约, bf16 参数, 怎么配?") == {
+        "param_dtype": "bfloat16", "reduce_dtype": "float32"}
