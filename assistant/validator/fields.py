@@ -40,6 +40,10 @@ class FieldRef:
     ignored_by: tuple[str, ...] = ()
     value_aliases: dict[str, Any] = field(default_factory=dict, compare=False)
     terms: tuple[str, ...] = ()  # words that name the field in prose ("mixed precision", "混合精度")
+    # what a recipe puts in place of the default at run time (pp_batch_size <- local_batch_size)
+    runtime_en: str = ""
+    runtime_zh: str = ""
+    lowercased: bool = False  # upstream lowercases the value before the lookup (`strategy: FSDP2`)
 
     @property
     def path(self) -> str:
@@ -54,6 +58,9 @@ class FieldRef:
 
     def note(self, lang: str) -> str:
         return self.note_zh if lang == "zh" else self.note_en
+
+    def runtime(self, lang: str) -> str:
+        return self.runtime_zh if lang == "zh" else self.runtime_en
 
 
 @dataclass(frozen=True)
@@ -206,6 +213,8 @@ def _ref(row: dict[str, Any]) -> FieldRef:
         note_zh=row.get("note_zh", ""), value_strategies=value_strategies, ignored_by=ignored_by,
         value_aliases={str(k).lower(): v for k, v in (row.get("value_aliases") or {}).items()},
         terms=tuple(str(t) for t in row.get("terms") or ()),
+        runtime_en=row.get("runtime_en", ""), runtime_zh=row.get("runtime_zh", ""),
+        lowercased=bool(row.get("lowercased", False)),
     )
 
 

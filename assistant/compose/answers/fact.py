@@ -15,7 +15,7 @@ from assistant.compose.answers.recommendation import (
 )
 from assistant.compose.citations import with_citation
 from assistant.compose.extract import select_sentences, split_sentences
-from assistant.compose.field_facts import asked_kinds, field_fact_lines, judges_value
+from assistant.compose.field_facts import asked_kinds, field_facts, judges_value
 from assistant.compose.writer import Writer, features_of, first_sentence, identifiers
 from assistant.planner.plan import Plan
 from assistant.understand.query import Query
@@ -26,6 +26,7 @@ _PRODUCT_NAMES = frozenset({"nemo", "automodel", "nemo_automodel", "megatron", "
 _FEATURE_KEYS = frozenset({"tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
                            "activation_checkpointing", "pipeline", "moe"})
 _MAX_HOWTO_FACTS = 4
+_ABOUT_A_NAME = frozenset({"same", "options", "case"})  # asks about a strategy name itself
 
 
 def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str]) -> list[str]:
@@ -242,20 +243,34 @@ def _quotes_error(heading: str, error: str) -> bool:
     return False
 
 
+def _fact_text(inp: ComposeInput, ask) -> str:
+    """The words of the fact ask: its clause, unless the clause alone names no field or asks no
+    fact of one ("填多少", "Is that accepted?" after the sentence that names it): then the question."""
+    clause = getattr(ask, "text", "") or ""
+    whole = inp.query.text
+    if not clause or clause == whole:
+        return whole
+    if field_table().mentioned(clause) and (asked_kinds(clause) or judges_value(clause)):
+        return clause
+    return whole if asked_kinds(whole) or judges_value(whole) else clause
+
+
 def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
     """A question that names fields (`reshard_after_forward`, `mfsdp`) is answered from the field
     reference: the asked fact (default, allowed values, strategies, aliases, read or not) first."""
-    text = getattr(ask, "text", "") or inp.query.text
+    text = _fact_text(inp, ask)
     table = field_table()
     refs = table.mentioned(text)
     if all(r.is_strategy_name for r in refs):
         # the clause names only a strategy ("AutoModel 默认也是这样吗？"): the field is named elsewhere
         # in the question ("梯度 reduce 用啥精度")
         refs = list(dict.fromkeys(refs + table.mentioned(inp.query.text)))
-    # a strategy named in passing ("FSDP2's default mixed precision") is not a question about the name
-    if not any(not r.is_strategy_name for r in refs) and "same" not in asked_kinds(text):
+    # a strategy named in passing ("FSDP2's default mixed precision") is not a question about the name;
+    # its aliases, its options and the spelling of its name are
+    if not any(not r.is_strategy_name for r in refs) and not set(asked_kinds(text)) & _ABOUT_A_NAME:
         return None
-    lines = field_fact_lines(refs, text, w.lang)
+    facts = field_facts(refs, text, w.lang)
+    lines = list(facts.answer + facts.support)
     if not lines:
         return None
     if not asked_kinds(text) and not judges_value(text):
@@ -267,8 +282,10 @@ def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
             w.citer.cited.add(w.citer.add(picked[0].hit) + 1)
             w.bullets(lines[:2])
             return Part()
-    w.answer(lines[0])
-    w.bullets(lines[1:3])  # what it is and the one note beside the asked fact; the rest is in the reference
+    for line in facts.answer or lines[:1]:  # each asked fact is a direct answer: all of them lead
+        w.answer(line)
+    # what it is and the one note beside the asked facts; the rest is in the reference
+    w.bullets(list(facts.support)[:max(1, 3 - len(facts.answer))] if facts.answer else lines[1:3])
     return Part()
 
 
@@ -278,7 +295,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     named = [r for r in field_table().mentioned(inp.query.text) if not r.is_strategy_name and r.key not in _FEATURE_KEYS]
     if inp.query.intent == "limitations" and not named:
         return limitations(w, inp)
-    text = getattr(ask, "text", "") or inp.query.text
+    text = _fact_text(inp, ask)
     # a field-reference kind asked ("what pp_schedule do I get if I set none?") outranks cue words
     # and a value named for a field with "is that accepted?" ("`pp_size: none`, won't it error?") is
     # that field's verdict, whatever topic the field belongs to
