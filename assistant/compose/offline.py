@@ -57,6 +57,9 @@ def plan_asks(asks: tuple, query) -> tuple:
         # field is a request for the config of the user's situation
         config_texts = {a.text for a in asks if a.kind == "config"}
         asks = tuple(a for a in asks if not (a.kind == "fact" and a.target is None and a.text in config_texts))
+    # "where is 'X' raised?": the location answers it; the same clause read as a fact would repeat it
+    located = {a.text for a in asks if a.kind == "location"}
+    asks = tuple(a for a in asks if not (a.kind == "fact" and a.text in located)) or asks
     fact_texts = {a.text for a in asks if a.kind == "fact"}
     # "我 yaml 里写的 moe: 还会生效吗", "in my yaml tp_size is 2, what happens?": the YAML as the place
     # a setting is written asks for no config

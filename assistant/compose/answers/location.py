@@ -12,6 +12,7 @@ from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.citations import with_citation
 from assistant.compose.writer import Writer, first_sentence, identifiers
 from assistant.retrieve.hit import Hit
+from assistant.validator.upstream_errors import UpstreamErrorMatch, match_upstream_error, quoted_rules
 
 _MAX_CODE_ANCHORS = 3
 _MAX_CODE_FACTS = 1
@@ -117,7 +118,41 @@ def code_lines(w: Writer, entries: Sequence[CodeEntry]) -> list[str]:
     return lines
 
 
+def _raising_rule(inp: ComposeInput, ask) -> UpstreamErrorMatch | None:
+    """The validator rule whose upstream message the question quotes, with or without its numbers:
+    its upstream file and function are where that error is raised (rules_table.yaml, one place)."""
+    text = getattr(ask, "text", "") or inp.query.text
+    for t in dict.fromkeys((text, inp.query.text)):
+        found = match_upstream_error(t) or quoted_rules(t)
+        if found:
+            return found[0]
+    return None
+
+
+def _raised_here(w: Writer, inp: ComposeInput, rule: UpstreamErrorMatch) -> bool:
+    """"Where is 'X' raised?": the file and function first, cited by their code anchor when one was
+    retrieved; the other anchors are not the answer and are left out."""
+    parts = rule.upstream.split()
+    path = parts[0] if parts else ""
+    symbol = parts[1].split("(")[0] if len(parts) > 1 and re.match(r"[A-Za-z_][\w.]*$", parts[1]) else ""
+    if not path or not symbol:
+        return False  # a file alone ("config.py {dataclass}") is less than the anchors can say
+    text = w.say("code_raises", path=path, symbol=symbol, code=rule.code)
+    entry = next((e for e in code_entries(inp, w.lang) if e.path.endswith(path.removeprefix("nemo_automodel/"))
+                  and (not symbol or symbol in e.symbols)), None)
+    if entry is not None:
+        n = w.citer.add(entry.hit) + 1
+        w.citer.cited.add(n)
+        what = first_sentence(entry.what, _MAX_WHAT_CHARS) if entry.what else ""
+        text = with_citation(text + (w.space + what if what else ""), [n])
+    w.answer(text)
+    return True
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    rule = _raising_rule(inp, ask)
+    if rule is not None and _raised_here(w, inp, rule):
+        return Part()
     entries = code_entries(inp, w.lang)
     if entries:
         first, rest = entries[0], entries[1:]
