@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
 from assistant.compose.citations import Citer
@@ -34,6 +35,18 @@ class Composed:
     asks: list[str] = field(default_factory=list)
     leads: list[str] = field(default_factory=list)  # the direct answer to each ask, as computed offline
     uncited: list[str] = field(default_factory=list)  # facts stated without a supporting chunk (should stay empty)
+
+
+@lru_cache(maxsize=1)
+def _phrases() -> Phrases:
+    return Phrases.load()
+
+
+def _refused(question: str) -> bool:
+    """The question's words single out a fact that says the feature asked about cannot be used."""
+    p = _phrases()
+    q = question.lower()
+    return any(any(c in q for c in p.code_cues.get(k, ())) for k in p.refusing_facts)
 
 
 def plan_asks(asks: tuple, query) -> tuple:
@@ -75,6 +88,11 @@ def plan_asks(asks: tuple, query) -> tuple:
     if query.intent == "python_api":
         # "how do I pass MoE settings from Python?": the Python API (with its facts) is the config asked for
         asks = tuple(Ask("config", a.text) if a.kind in ("fact", "recommendation") else a for a in asks)
+    if _refused(query.text) and any(a.kind in ("verdict", "recommendation", "config") for a in asks):
+        # "this tied-embedding model with pp_size 2: does it run?": the model, not the layout, says no;
+        # the fact that it cannot is the answer, not a verdict on sizes or a PP layout
+        asks = tuple(Ask("fact", a.text, a.target) if a.kind in ("verdict", "recommendation", "config") else a
+                     for a in asks)
     kinds = {a.kind for a in asks}
     out = tuple(a for a in asks if not any(k in kinds for k in _COVERED_BY.get(a.kind, ())))
     # one config, one recommendation: a second would only repeat the first

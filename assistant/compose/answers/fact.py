@@ -15,6 +15,7 @@ from assistant.compose.answers.recommendation import (
 )
 from assistant.compose.citations import with_citation
 from assistant.compose.extract import select_sentences, split_sentences
+from assistant.compose.scope import names_the_domain, neighbour_topic
 from assistant.compose.field_facts import asked_kinds, field_facts, judges_value
 from assistant.compose.writer import Writer, features_of, first_sentence, identifiers
 from assistant.planner.plan import Plan
@@ -81,7 +82,7 @@ def _plan_is_relevant(plan: Plan | None, query: Query, feats: Sequence[str]) -> 
     return bool(p.world_size or p.nodes or p.model or p.model_size_b)
 
 
-def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True) -> Part | None:
+def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True, lead: bool = True) -> Part | None:
     """The facts of the features and subjects the question names; None when it names none. With the
     user's cluster or model (and `with_config`), the plan sized for it follows."""
     query, plan = inp.query, inp.plan
@@ -105,9 +106,9 @@ def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True) -> Part | N
     # a fact the question's words single out answers a part of it: it comes on top of the topics' share
     limit = _MAX_HOWTO_FACTS + min(1, len(set(_cued(w, query.text)) & set(keys)))
     facts = _facts(w, inp, _asked_first(w, keys, query.text))[:limit]
-    if facts:
-        w.answer(facts[0])
-    w.bullets(facts[1:])
+    if facts and lead:
+        w.answer(facts.pop(0))
+    w.bullets(facts)
     if relevant:
         return config_sections(w, plan, query, fields=False, rationale=False, declined_said=bool(notes), lead=False)
     return Part()
@@ -289,13 +290,44 @@ def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
     return Part()
 
 
+def _answering(w: Writer, inp: ComposeInput) -> bool:
+    """A fact the question's words single out that answers it by itself ("tie_word_embeddings ... pp?",
+    "does CP keep my attention_mask?"): it leads, the features' facts follow as the body."""
+    keys = [k for k in _cued(w, inp.query.text) if k in w.p.answering_facts]
+    said = w.fact(keys[0], required=True) if keys else None
+    if not said:
+        return False
+    w.answer(said)
+    if keys[0] in w.p.refusing_facts:  # the feature cannot be used: its facts and config are beside the point
+        return True
+    howto(w, inp, with_config=False, lead=False)
+    return True
+
+
+def _capability_asked(inp: ComposeInput, text: str) -> bool:
+    """"MegatronFSDP has no PP ... does it have no TP either?": a strategy with limits and the features
+    asked about, and no field-reference kind asked: the strategy's limits answer it."""
+    return (inp.query.params.strategy in ("megatron_fsdp", "ddp") and bool(wanted(inp.query))
+            and not asked_kinds(text) and not judges_value(text))
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    if _answering(w, inp):
+        return Part()
+    text = getattr(ask, "text", "") or inp.query.text
+    if neighbour_topic(text) is not None and not names_the_domain(inp.query.text) \
+            and not field_table().mentioned(inp.query.text):
+        # "do I have to write model code for the new Qwen3?": a neighbouring topic, told where upstream
+        # documents it, not the nearest distributed-training fact
+        from assistant.compose.answers import out_of_scope
+
+        return out_of_scope.write(w, inp, ask)
     # a strategy's limits answer "can ddp do cp_size?"; a field the limits do not cover
     # ("find_unused_parameters") is answered from the field reference
     named = [r for r in field_table().mentioned(inp.query.text) if not r.is_strategy_name and r.key not in _FEATURE_KEYS]
-    if inp.query.intent == "limitations" and not named:
-        return limitations(w, inp)
     text = _fact_text(inp, ask)
+    if not named and (inp.query.intent == "limitations" or _capability_asked(inp, text)):
+        return limitations(w, inp)
     # a field-reference kind asked ("what pp_schedule do I get if I set none?") outranks cue words
     # and a value named for a field with "is that accepted?" ("`pp_size: none`, won't it error?") is
     # that field's verdict, whatever topic the field belongs to
