@@ -245,7 +245,9 @@ class _Renderer:
         return []
 
     def accept(self, pos: int) -> list[str]:
-        ref = self.subject_at(pos)
+        # "它能用 activation_checkpointing: selective 吗": the field the ask's own words name
+        inside = [r for r in self.subjects if 0 <= self._at[r.path] - pos <= 40 and self._same_sentence(pos, self._at[r.path])]
+        ref = inside[0] if inside else self.subject_at(pos)
         if ref is None:
             return []
         self.main = ref
@@ -358,7 +360,9 @@ class _Renderer:
             parts = [self.say("default_part", section=r.section, key=r.key, default=_show(r.default)) for r in subjects]
             return [self.say("default_both", key=subjects[0].key, parts=self.say("part_sep").join(parts))]
         first = self.subject_at(pos) or subjects[0]
-        ordered = [first] + [r for r in subjects if r is not first]
+        # "X 默认是几？它能用 Y 吗？": the default asked in one sentence is about the fields that sentence names
+        here = [r for r in subjects if self._same_sentence(self._at[r.path], pos)]
+        ordered = [first] + [r for r in (here if first in here else subjects) if r is not first]
         if len(ordered) == 1:
             line = self.say("default", path=first.path, default=_show(first.default))
         elif len({_show(r.default) for r in ordered}) == 1:
@@ -418,6 +422,10 @@ class _Renderer:
         return out
 
     # ---- helpers ------------------------------------------------------------------------------------
+
+    def _same_sentence(self, a: int, b: int) -> bool:
+        lo, hi = sorted((a, b))
+        return a >= 0 and not re.search(r"[。？！?!;；]", self.q[lo:hi])
 
     def _join(self, items: list[str], last: str) -> str:
         if len(items) <= 1:

@@ -19,6 +19,7 @@ _REQUIRED = ("key", "section", "type", "strategies", "upstream", "en", "zh")
 # Identifiers with their dotted paths and hyphenated spellings (`moe.mp_policy`, `megatron-fsdp`).
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*")
 MAX_TEXT_CHARS = 20_000
+_BLOCK_WINDOW = 24  # characters before a key in which a block name ("moe 里那个") says which block it is in
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,8 @@ class FieldTable:
         named_blocks = {s.rsplit(".", 1)[-1] for s in self.sections if s != "distributed"
                         if re.search(rf"(?<![a-z0-9_]){re.escape(s.rsplit('.', 1)[-1])}(?![a-z0-9_])", low)}
         found: list[tuple[int, FieldRef]] = []
+        local: dict[str, set[str]] = {}  # token -> the blocks its own mentions are narrowed to
+        pending: list[tuple[int, str, tuple[FieldRef, ...]]] = []  # mentions no block right before names
         for m in _IDENT.finditer(text):
             token = m.group(0).lower()
             refs = self._lookup(token)
@@ -121,9 +124,24 @@ class FieldTable:
             if _plain_word(token) and not refs[0].is_strategy_name and not _written_as_code(text, m.start(), m.end()):
                 continue
             if len(refs) > 1 and "." not in token:
-                narrowed = tuple(r for r in refs if r.section.rsplit(".", 1)[-1] in named_blocks)
-                refs = narrowed or refs
+                # "fsdp2 顶层的 reshard_after_forward ... moe 里那个 reshard_after_forward": each mention is
+                # narrowed by the block named just before it; a mention with none is the other row
+                window = low[max(0, m.start() - _BLOCK_WINDOW):m.start()]
+                near = {b for b in named_blocks if re.search(rf"(?<![a-z0-9_]){re.escape(b)}(?![a-z0-9_])", window)}
+                narrowed = tuple(r for r in refs if r.section.rsplit(".", 1)[-1] in near)
+                if narrowed:
+                    local.setdefault(token, set()).update(near)
+                    found.extend((m.start(), r) for r in narrowed)
+                else:
+                    pending.append((m.start(), token, refs))
+                continue
             found.extend((m.start(), r) for r in refs)
+        for pos, token, refs in pending:
+            if token in local:
+                others = tuple(r for r in refs if r.section.rsplit(".", 1)[-1] not in local[token])
+            else:
+                others = tuple(r for r in refs if r.section.rsplit(".", 1)[-1] in named_blocks)
+            found.extend((pos, r) for r in (others or refs))
         if self._terms is not None:
             for m in self._terms.finditer(low):
                 found.extend((m.start(), r) for r in self._by_term[_squash(m.group(0))])

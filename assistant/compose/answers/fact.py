@@ -283,8 +283,22 @@ def _fact_text(inp: ComposeInput, ask) -> str:
     if not clause or clause == whole:
         return whole
     if field_table().mentioned(clause) and (asked_kinds(clause) or judges_value(clause)):
-        return clause
+        # "what does X default to, and can I put it under fsdp2?": a part no other ask took is this
+        # field's question too
+        rest = _unclaimed(whole, [clause] + [a.text for a in inp.asks if a is not ask and a.text])
+        return whole if asked_kinds(rest) else clause
     return whole if asked_kinds(whole) or judges_value(whole) else clause
+
+
+def _unclaimed(question: str, texts: Sequence[str]) -> str:
+    """The question without the clauses its asks read (clauses are normalised: compare loosely)."""
+    def loose(t: str) -> str:
+        return re.sub(r"[\s:：,，?？。.!！]+", " ", t).strip().lower()
+
+    rest = loose(question)
+    for t in texts:
+        rest = rest.replace(loose(t), " ")
+    return rest
 
 
 def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
@@ -366,7 +380,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if not judged and (part := together(w, inp)) is not None:
         return part
     cued = [] if asked_kinds(text) or judged else (_cued(w, inp.query.text) or _named_topic_facts(w, inp, ask))
-    topical = any(t in w.p.lead_topics for t in inp.query.topics) and not judged
+    # a topic narrower than a feature leads, unless the question also names a field of its own ("zero_dp_strategy")
+    topical = any(t in w.p.lead_topics for t in inp.query.topics) and not judged and not named
     if not cued and not topical and fields(w, inp, ask) is not None:
         # the feature facts of what the question names, and what its strategy does with the field
         # what the named strategy does with the field first ("does ddp read dp_size?"), then the features'

@@ -269,3 +269,12 @@ def test_options_asked_with_take_list_the_dataclass_fields():
 
 def test_does_that_mean_is_not_a_meaning_question():
     assert asked_kinds("MegatronFSDP has no PP. Does that mean it has no tensor parallelism either?") == []
+
+
+def test_a_part_no_other_ask_took_is_answered_too():
+    # "X 默认是几？它能用 Y 吗？": the default of X, and the verdict on Y for the named strategy
+    lines = facts("两个问题：megatron_fsdp 的 zero_dp_strategy 默认是几？它能用 activation_checkpointing: selective 吗？",
+                  "zh").answer
+    assert any("zero_dp_strategy" in l and "`3`" in l for l in lines)
+    assert any(l.startswith("不行") and "selective" in l for l in lines)
+    assert not any("activation_checkpointing` 默认" in l for l in lines)  # its default was not asked
