@@ -278,6 +278,17 @@ class _Renderer:
         self.done.add("advice")
         return [self.say("advice_runtime", path=ref.path, runtime=ref.runtime(self.lang))]
 
+    def enable(self, pos: int) -> list[str]:
+        """"How do I turn on find_unused_parameters?": the key and the value to write, for a switch."""
+        ref = self.subject_at(pos)
+        if ref is None or not ref.type.startswith("bool"):
+            return []
+        off = re.search(r"\b(?:off|disable)\b|关闭|关掉|禁用|怎么关|如何关", self.q[pos:pos + 40], re.IGNORECASE)
+        self.main = ref
+        self.done.add("default")
+        return [self.say("enable_set", key=ref.key, value="false" if off else "true", section=ref.section,
+                         owner=self._owner(ref), default=_show(ref.default))]
+
     def advice(self, pos: int) -> list[str]:
         ref = self.subject_at(pos)
         if ref is None:

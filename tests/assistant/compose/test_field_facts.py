@@ -278,3 +278,17 @@ def test_a_part_no_other_ask_took_is_answered_too():
     assert any("zero_dp_strategy" in l and "`3`" in l for l in lines)
     assert any(l.startswith("不行") and "selective" in l for l in lines)
     assert not any("activation_checkpointing` 默认" in l for l in lines)  # its default was not asked
+
+
+@pytest.mark.parametrize("question,lang,line", [
+    ("how do I turn on find_unused_parameters, and is it off by default?", "en",
+     "Set `find_unused_parameters: true` under `distributed:` (a field of `DDPConfig`; default `false`)."),
+    ("ddp 下怎么打开 static_graph？", "zh", "在 `distributed:` 下写 `static_graph: true`（`DDPConfig` 的字段，默认 `false`）。"),
+])
+def test_turning_a_switch_on_names_the_key_and_value(question, lang, line):
+    assert facts(question, lang).answer[0] == line
+
+
+def test_should_i_turn_it_off_is_advice_not_a_key_to_write():
+    first = facts("what's ignore_router_for_ac and should I turn it off when I use activation checkpointing?").answer[0]
+    assert "false" not in first.lower().split("default")[0]
