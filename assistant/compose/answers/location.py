@@ -12,6 +12,7 @@ from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.citations import with_citation
 from assistant.compose.writer import Writer, first_sentence, identifiers
 from assistant.retrieve.hit import Hit
+from assistant.validator.fields import field_table
 from assistant.validator.upstream_errors import UpstreamErrorMatch, match_upstream_error, quoted_rules
 
 _MAX_CODE_ANCHORS = 3
@@ -66,6 +67,7 @@ def code_entries(inp: ComposeInput, lang: str) -> list[CodeEntry]:
     # the answer, whatever its rank; anchors about the question's topics come next, and when there
     # are a few of those the others are noise.
     named = identifiers(inp.query.text)
+    strategies = {r.key for r in field_table().mentioned(inp.query.text) if r.is_strategy_name}
     topics = set(inp.query.topics)
     # a quoted message ("which file raises 'must be >= pp_size'?") is found in the anchor that states it
     quoted = [re.sub(r"\s+", " ", q.lower()) for q in re.findall(r"[\"'“‘「]([^\"'”’」\n]{6,200})[\"'”’」]", inp.query.text)]
@@ -73,7 +75,10 @@ def code_entries(inp: ComposeInput, lang: str) -> list[CodeEntry]:
     def names(e: CodeEntry) -> int:
         text = (e.anchor.text if e.anchor is not None else " ".join((e.path, *e.symbols, e.what))).lower()
         said = re.sub(r"\s+", " ", text)
-        return sum(n in text for n in named) + sum(3 * (q in said) or _shared_operators(q, said) for q in quoted)
+        # "which function builds the megatron_fsdp mesh?": a symbol that carries the name is that function
+        in_symbol = sum(any(n in s.lower() for s in e.symbols) for n in named | strategies if len(n) > 2)
+        return sum(n in text for n in named) + 2 * in_symbol + \
+            sum(3 * (q in said) or _shared_operators(q, said) for q in quoted)
 
     def on_topic(e: CodeEntry) -> bool:
         return names(e) > 0 or (e.anchor is not None and bool(topics & set(e.anchor.topics)))

@@ -18,3 +18,11 @@ def test_a_quoted_error_is_located_by_the_rule_that_raises_it(ask, question, pat
     first = lead(a.text)
     assert path in first and symbol in first
     assert a.asks == ["location"] and shown_configs(a.text) == []
+
+
+@pytest.mark.parametrize("question,symbol", [
+    ("Where is the device mesh for fsdp2 built?", "_create_fsdp2_device_mesh"),
+    ("哪个函数构建 megatron_fsdp 的 device mesh？", "_create_megatron_fsdp_device_mesh"),
+])
+def test_the_mesh_builder_of_the_named_strategy_comes_first(ask, question, symbol):
+    assert symbol in lead(ask(question).text)
