@@ -37,6 +37,10 @@ class Composed:
     uncited: list[str] = field(default_factory=list)  # facts stated without a supporting chunk (should stay empty)
 
 
+# sizes and blocks: "should I use tp_size 2?" asks for a layout, not a field's reference
+_LAYOUT_KEYS = frozenset({"tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size", "pipeline", "moe"})
+
+
 @lru_cache(maxsize=1)
 def _phrases() -> Phrases:
     return Phrases.load()
@@ -147,6 +151,10 @@ def _reconciled(ask, query):
         target = next((name for name, pat in load_asks().quantity_targets if pat.search(ask.text)), None)
         if target is not None:
             return Ask("quantity", ask.text, target)
+    if ask.kind == "recommendation" and not _has_numbers(query) and any(
+            not r.is_strategy_name and r.key not in _LAYOUT_KEYS for r in field_table().mentioned(ask.text)):
+        # "when should I set patch_inner_model to false?": advice about a field, answered from its reference
+        return Ask("fact", ask.text, ask.target)
     return ask
 
 

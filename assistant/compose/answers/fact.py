@@ -307,6 +307,9 @@ def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
     text = _fact_text(inp, ask)
     table = field_table()
     refs = table.mentioned(text)
+    if not refs and "case" in asked_kinds(text):
+        # "is the strategy field case sensitive?" names the key in words: the keys upstream lowercases
+        refs = [r for r in table.refs if r.lowercased]
     if all(r.is_strategy_name for r in refs):
         # the clause names only a strategy ("AutoModel 默认也是这样吗？"): the field is named elsewhere
         # in the question ("梯度 reduce 用啥精度")

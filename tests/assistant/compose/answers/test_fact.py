@@ -100,3 +100,13 @@ def test_a_capability_asked_in_prose_gets_the_strategy_limits(ask):
 def test_model_onboarding_asked_as_a_fact_is_pointed_upstream(ask):
     first = lead(ask("咋用 AutoModel 训刚出的 Qwen3？需要自己写模型代码吗").text)
     assert "不在 Meshwise 的范围内" in first and "model-onboarding" in first
+
+
+@pytest.mark.parametrize("question,want", [
+    ("Is the strategy field case sensitive?", "case-insensitive"),
+    ("patch_inner_model 什么时候要关？", "false"),
+    ("when should I set patch_inner_model to false?", "Hugging Face"),
+])
+def test_field_advice_and_case_are_answered_from_the_reference(ask, question, want):
+    a = ask(question)
+    assert want in lead(a.text) and "fact" in a.asks and shown_configs(a.text) == []
