@@ -27,6 +27,8 @@ _ROLES = {
 _OFF = re.compile(r"\b(?:off|disabled?|false)\b|关(?:掉|闭)|禁用|不(?:要)?开", re.I)
 _ON = re.compile(r"\b(?:turn(?:ed)?\s+on|switch(?:ed)?\s+on|enabled?|true)\b|打开|开启|启用", re.I)
 _IT = re.compile(r"\b(?:it|that|this\s+one)\b|它|这个", re.I)
+# "is it off by default?" asks what the default is; it wishes nothing
+_ASKS_DEFAULT = re.compile(r"\bby\s+default\b|\bdefaults?\b|默认|缺省", re.I)
 
 
 def mixed_precision(text: str) -> dict[str, str]:
@@ -48,7 +50,7 @@ def _switches(text: str) -> dict[str, bool]:
     for clause in clauses(text):
         here = [r for r in table.mentioned(clause) if r.section == "distributed" and r.type == "bool"]
         targets = here or (named if len(named) == 1 and _IT.search(clause) else [])
-        if not targets:
+        if not targets or _ASKS_DEFAULT.search(clause):
             continue
         off, on = _OFF.search(clause), _ON.search(clause)
         if bool(off) != bool(on):  # both in one clause: not a clear wish

@@ -37,3 +37,9 @@ def test_reduce_dtype_named_with_the_other_spelling_and_a_verb_between():
 
     assert mixed_precision("mp_policy 想用 fp32 做梯度规约, bf16 参数, 怎么配?") == {
         "param_dtype": "bfloat16", "reduce_dtype": "float32"}
+
+
+def test_asking_whether_it_is_off_by_default_wishes_nothing():
+    # facts2 session 2: "turn on X, and is it off by default?" was written into the config as X: false
+    q = understand("With strategy ddp, how do I turn on find_unused_parameters, and is it off by default?")
+    assert wished_options(q) == {"find_unused_parameters": True}
