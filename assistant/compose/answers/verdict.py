@@ -95,7 +95,9 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
     when one is asked for (compose/answers/config.py) or as the fix after a "no"."""
     if d.assumed:
         why = w.say("world_assumed_node" if d.assumed == "node" else "world_assumed_mesh")
-        w.para(w.say("world_assumed", world=d.world_size, why=why))
+        told = w.say("world_assumed", world=d.world_size, why=why)
+        if told not in w.lines:  # once per answer, however many asks judge the same layout
+            w.para(told)
     r = d.report
     if r is None:
         return Part(judged=None)
