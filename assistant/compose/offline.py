@@ -109,6 +109,8 @@ def _reconciled(ask, query):
             return Ask("diagnosis", ask.text, ask.target)
         kinds = [k for _, k in _kinds_in(ask.text) if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
+    if ask.kind == "quantity" and ask.target == "size_choice" and not _has_numbers(query):
+        return Ask("fact", ask.text)  # "tp_size 设多大有什么讲究": how to choose, without a setup to choose for
     if ask.kind in ("quantity", "recommendation") and _SIZE_CHOICE.search(ask.text) and _has_numbers(query):
         key = _SIZE_CHOICE.search(ask.text)
         named = next((f"{k}_size" for k in ("tp", "pp", "cp", "ep") if re.search(rf"(?<![a-z_]){k}", key.group(0), re.I)), None)

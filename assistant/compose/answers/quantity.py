@@ -26,7 +26,7 @@ from assistant.validator.report import Derived, ValidationReport
 _STRATEGY_ASKED = re.compile(r"\bstrateg|\byaml\b|策略|字段|\bfields?\b", re.I)  # the layout as a whole is asked too
 _ESTIMATES = frozenset({"MW-E-MEMORY"})  # not start-up checks: the layout is built, then runs out of memory
 _DEFAULT_GBS = frozenset({"MW-E-BATCH-DIVISIBLE"})
-_FROM_DP = ("dp_shard", "dp_replicate", "ep_shard", "moe_mesh_shape", "grad_acc_steps")
+_FROM_DP = ("dp_shard", "dp_replicate", "ep_shard", "moe_mesh_shape", "grad_acc_steps", "gbs_no_acc")
 
 
 def derived_sizes(r: ValidationReport, judged: dict | None) -> Derived | None:
@@ -127,8 +127,24 @@ def _layers_line(w: Writer, pp: int, judged: dict | None, layers: int | None) ->
                  spr=stages // pp, schedule=schedule)
 
 
+_BF16 = re.compile(r"\bbf16\b|bfloat16", re.I)
+
+
+def _states_line(w: Writer, d: Derived, size_b: float, question: str) -> str:
+    """Model states per GPU for a model known only by its size ("7B, bf16, AdamW"): weights, gradients and
+    the two AdamW moments, split over the ranks that shard them; activations come on top."""
+    from assistant.validator.memory import PRECISIONS
+
+    prec = PRECISIONS["bf16" if _BF16.search(question) else "fp32"]
+    per_param = prec.weight + prec.grad + prec.optim
+    shard = 1 if d.strategy == "ddp" else d.world_size // max(1, d.dp_replicate_size)
+    return w.say("q_memory_states", gb=size_b * per_param / shard, size=f"{size_b:g}", bytes=per_param,
+                 dtype=prec.key, w=prec.weight, g=prec.grad, o=prec.optim, shard=shard)
+
+
 def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None,
-                  experts: int | None = None, *, layers: int | None = None, question: str = "") -> str | None:
+                  experts: int | None = None, *, layers: int | None = None, question: str = "",
+                  size_b: float | None = None) -> str | None:
     d = derived_sizes(r, judged)
     if d is None:
         return None
@@ -157,6 +173,13 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         return w.say("q_ep_shard", dp=d.dp_size, cp=d.cp_size, tp=d.tp_size, ep=d.ep_size, shard=d.ep_shard_size)
     if target == "mesh_shape":
         return w.say("q_mesh", mesh=w.mesh(r))
+    if target == "gbs_no_acc":
+        lbs = sched.get("local_batch_size")
+        if isinstance(lbs, int) and lbs > 0:
+            return w.say("q_gbs_no_acc", gbs=lbs * d.dp_size, lbs=lbs, dp=d.dp_size)
+        return w.say("q_gbs_no_acc_missing", dp=d.dp_size)
+    if target == "tp_in_dp":
+        return w.say("q_tp_in_dp", tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, world=d.world_size, dp=d.dp_size)
     if target == "grad_acc_steps":
         gbs, lbs = sched.get("global_batch_size"), sched.get("local_batch_size")
         if d.grad_acc_steps is not None and isinstance(gbs, int) and isinstance(lbs, int):
@@ -175,6 +198,8 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         return None
     if target == "memory":
         m = r.memory
+        if (m is None or not m.capacity_gib) and size_b:
+            return _states_line(w, d, size_b, question)
         if m is None or not m.capacity_gib:
             return w.say("q_memory_unknown")
         return w.say("q_memory", total=m.total_gib, cap=f"{m.capacity_gib:g}", gpu=m.gpu or "?")
@@ -194,7 +219,8 @@ def _targets(ask, r: ValidationReport, judged: dict | None, question: str = "") 
         else ["mesh_shape"]  # the whole picture, after
     # other quantities of the layout the question names ("... enough microbatches for pp 4?"), in case
     # the asks did not single them out
-    named = [t for t in layout_targets(r, judged) if t != target and _NAMES.get(t) and _NAMES[t].search(question)]
+    named = [t for t in (*layout_targets(r, judged), "tp_in_dp")
+             if t != target and _NAMES.get(t) and _NAMES[t].search(question)]
     if target in _FROM_DP:
         return list(dict.fromkeys(["dp_size", target, *named] + mesh))  # the dp they are computed from, first
     if target:
@@ -338,7 +364,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return judged_body(w, inp, d)
     experts, layers = experts_of(inp.query), layers_of(inp.query)
     for target in _targets(ask, r, d.judged, inp.query.text):
-        line = quantity_line(w, target, r, d.judged, experts, layers=layers, question=inp.query.text)
+        line = quantity_line(w, target, r, d.judged, experts, layers=layers, question=inp.query.text,
+                             size_b=inp.query.params.model_size_b)
         if line and not _said(w, line):
             w.answer(w.computed(line))
     return judged_body(w, inp, d)
