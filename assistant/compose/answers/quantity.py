@@ -71,9 +71,10 @@ def _experts_line(w: Writer, ep: int, experts: int | None) -> str:
 
 
 # "80 层", "80 layers", "(80 decoder layers)": a layer count the user states for a model the table lacks
-_LAYERS_STATED = re.compile(r"(?<![\d.])(\d{1,3})\s*(?:个)?\s*(?:层(?!\s*/)|(?:decoder\s+|transformer\s+|hidden\s+)?layers\b(?!\s+(?:per|each)))", re.I)
+_LAYERS_STATED = re.compile(r"(?<![\d.])(\d{1,3})\s*[-‐]?\s*(?:个)?\s*(?:层(?!\s*/)|(?:decoder\s+|transformer\s+|hidden\s+)?layers?\b(?!\s+(?:per|each)))", re.I)
 # "microbatch 数 ≥ 4 倍 stage 数", "4x the number of stages", "four times the stages": a ratio asked for
-_STAGE_RATIO = re.compile(r"(\d+)\s*(?:倍|x|×|times)\s*(?:的)?\s*(?:the\s+(?:number\s+of\s+)?)?(?:pipeline\s+)?(?:stage|阶段|pp)", re.I)
+_STAGE_RATIO = re.compile(r"(?:micro-?batch|微批)[^.?。？]{0,40}?(?<![\d.])(\d+)\s*(?:倍|x|×|times)(?![\w])[^.?。？\d]{0,40}?(?:stages?|阶段)"
+                          r"|(?<![\d.])(\d+)\s*(?:x|×|times)\s+as\s+many\s+micro-?batch(?:es)?\s+as\s+(?:pipeline\s+)?stages", re.I)
 
 
 def layers_of(query) -> int | None:
@@ -99,8 +100,8 @@ def _min_lbs_line(w: Writer, pp: int, judged: dict | None, question: str) -> str
         return w.say("q_min_lbs_no_pp")
     line = w.say("q_min_lbs", min=pp * mbs, pp=pp, mbs=mbs)
     m = _STAGE_RATIO.search(normalize(question))
-    if m and 1 < int(m.group(1)) <= 64:
-        ratio = int(m.group(1))
+    ratio = int(m.group(1) or m.group(2)) if m else 0
+    if 1 < ratio <= 64:
         line += w.space + w.say("q_min_lbs_ratio", ratio=ratio, pp=pp, mbs=mbs, lbs=ratio * pp * mbs)
     return line
 
@@ -363,7 +364,11 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         w.answer(verdict_line(w, d))
         return judged_body(w, inp, d)
     experts, layers = experts_of(inp.query), layers_of(inp.query)
+    asks = list(inp.asks)
+    later = asks[asks.index(ask) + 1:] if ask in asks else []
     for target in _targets(ask, r, d.judged, inp.query.text):
+        if target == "mesh_shape" and target != getattr(ask, "target", None) and any(a.kind == "quantity" for a in later):
+            continue  # the whole mesh after every number asked, not between them
         line = quantity_line(w, target, r, d.judged, experts, layers=layers, question=inp.query.text,
                              size_b=inp.query.params.model_size_b)
         if line and not _said(w, line):
