@@ -176,12 +176,23 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return recommendation.write(w, inp, ask)
     w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
     r = d.report
+    if r is not None and r.ok and r.memory is None and _worries_about_memory(inp.query.text):
+        # "will 70b blow up on 8 GPUs with tp 8?": past start-up is half the answer; the memory is the other
+        from assistant.compose.answers.quantity import quantity_line
+
+        w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, question=inp.query.text))
     if r is not None and r.ok and r.derived is not None and r.derived.ep_size > 1:
         # an EP layout passes or fails on (dp*cp*tp) % ep: that arithmetic is the reason, said with it
         from assistant.compose.answers.quantity import quantity_line
 
         w.answer(quantity_line(w, "ep_shard", r, d.judged))
     return judged_body(w, inp, d, sizing=True)
+
+
+def _worries_about_memory(text: str) -> bool:
+    from assistant.understand.asks import load_asks
+
+    return bool(dict(load_asks().quantity_targets)["memory"].search(text))
 
 
 def _strategy_with_fields(inp: ComposeInput, ask) -> Diagnosis | None:

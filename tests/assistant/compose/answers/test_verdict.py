@@ -43,3 +43,10 @@ def test_strategy_with_a_field_is_the_validators_verdict(ask):
     assert first.startswith("不行") and "MW-E-STRATEGY-OPTION" in first
     assert a.judged["distributed"]["strategy"] == "megatron_fsdp"
     assert re.search(r"`strategy` 改为 `fsdp2`", first)  # the fix, in the lead
+
+
+def test_a_memory_worry_gets_the_model_states_after_the_verdict(ask):
+    # 70B known only by size, tp 8 on 8 GPUs: 70e9 * 16 B (fp32 weights, grads, AdamW) / 8 = 140 GB per GPU
+    a = ask("will 70b blow up on 8 GPUs with tp 8?")
+    first = lead(a.text)
+    assert "valid" in first and "About 140.0 GB of model states per GPU" in first
