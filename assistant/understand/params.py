@@ -385,8 +385,9 @@ def _seq_len(text: str, v: Vocab) -> int | None:
 
 # Between a size's name and its value: "tp_size=8", "ep_size 能设 16", "ep_size 还能用 8", "can ep_size be 16"
 _SIZE_VERB = (
-    r"(?:(?:还|也|就)?(?:能不能|可不可以|能否|可否|能|可以|要|想)?\s*(?:设置为|设置成|设为|设成|设到|设|用|开到|开|取|改成|改为|调到|调成|为|是)"
+    r"(?:(?:还|也|就)?(?:能不能|可不可以|能否|可否|能|可以|要|想)?\s*(?:设置为|设置成|设为|设成|设到|设|用|开到|开|取|改成|改为|调到|调成|减到|降到|加到|增加到|提到|升到|变成|换成|缩到|扩到|为|是)"
     r"|(?:我们?)?\s*(?:设的是|用的是|设成了|设了|开的是|开了|填的是)"
+    r"|(?:reduced|increased|dropped|lowered|raised|bumped|changed|cut|went|going|moved)\s+(?:down\s+|up\s+)?to"
     r"|(?:can|could|should|must)?\s*(?:be\s+set\s+to|be|equal\s+to|equals)|=|:|is|of|to)"
 )
 _SIZE_NAMES = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "dp_replicate": "dp_replicate"}
@@ -500,7 +501,7 @@ def _batches(text: str) -> tuple[int | None, int | None]:
         text, re.I,
     )
     lbs = re.search(
-        r"(?:local[\s_-]*batch(?:[\s_-]*size)?|(?<!pp_)(?<!pp )(?<!pipeline )micro[\s_-]*batch(?:[\s_-]*size)?|\blbs\b|\bmbs\b|per[\s_-]*(?:gpu|device|rank)[\s_-]*batch(?:[\s_-]*size)?|每\s*(?:张)?\s*(?:卡|gpu)\s*(?:的)?\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|局部\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|本地\s*batch)\s*(?:=|:|is|of|为|是|设为)?\s*(\d+)",
+        r"(?:local[\s_-]*batch(?:[\s_-]*size)?|(?<!pp_)(?<!pp )(?<!pipeline )micro[\s_-]*batch(?:[\s_-]*size)?|\blbs\b|\bmbs\b|per[\s_-]*(?:gpu|device|rank)[\s_-]*batch(?:[\s_-]*size)?|每\s*(?:张)?\s*(?:卡|gpu)\s*(?:的)?\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|局部\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|本地\s*batch)\s*(?:=|:|is|of|为|是|设为|保持|还是|仍是|仍然是|不变(?:，|,)?\s*(?:是|为)?|stays?(?:\s+at)?|kept\s+at|remains?(?:\s+at)?)?\s*(\d+)",
         text, re.I,
     )
     g = int(gbs.group(1) or gbs.group(2)) if gbs else None
@@ -619,13 +620,14 @@ def _strategy(text: str, v: Vocab) -> str | None:
 # or says "before" / "used to" / "previously" as an adverb of its own verb.
 _HISTORY = re.compile(
     r"^\W*(?:(?:我们|我|we|i)\s*)?(?:之前|以前|原来|原先|本来|先前|上次|一开始|起初|最初|早先|previously|originally|earlier|at\s+first|last\s+time)"
-    r"|\b(?:used\s+to|previously|originally)\b|\bbefore\s*(?=[(,;:]|\.(?:\s|$)|$)",
+    r"|\b(?:used\s+to|previously|originally)\b|\bbefore\s*(?=[(,;:]|\.(?:\s|$)|$)"
+    r"|^\W*we\s+had\b|\b(?:was|were)\s+(?:working|running|training)\s+(?:fine\s+)?(?:with|on)\b",
     re.I,
 )
 # Where the story turns to the run asked about; a history span ends at one of these or at a sentence end.
 _NOW = re.compile(r"现在|目前|如今|这次|这回|搬到|迁到|迁移到|换到|\bnow\b|\bcurrently\b|\bthis\s+time\b"
                   r"|\bmov(?:e|ed|ing)\s+to\b|\bswitch(?:ed|ing)?\s+to\b|\bport(?:ed|ing)?\s+to\b", re.I)
-_SENTENCE_END = re.compile(r"[。!?！？\n]|\.(?=\s|$)")
+_SENTENCE_END = re.compile(r"[。!?！？;；\n]|\.(?=\s|$)")
 
 
 def history_spans(prose: str) -> list[tuple[int, int]]:

@@ -46,3 +46,11 @@ def test_a_value_a_few_words_after_the_size_name():
 def test_nodes_counted_with_a_classifier():
     p = extract_params("2 个节点 16 卡，tp1 pp2 cp1 ep2")
     assert (p.nodes, p.gpus_per_node, p.world_size) == (2, 8, 16)
+
+
+def test_a_size_changed_with_other_verbs_is_the_run_asked_about():
+    p = extract_params("之前用 pp 8 能跑，现在 pp 减到 4，local_batch_size 保持 4，pp_microbatch_size 2，还能跑吗？16 卡 tp 2")
+    assert (p.pp_size, p.local_batch_size, p.pp_microbatch_size) == (4, 4, 2)
+    en = extract_params("We had pp 8 working on 32 GPUs; pp reduced to 4 now, local_batch_size 4 and "
+                        "pp_microbatch_size 2. Does it still start?")
+    assert (en.pp_size, en.world_size, en.local_batch_size) == (4, 32, 4)
