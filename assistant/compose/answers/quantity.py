@@ -205,7 +205,11 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
             return w.say("q_memory_unknown")
         return w.say("q_memory", total=m.total_gib, cap=f"{m.capacity_gib:g}", gpu=m.gpu or "?")
     if target == "world_size":
-        return w.say("q_world", tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, dp=d.dp_size, world=d.world_size)
+        line = w.say("q_world", tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, dp=d.dp_size, world=d.world_size)
+        gpn = r.gpus_per_node
+        if gpn and d.world_size % gpn == 0 and d.world_size > gpn:
+            line += w.space + w.say("q_world_nodes", nodes=d.world_size // gpn, gpn=gpn, world=d.world_size)
+        return line
     return None
 
 
