@@ -464,7 +464,7 @@ def _sizes(text: str) -> dict[str, int]:
 
 
 _DP_SIZE = re.compile(
-    r"(?<![a-z_])dp(?:_size)?\s*(?:=|:|to|为|是|设为|设成)?\s*(\d+)(?!\.\d|\d|x)"
+    r"(?<![a-z_])dp(?:_size)?\s*(?:=|:|to|为|是|设为|设成|写成|写的是|写了|填成|填的是|填了|设了)?\s*(\d+)(?!\.\d|\d|x)"
     r"|(\d+)\s*(?:x\s*)?(?:data[\s_-]*parallel(?:ism)?|dp)[\s_-]*(?:replicas?|ranks|groups?|copies|degree|size|ways?)"
     r"|(\d+)[\s-]*(?:way|fold)\s+data[\s_-]*parallel"
     r"|data[\s_-]*parallel(?:ism)?\s*(?:size|degree)\s*(?:of|=|is|:)?\s*(\d+)(?!\.\d|\d|x)"

@@ -54,3 +54,7 @@ def test_a_size_changed_with_other_verbs_is_the_run_asked_about():
     en = extract_params("We had pp 8 working on 32 GPUs; pp reduced to 4 now, local_batch_size 4 and "
                         "pp_microbatch_size 2. Does it still start?")
     assert (en.pp_size, en.world_size, en.local_batch_size) == (4, 32, 4)
+
+
+def test_dp_size_written_as():
+    assert extract_params("8 卡机器上 dp_size 写成 1，tp pp cp 都是 1，这样跑会卡住吗？").dp_size == 1
