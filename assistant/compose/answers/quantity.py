@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
-from assistant.compose.answers.verdict import judged_body, verdict_line
+from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.understand import catalog
 from assistant.understand.asks import load_asks
@@ -24,7 +24,6 @@ from assistant.validator.report import Derived, ValidationReport
 
 
 _STRATEGY_ASKED = re.compile(r"\bstrateg|\byaml\b|策略|字段|\bfields?\b", re.I)  # the layout as a whole is asked too
-_ESTIMATES = frozenset({"MW-E-MEMORY"})  # not start-up checks: the layout is built, then runs out of memory
 _DEFAULT_GBS = frozenset({"MW-E-BATCH-DIVISIBLE"})
 _FROM_DP = ("dp_shard", "dp_replicate", "ep_shard", "moe_mesh_shape", "grad_acc_steps", "gbs_no_acc")
 

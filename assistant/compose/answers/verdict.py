@@ -16,6 +16,7 @@ _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_s
 _SIZE_OR_BLOCK = frozenset({*_SIZES, "pipeline", "moe", "strategy"})
 _PARALLELISMS = frozenset({"tp", "pp", "cp", "ep", "sp", "hsdp"})
 # "will it hang?", "会 OOM 吗": a worry about run time, answered by where the run really stops.
+ESTIMATES = frozenset({"MW-E-MEMORY"})  # not a start-up check: the run starts, then runs out of memory
 _WORRY = re.compile(r"\bhang|\bdeadlock|\boom\b|out of memory|\bcrash|\bdie\b|\bblow up|卡住|卡死|挂起|死锁|爆显存|显存不够|崩|会不会(?:报错|失败|出错)", re.I)
 
 
@@ -48,6 +49,8 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
     first = r.errors[0]
     message = (first.message_zh if w.lang == "zh" else first.message).rstrip(" .。")
     key = "verdict_no_worry" if _WORRY.search(ask_text) else "verdict_no"
+    if key == "verdict_no_worry" and {f.code for f in r.errors} <= ESTIMATES and _worries_about_memory(ask_text):
+        key = "verdict_oom"  # "会爆显存吗" over the estimate: the run starts, then runs out of memory
     return w.say(key, message=message, code=first.code) + (w.space + fix if (fix := fix_line(w, d)) else "")
 
 
@@ -176,7 +179,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return recommendation.write(w, inp, ask)
     w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
     r = d.report
-    if r is not None and r.ok and r.memory is None and _worries_about_memory(inp.query.text):
+    if r is not None and r.ok and _worries_about_memory(inp.query.text):
         # "will 70b blow up on 8 GPUs with tp 8?": past start-up is half the answer; the memory is the other
         from assistant.compose.answers.quantity import quantity_line
 

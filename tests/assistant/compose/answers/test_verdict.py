@@ -50,3 +50,17 @@ def test_a_memory_worry_gets_the_model_states_after_the_verdict(ask):
     a = ask("will 70b blow up on 8 GPUs with tp 8?")
     first = lead(a.text)
     assert "valid" in first and "About 140.0 GB of model states per GPU" in first
+
+
+def test_an_oom_worry_over_the_estimate_is_a_yes(ask):
+    # 70B fp32 states on 16 GPUs of pure data parallel are far over 80 GB: the run starts, then OOMs
+    a = ask("llama 3 70b 在 16 张 H100 上纯数据并行 fsdp2，会 OOM 吗？", lang="zh")
+    first = lead(a.text)
+    assert first.startswith("会：能启动，但显存不够") and "不会走到那一步" not in first
+    assert a.judged["distributed"]["tp_size"] == 1 and a.judged["distributed"]["pp_size"] == 1
+
+
+def test_plain_fsdp2_is_a_stated_layout_with_its_memory(ask):
+    a = ask("will llama 3 8b blow up on 8 H100s with plain fsdp2?")
+    first = lead(a.text)
+    assert "gets past start-up" in first and "Estimated memory per GPU" in first
