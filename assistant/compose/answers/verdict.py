@@ -177,6 +177,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         if not numbers or inp.query.intent in ("limitations", "howto"):
             return fact.write(w, inp, ask)
         return recommendation.write(w, inp, ask)
+    d = _asked_alternative(inp, d, ask) or d
     w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
     r = d.report
     if r is not None and r.ok and _worries_about_memory(inp.query.text):
@@ -190,6 +191,27 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
 
         w.answer(quantity_line(w, "ep_shard", r, d.judged))
     return judged_body(w, inp, d, sizing=True)
+
+
+def _asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None:
+    """"tp 2 and ep 8: what is dp, and could I use ep 16 instead?": the sizes the asking clause itself
+    states, when they differ from the layout read first, are the layout this verdict is on."""
+    from assistant.compose.judge import rejudge
+    from assistant.understand.params import extract_params
+
+    dist = (d.judged or {}).get("distributed")
+    text = getattr(ask, "text", "")
+    if d.pasted or not isinstance(dist, dict) or not text or text.strip() == inp.query.text.strip():
+        return None
+    p = extract_params(text)
+    changed = {k: v for k in _SIZES if isinstance(v := getattr(p, k, None), int) and k in dist and dist[k] != v}
+    if not changed:
+        return None
+    new = {**dist, **changed}
+    if new.get("pp_size", 1) > 1:
+        new.setdefault("pipeline", {})
+    judged = rejudge(inp.query, d, {**d.judged, "distributed": new})
+    return judged if judged.report is not None else None
 
 
 def _worries_about_memory(text: str) -> bool:

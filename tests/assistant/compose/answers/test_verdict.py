@@ -64,3 +64,10 @@ def test_plain_fsdp2_is_a_stated_layout_with_its_memory(ask):
     a = ask("will llama 3 8b blow up on 8 H100s with plain fsdp2?")
     first = lead(a.text)
     assert "gets past start-up" in first and "Estimated memory per GPU" in first
+
+
+def test_an_alternative_asked_about_is_the_layout_judged(ask):
+    a = ask("MoE on 32 GPUs with tp 2 and ep 8: what is dp_size, and could I use ep 16 instead?", world_size=32)
+    first = lead(a.text)
+    assert "dp_size = 16" in first and "`ep_size: 16` is valid" in first
+    assert a.judged["distributed"]["ep_size"] == 8  # the user's own layout stays the one judged first
