@@ -111,6 +111,7 @@ def plan_asks(asks: tuple, query) -> tuple:
 
 _YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
 _ONCE = ("config", "recommendation", "nonsense", "out_of_scope")
+_SIZE_CHOICE = dict(load_asks().quantity_targets)["size_choice"]
 _STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
 # Wishes for a starting layout that asks.yaml reads as facts ("应该从什么样的分布式配置开始？"); to move
 # into asks.yaml's recommendation patterns.
@@ -138,6 +139,13 @@ def _reconciled(ask, query):
             return Ask("diagnosis", ask.text, ask.target)
         kinds = [k for _, k in _kinds_in(ask.text) if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
+    if ask.kind == "quantity" and ask.target == "size_choice" and not _has_numbers(query):
+        return Ask("fact", ask.text)  # "tp_size 设多大有什么讲究": how to choose, without a setup to choose for
+    if ask.kind in ("quantity", "recommendation") and _SIZE_CHOICE.search(ask.text) and _has_numbers(query):
+        key = _SIZE_CHOICE.search(ask.text)
+        named = next((f"{k}_size" for k in ("tp", "pp", "cp", "ep") if re.search(rf"(?<![a-z_]){k}", key.group(0), re.I)), None)
+        if named and named not in sit.stated.sizes:
+            return Ask("recommendation", ask.text, named)  # "ep 设多少": the size is ours to choose
     if ask.kind == "quantity" and ask.target is None and (
             query.intent in ("howto", "limitations", "code_location") or not _has_numbers(query)
             or not any(pat.search(query.text) for _, pat in load_asks().quantity_targets)):
