@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass, field, replace
 
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
-from assistant.compose.citations import Citer
+from assistant.compose.citations import Citer, with_citation
+from assistant.compose.corrections import Correction, corrections
 from assistant.compose.phrases import Phrases
 from assistant.compose.scope import is_off_topic, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
@@ -130,10 +131,36 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
     if inp.query.injection:
         w.notice(w.say("injection"))
     asks = inp.asks or plan_asks(asks_of(inp.query), inp.query)
+    # a claim is made in the user's prose; the pasted error or config around it is not one
+    fixes = corrections(inp.query.situation.pasted.prose or inp.query.text, w.lang)
+    kinds = [a.kind for a in asks]
+    if fixes:
+        # the correction answers the claim's yes/no and the fact it is about; what judges the user's own
+        # numbers or a pasted error still follows it
+        asks = tuple(a for a in asks if a.kind in _AFTER_CORRECTION)
+        kinds = list(dict.fromkeys(["fact"] + [a.kind for a in asks]))
     inp = replace(inp, asks=asks)
-    parts: list[Part] = [REGISTRY[a.kind].write(w, inp, a) for a in asks]
+    # a pasted error is explained first, then the claim around it corrected ("false 也不行？")
+    at = 1 if asks and asks[0].kind == "diagnosis" and inp.query.situation.pasted.errors else 0
+    parts: list[Part] = []
+    for i, a in enumerate(asks):
+        if i == at:
+            _say_corrections(w, fixes)
+        parts.append(REGISTRY[a.kind].write(w, inp, a))
+    if len(asks) <= at:
+        _say_corrections(w, fixes)
     # The answer's verdict is the first one given: the user's layout before any recommendation.
     main = next((p for p in parts if p.report is not None), None) or next((p for p in parts if p.yaml), Part())
     strategy = main.strategy or next((p.strategy for p in parts if p.strategy), None)
-    return Composed(w.render(), main.yaml, main.report, strategy, main.judged, [a.kind for a in asks],
-                    list(w.leads), w.uncited)
+    return Composed(w.render(), main.yaml, main.report, strategy, main.judged, kinds, list(w.leads), w.uncited)
+
+
+# Asks a correction does not answer: they judge the user's own layout or a pasted error.
+_AFTER_CORRECTION = ("verdict", "quantity", "diagnosis", "location")
+
+
+def _say_corrections(w: Writer, fixes: list[Correction]) -> None:
+    for c in fixes:
+        text = c.text(w.lang)
+        n = w.citer.cite(c.docs, c.terms, text)
+        w.answer(with_citation(text, [n]) if n else text)
