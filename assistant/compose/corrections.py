@@ -28,6 +28,7 @@ class Correction:
     zh: str
     docs: tuple[str, ...]
     terms: tuple[str, ...]
+    layout_lead: bool = False  # the claim would reject a layout the code accepts (a judged layout leads)
 
     def text(self, lang: str) -> str:
         return self.zh if lang == "zh" else self.en
@@ -65,7 +66,8 @@ def _data() -> _Data:
     d = read_yaml(_PATH)
     rows = tuple(
         _Row(r["id"], tuple(_group(g) for g in r["when"]), tuple(_rx(p) for p in r.get("unless") or ()),
-             Correction(r["id"], r["en"], r["zh"], tuple(r.get("docs") or ()), tuple(r.get("terms") or ())))
+             Correction(r["id"], r["en"], r["zh"], tuple(r.get("docs") or ()), tuple(r.get("terms") or ()),
+                        bool(r.get("layout_lead"))))
         for r in d["rows"])
     return _Data(tuple(_rx(p) for p in d["cues"]), rows, tuple(_rx(p) for p in d["default_claims"]),
                  frozenset(str(v).lower() for v in d["truthy"]), frozenset(str(v).lower() for v in d["falsy"]),
@@ -95,6 +97,23 @@ def corrections(text: str, lang: str) -> list[Correction]:
             out.append(replace(c, en=c.en.replace("{match}", said), zh=c.zh.replace("{match}", said)))
     wrong = _default_claim(text, lang)
     return out + ([wrong] if wrong is not None else [])
+
+
+def covers(c: Correction, clause: str) -> bool:
+    """Whether a clause of the question is the claim `c` corrects (the correction answers that ask)."""
+    if c.key.startswith("default:"):
+        return any(r.path == c.key.removeprefix("default:") for r in field_table().mentioned(clause))
+    row = next((r for r in _data().rows if r.key == c.key), None)
+    return row is not None and all(any(p.search(clause) for p in g) for g in row.when)
+
+
+_ANSWER_WORD = re.compile(r"^(?:No|Yes)\b[,:]?\s*|^(?:不是|不对|不行|不会|是的)[：:，,]\s*")
+
+
+def without_answer_word(text: str) -> str:
+    """The correction without its leading "No:" (another answer already says yes or no)."""
+    body = _ANSWER_WORD.sub("", text, count=1)
+    return body[:1].upper() + body[1:] if body else text
 
 
 def _default_claim(text: str, lang: str) -> Correction | None:
@@ -165,3 +184,17 @@ def _show(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     return str(v)
+
+
+def phrase(key: str, lang: str) -> str:
+    return _data().phrases[key]["zh" if lang == "zh" else "en"]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])|(?<=[。！？])")
+
+
+def first_sentence_of(text: str) -> str:
+    """The first sentence, with code spans kept whole (a `.` inside backticks ends nothing)."""
+    masked = re.sub(r"`[^`]*`", lambda m: "x" * len(m.group(0)), text)
+    m = _SENTENCE_END.search(masked)
+    return text[:m.start()].rstrip() if m else text

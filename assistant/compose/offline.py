@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
 from assistant.compose.citations import Citer, with_citation
-from assistant.compose.corrections import Correction, corrections
+from assistant.compose.corrections import Correction, corrections, covers, first_sentence_of, phrase, without_answer_word
 from assistant.compose.phrases import Phrases
 from assistant.compose.scope import is_off_topic, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
@@ -45,11 +45,13 @@ def plan_asks(asks: tuple, query) -> tuple:
     asks = tuple(_reconciled(a, query) for a in asks)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."
-    if query.situation.pasted.errors or match_upstream_error(query.text):
+    errors = bool(query.situation.pasted.errors or match_upstream_error(query.text))
+    if errors:
         # a pasted or quoted upstream error is what the question is about: its explanation comes first,
         # and "what does that mean?" is that explanation
-        asks = tuple(a for a in asks if a.kind != "fact" or field_table().mentioned(a.text)) or \
-            (Ask("diagnosis", query.text),)
+        asks = tuple(a for a in asks if a.kind != "fact" or field_table().mentioned(a.text))
+        # "from the Python API:" introducing the paste names where it ran; it requests no config
+        asks = tuple(a for a in asks if a.kind != "config" or _REQUEST.search(a.text)) or (Ask("diagnosis", query.text),)
         if not any(a.kind in ("diagnosis", "location") for a in asks):
             asks = (Ask("diagnosis", query.text),) + asks
         asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
@@ -70,7 +72,7 @@ def plan_asks(asks: tuple, query) -> tuple:
         if fact_clauses:
             asks = tuple(a for a in asks if a.kind not in ("recommendation", "config") or a.text not in fact_clauses
                          and (a.kind == "config" or _STRATEGY_WORD.search(a.text)))
-    if query.intent == "python_api":
+    if query.intent == "python_api" and not errors:
         # "how do I pass MoE settings from Python?": the Python API (with its facts) is the config asked for
         asks = tuple(Ask("config", a.text) if a.kind in ("fact", "recommendation") else a for a in asks)
     kinds = {a.kind for a in asks}
@@ -80,6 +82,8 @@ def plan_asks(asks: tuple, query) -> tuple:
     return tuple(dict.fromkeys(once))
 
 
+_REQUEST = re.compile(r"[?？]|\b(how|what|which|give|show|write|need|want|should|could|can|please)\b"
+                      r"|怎么|如何|给|写|要|请|帮|哪", re.I)
 _YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
 _ONCE = ("config", "recommendation", "nonsense", "out_of_scope")
 _STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
@@ -135,20 +139,27 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
     fixes = corrections(inp.query.situation.pasted.prose or inp.query.text, w.lang)
     kinds = [a.kind for a in asks]
     if fixes:
-        # the correction answers the claim's yes/no and the fact it is about; what judges the user's own
-        # numbers or a pasted error still follows it
-        asks = tuple(a for a in asks if a.kind in _AFTER_CORRECTION)
-        kinds = list(dict.fromkeys(["fact"] + [a.kind for a in asks]))
+        # a correction answers the ask whose clause is the claim ("so I get prefetching without setting
+        # anything?"); what judges the user's own numbers or a pasted error is still answered
+        kept = tuple(a for a in asks if a.kind in _AFTER_CORRECTION or not any(covers(c, a.text) for c in fixes))
+        kinds = list(dict.fromkeys((["fact"] if len(kept) < len(asks) else []) + [a.kind for a in kept]))
+        asks = kept
     inp = replace(inp, asks=asks)
-    # a pasted error is explained first, then the claim around it corrected ("false 也不行？")
-    at = 1 if asks and asks[0].kind == "diagnosis" and inp.query.situation.pasted.errors else 0
+    # the verdict on the user's layout or a pasted error's explanation comes first, then the claim
+    # around it corrected ("false 也不行？"); otherwise the correction is the first answer
+    judged = asks and asks[0].kind in _AFTER_CORRECTION and (
+        inp.query.situation.pasted.errors or inp.diagnosis is not None and inp.diagnosis.report is not None)
+    at = 1 if judged else 0
+    d = inp.diagnosis
+    if judged and d is not None and d.report is not None and d.report.ok and any(c.layout_lead for c in fixes):
+        at = 0  # "gets rejected, correct?" on a layout that passes: "it is accepted, not rejected" answers first
     parts: list[Part] = []
     for i, a in enumerate(asks):
         if i == at:
-            _say_corrections(w, fixes)
+            _say_corrections(w, fixes, (inp.diagnosis or True) if judged else None)
         parts.append(REGISTRY[a.kind].write(w, inp, a))
     if len(asks) <= at:
-        _say_corrections(w, fixes)
+        _say_corrections(w, fixes, (inp.diagnosis or True) if judged else None)
     # The answer's verdict is the first one given: the user's layout before any recommendation.
     main = next((p for p in parts if p.report is not None), None) or next((p for p in parts if p.yaml), Part())
     strategy = main.strategy or next((p.strategy for p in parts if p.strategy), None)
@@ -159,8 +170,17 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
 _AFTER_CORRECTION = ("verdict", "quantity", "diagnosis", "location")
 
 
-def _say_corrections(w: Writer, fixes: list[Correction]) -> None:
+def _say_corrections(w: Writer, fixes: list[Correction], judged=None) -> None:  # judged: Diagnosis | True | None
+    """Each correction, cited; after a verdict on the user's layout it drops its own yes/no, and a
+    claim that would reject a layout the validator accepts says so ("It is accepted, not rejected")."""
     for c in fixes:
         text = c.text(w.lang)
+        if judged:
+            # the verdict and its body carry the arithmetic: the correction's first sentence is enough
+            text = first_sentence_of(without_answer_word(text))
+            d = judged if judged is not True else None
+            if c.layout_lead and d is not None and d.report is not None and d.report.ok:
+                head = text[:1].lower() if re.match(r"[A-Z][a-z]", text) else text[:1]
+                text = phrase("layout_accepted", w.lang) + head + text[1:]
         n = w.citer.cite(c.docs, c.terms, text)
         w.answer(with_citation(text, [n]) if n else text)

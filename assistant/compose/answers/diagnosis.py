@@ -63,9 +63,11 @@ def _errors(w: Writer, inp: ComposeInput, d) -> Part:
     r = d.report if d is not None else None
     for m in inp.errors:
         f = next((f for f in r.errors if f.code == m.code), None) if r is not None else None
-        message = (f.message_zh if w.lang == "zh" else f.message) if f is not None else m.matched
+        explained = explain(m, w.lang, text=inp.query.text, non_pp=_non_pp(d))
+        # the explanation carries the numbers: the error is quoted as written, not restated
+        message = (f.message_zh if w.lang == "zh" else f.message) if f is not None and not explained else m.matched
         w.answer(w.say("error_matched", code=m.code, upstream=m.upstream, message=message.rstrip(" .。")))
-        w.answer(explain(m, w.lang, text=inp.query.text, non_pp=_non_pp(d)))
+        w.answer(explained)
         if f is not None and "dp_size" in f.message:
             w.answer(quantity_line(w, "dp_size", r, d.judged))
     if r is None or r.ok:
