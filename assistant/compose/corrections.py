@@ -79,12 +79,14 @@ def claims(text: str) -> bool:
     return any(c.search(text) for c in _data().cues)
 
 
-def corrections(text: str, lang: str) -> list[Correction]:
-    """The corrections the question's claims call for, in the order of the rows; [] for none."""
+def corrections(text: str, lang: str, prose: str | None = None) -> list[Correction]:
+    """The corrections the question's claims call for, in the order of the rows; [] for none. With
+    `prose` (the question without its pasted error and config), the claim must be made there: an
+    error message states no claim, though it may name what the claim is about."""
     if not isinstance(text, str) or not text.strip():
         return []
     text = text[:_MAX_QUESTION_CHARS]
-    if not claims(text):
+    if not claims(prose if isinstance(prose, str) and prose.strip() else text):
         return []
     d = _data()
     out = []
@@ -132,8 +134,11 @@ def _default_claim(text: str, lang: str) -> Correction | None:
             # the field named last before the claim, else the first one after it
             before = [(pos, r) for pos, r in named if pos <= m.start()]
             ref = (before[-1] if before else named[0])[1]
-            if _same(claimed, ref.default):
-                return None  # the code agrees: the asks answer it
+            rows = [r for _, r in named if r.key == ref.key]
+            if any(_same(claimed, r.default) for r in rows) or len({_show(r.default) for r in rows}) > 1:
+                # the code agrees, or the key lives in blocks with different defaults and the question
+                # names none: the field facts answer it block by block
+                return None
             values = {"path": ref.path, "default": _show(ref.default), "upstream": ref.upstream,
                       "claimed": m.group("value")}
             en, zh = (d.phrases["default_wrong"][k].format(**values) for k in ("en", "zh"))

@@ -29,9 +29,9 @@ def _join(values: list[int], lang: str) -> str:
     return items[0] if len(items) == 1 else sep.join(items[:-1]) + last + items[-1]
 
 
-def _divisors_below(n: int, limit: int) -> list[int]:
-    """Divisors of n below limit, largest first (the nearest smaller sizes), at most _MAX_CHOICES."""
-    return [d for d in range(min(n, limit - 1), 0, -1) if n % d == 0][:_MAX_CHOICES]
+def _divisors_below(n: int, limit: int, limit_count: int = _MAX_CHOICES) -> list[int]:
+    """Divisors of n below limit, largest first (the nearest smaller sizes)."""
+    return [d for d in range(min(n, limit - 1), 0, -1) if n % d == 0][:limit_count]
 
 
 def _experts(v: dict, ctx: dict, lang: str) -> dict | None:
@@ -47,7 +47,10 @@ def _heads(key: str) -> Callable[[dict, dict, str], dict | None]:
         if key not in v:
             return None  # the older wording carries no numbers
         heads, tp = int(v[key]), int(v["tp"])
-        return {key: heads, "tp": tp, "choices": _join(_divisors_below(heads, tp), lang)}
+        # a TP group lives inside a node: only the sizes that also divide the GPUs per node
+        gpn = ctx.get("gpus_per_node") or tp
+        choices = [c for c in _divisors_below(heads, tp, limit_count=tp) if gpn % c == 0][:_MAX_CHOICES] or [1]
+        return {key: heads, "tp": tp, "choices": _join(choices, lang)}
     return values
 
 
@@ -88,7 +91,8 @@ _VALUES: dict[str, Callable[[dict, dict, str], dict | None]] = {
 }
 
 
-def explain(m: UpstreamErrorMatch, lang: str, *, text: str = "", non_pp: int | None = None) -> str | None:
+def explain(m: UpstreamErrorMatch, lang: str, *, text: str = "", non_pp: int | None = None,
+            gpus_per_node: int | None = None) -> str | None:
     """The line that explains `m` with its numbers and says what passes; None for a rule without one
     (the validator's own message and fix cover it) or an error without the numbers it needs."""
     values = _VALUES.get(m.code)
@@ -96,7 +100,7 @@ def explain(m: UpstreamErrorMatch, lang: str, *, text: str = "", non_pp: int | N
     if values is None or phrase is None:
         return None
     try:
-        filled = values(m.values, {"text": text, "non_pp": non_pp}, lang)
+        filled = values(m.values, {"text": text, "non_pp": non_pp, "gpus_per_node": gpus_per_node}, lang)
     except (KeyError, ValueError, ZeroDivisionError):
         return None
     if filled is None:

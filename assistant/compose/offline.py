@@ -136,7 +136,7 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
         w.notice(w.say("injection"))
     asks = inp.asks or plan_asks(asks_of(inp.query), inp.query)
     # a claim is made in the user's prose; the pasted error or config around it is not one
-    fixes = corrections(inp.query.situation.pasted.prose or inp.query.text, w.lang)
+    fixes = corrections(inp.query.text, w.lang, prose=inp.query.situation.pasted.prose)
     kinds = [a.kind for a in asks]
     if fixes:
         # a correction answers the ask whose clause is the claim ("so I get prefetching without setting

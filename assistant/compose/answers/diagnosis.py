@@ -21,7 +21,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if d is not None and d.pasted:
         for m in inp.errors:
             w.answer(w.say("error_matched", code=m.code, upstream=m.upstream, message=m.matched.rstrip(" .")))
-            w.answer(explain(m, w.lang, text=inp.query.text, non_pp=_non_pp(d)))
+            w.answer(explain(m, w.lang, text=inp.query.text, non_pp=_non_pp(d), gpus_per_node=inp.gpus_per_node))
         return _pasted(w, inp, d, ask)
     if inp.errors:
         return _errors(w, inp, d)
@@ -63,7 +63,7 @@ def _errors(w: Writer, inp: ComposeInput, d) -> Part:
     r = d.report if d is not None else None
     for m in inp.errors:
         f = next((f for f in r.errors if f.code == m.code), None) if r is not None else None
-        explained = explain(m, w.lang, text=inp.query.text, non_pp=_non_pp(d))
+        explained = explain(m, w.lang, text=inp.query.text, non_pp=_non_pp(d), gpus_per_node=inp.gpus_per_node)
         # the explanation carries the numbers: the error is quoted as written, not restated
         message = (f.message_zh if w.lang == "zh" else f.message) if f is not None and not explained else m.matched
         w.answer(w.say("error_matched", code=m.code, upstream=m.upstream, message=message.rstrip(" .。")))

@@ -43,3 +43,13 @@ def test_strategy_with_a_field_is_the_validators_verdict(ask):
     assert first.startswith("不行") and "MW-E-STRATEGY-OPTION" in first
     assert a.judged["distributed"]["strategy"] == "megatron_fsdp"
     assert re.search(r"`strategy` 改为 `fsdp2`", first)  # the fix, in the lead
+
+
+def test_a_mesh_smaller_than_the_world_passes_start_up_and_then_does_not_work(ask):
+    from tests.assistant.compose.answers.conftest import lead
+
+    a = ask("单机 4 卡，distributed 里只写了 dp_size: 2，会不会卡住？", world_size=4)
+    first = lead(a.text)
+    assert first.startswith("会出问题：启动能通过") and "MW-E-DP-MISMATCH" in first and "启动时就会报错" not in first
+    a = ask("2 nodes x 8 GPUs with dp_size: 8 and tp, pp, cp at 1: will it hang?", world_size=16, gpus_per_node=8)
+    assert lead(a.text).startswith("Yes, that is the problem: it passes start-up")
