@@ -1,6 +1,9 @@
 """Fact questions are answered by the fact, not a topic summary with a YAML."""
 from __future__ import annotations
 
+import re
+
+import pytest
 from answer_checks import shown_configs
 from tests.assistant.compose.answers.conftest import lead
 
@@ -43,3 +46,19 @@ def test_packing_with_cp_says_which_attention_path_it_needs(ask):
     # "CP + packing: does the attention backend matter?" got only the padding rule and the CP summary
     a = ask("用 context parallel 的时候再开 sequence packing，对 attention 后端有什么限制？")
     assert "THD" in a.text.split("**来源**")[0] and "Transformer Engine" in a.text
+
+
+@pytest.mark.parametrize("q, yes", [
+    ("Is it possible to combine context parallel with pipeline parallel in fsdp2?", r"^Yes: `fsdp2`.*\(PP\).*\(CP\)"),
+    ("cp 和 pp 能一起开吗?", r"^可以：`fsdp2`"),
+    ("Does megatron_fsdp let me combine TP with CP?", r"^Yes: `megatron_fsdp`"),
+])
+def test_features_asked_together_get_a_yes_when_the_strategy_has_them_all(ask, q, yes):
+    a = ask(q)
+    assert re.search(yes, lead(a.text)), a.text
+    assert shown_configs(a.text) == []
+
+
+def test_features_together_where_one_is_missing_get_the_no(ask):
+    a = ask("megatron_fsdp 能同时开 tp 和 pp 吗")
+    assert lead(a.text).startswith("不行：`megatron_fsdp` 不支持流水线并行")
