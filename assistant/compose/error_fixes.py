@@ -14,6 +14,7 @@ from assistant.validator.upstream_errors import UpstreamErrorMatch
 
 _PATH = Path(__file__).with_name("error_fixes.yaml")
 _LAYERS = re.compile(r"Model has (\d+) layers with pipeline_parallel_layers_per_stage=(\d+)")
+_ACROSS = re.compile(r"num_virtual_stages=(\d+) across (\d+) PP ranks")
 _SINGLE_STAGE = re.compile(r"\b(1f1b|gpipe)\b(?!\w)", re.I)
 _MAX_CHOICES = 3
 
@@ -54,23 +55,45 @@ def _heads(key: str) -> Callable[[dict, dict, str], dict | None]:
     return values
 
 
-def _stages(v: dict, ctx: dict, lang: str) -> dict | None:
-    m = _LAYERS.search(ctx.get("text", ""))
-    if m is None or "pp" not in v:
+def _stages(v: dict, ctx: dict, lang: str) -> dict | str | None:
+    """Stage counts: for a count that is no multiple of pp_size, what rounding up and down give; for a
+    schedule with the wrong stages per rank, the layers_per_stage values that give the right number."""
+    text = ctx.get("text", "")
+    m = _LAYERS.search(text)
+    ranks = _ACROSS.search(text)
+    pp = int(v["pp"]) if "pp" in v else int(ranks.group(2)) if ranks else None
+    if m is None or pp is None or pp <= 0:
         return None
-    layers, lps, pp = int(m.group(1)), int(m.group(2)), int(v["pp"])
+    layers, lps = int(m.group(1)), int(m.group(2))
     stages = math.ceil(layers / lps)
-    single = bool(_SINGLE_STAGE.search(ctx.get("text", ""))) and "interleav" not in ctx.get("text", "").lower()
+    p = _phrases()["MW-W-PP-LAYERS"]
+    if "per_rank" in v:  # "Single stage schedule requires ..." / "Multi-stage schedule requires ..."
+        single = "Single stage" in text
+        values = {"layers": layers, "lps": lps, "stages": stages, "pp": pp, "per_rank": stages // pp,
+                  "schedule": _schedule_named(text) or "1f1b",
+                  "lps_choices": _join(_lps_fitting(layers, pp, lps, single), lang)}
+        return p["single" if single else "multi"][lang].format(**values)
+    single = bool(_SINGLE_STAGE.search(text)) and "interleav" not in text.lower()
     up, down = stages + (-stages) % pp, stages - stages % pp
-    fits = [s for s in range(1, layers + 1)
-            if math.ceil(layers / s) % pp == 0 and (math.ceil(layers / s) // pp == 1 if single
-                                                     else math.ceil(layers / s) // pp >= 2)]
-    fits = sorted(fits, key=lambda s: (abs(s - lps), s))[:2]
-    p = _phrases()["MW-W-PP-LAYERS"]["down_too_few"]
     return {"layers": layers, "lps": lps, "stages": stages, "pp": pp, "up": up, "up_per_rank": up // pp,
             "down": down, "down_per_rank": down // pp,
-            "down_note": p[lang] if not single and down // pp < 2 else "",
-            "lps_choices": _join(sorted(fits), lang) if fits else "-"}
+            "down_note": p["down_too_few"][lang] if not single and down // pp < 2 else "",
+            "lps_choices": _join(_lps_fitting(layers, pp, lps, single), lang)}
+
+
+def _lps_fitting(layers: int, pp: int, near: int, single: bool) -> list[int]:
+    """layers_per_stage values whose stage count is a multiple of pp_size with one stage per rank
+    (single-stage schedule) or at least two (multi-stage), the two nearest to the one given."""
+    def ok(s: int) -> bool:
+        n = math.ceil(layers / s)
+        return n % pp == 0 and (n // pp == 1 if single else n // pp >= 2)
+    fits = sorted((s for s in range(1, layers + 1) if ok(s)), key=lambda s: (abs(s - near), s))[:2]
+    return sorted(fits) or [max(1, layers // pp)]
+
+
+def _schedule_named(text: str) -> str | None:
+    m = re.search(r"\b(1f1b|gpipe|interleaved1f1b|loopedbfs|interleavedzerobubble|zbvzerobubble|dualpipev)\b", text, re.I)
+    return m.group(1).lower() if m else None
 
 
 def _microbatches(v: dict, ctx: dict, lang: str) -> dict | None:
@@ -80,7 +103,7 @@ def _microbatches(v: dict, ctx: dict, lang: str) -> dict | None:
     return {"lbs": lbs, "mbs": mbs, "pp": pp, "count": lbs // mbs, "need": pp * mbs}
 
 
-_VALUES: dict[str, Callable[[dict, dict, str], dict | None]] = {
+_VALUES: dict[str, Callable[[dict, dict, str], dict | str | None]] = {
     "MW-E-EP-EXPERTS": _experts,
     "MW-W-TP-KV-HEADS": _heads("kv"),
     "MW-W-TP-HEADS": _heads("heads"),
@@ -103,6 +126,6 @@ def explain(m: UpstreamErrorMatch, lang: str, *, text: str = "", non_pp: int | N
         filled = values(m.values, {"text": text, "non_pp": non_pp, "gpus_per_node": gpus_per_node}, lang)
     except (KeyError, ValueError, ZeroDivisionError):
         return None
-    if filled is None:
-        return None
+    if filled is None or isinstance(filled, str):
+        return filled  # a variant of the rule words its own line
     return phrase["zh" if lang == "zh" else "en"].format(**filled)

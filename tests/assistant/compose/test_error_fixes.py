@@ -50,3 +50,18 @@ def test_megatron_pp_points_to_fsdp2():
 def test_a_rule_without_an_explanation_or_without_numbers_gives_none():
     assert explain(first("ValueError: non_pp_size=12 must be a multiple of ep_size=8"), "en") is None
     assert explain(first("AssertionError: num_attention_heads in config does not match the TP size"), "en") is None
+
+
+def test_a_single_stage_schedule_with_two_stages_per_rank_gets_the_layers_per_stage_that_give_one():
+    text = ("ValueError: Single stage schedule requires exactly 1 stage per rank, but got 2 stages per rank. "
+            "Model has 32 layers with pipeline_parallel_layers_per_stage=4, resulting in num_virtual_stages=8 "
+            "across 4 PP ranks. Please increase pipeline_parallel_layers_per_stage to 8 or higher")
+    line = explain(first(text), "en", text=text)
+    assert "8 stages, 2 per rank on pp_size 4" in line and "`layers_per_stage` to 8" in line
+
+
+def test_a_multi_stage_schedule_with_one_stage_per_rank_gets_smaller_stages():
+    text = ("Multi-stage schedule requires at least 2 stages per rank, but got 1 stages per rank. Model has 32 "
+            "layers with pipeline_parallel_layers_per_stage=8, resulting in num_virtual_stages=4 across 4 PP ranks.")
+    line = explain(first(text), "zh", text=text)
+    assert "每个 rank 1 个" in line and "`layers_per_stage` 设为 2 或 4" in line  # ceil(32/3) = 11 fits no pp 4
