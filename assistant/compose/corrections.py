@@ -128,6 +128,8 @@ def _default_claim(text: str, lang: str) -> Correction | None:
         return None
     for rx in d.default_claims:
         for m in rx.finditer(text):
+            if _ALTERNATIVE.match(text, m.end()):
+                continue  # "默认是 true 还是 false": a question between values, no claim
             claimed = _value(m.group("value"))
             if claimed is _UNKNOWN:
                 continue
@@ -149,6 +151,7 @@ def _default_claim(text: str, lang: str) -> Correction | None:
 
 
 _UNKNOWN = object()
+_ALTERNATIVE = re.compile(r"`?\s*(?:还是|或者|或是|or\b|/)", re.I)
 
 
 def _value(raw: str) -> Any:

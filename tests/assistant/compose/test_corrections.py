@@ -77,3 +77,28 @@ def test_next_to_a_verdict_the_correction_loses_its_yes_no_and_keeps_one_sentenc
 def test_any_input_is_total():
     for text in (None, 3, "x" * 100_000, "默认", "defaults to", "`` defaults to ``?"):
         assert isinstance(corrections(text, "en"), list)
+
+
+@pytest.mark.parametrize("question, key", [
+    ("tp_size 写成 2.0 也一样吧？", "float-size-fine"),
+    ('sizes in quotes like tp_size: "2" will fail, correct?', "string-size-fails"),
+    ("pp_schedule: null falls back to the default 1f1b?", "schedule-null-default"),
+    ("PP works fine with tie_word_embeddings, right?", "pp-tied-embeddings"),
+    ("I copied the finetune guide's dp_size: 1 and pp_size: 4 to 16 GPUs, that's fine?", "guide-dp1-pp4"),
+    ("tp 不整除每台机器的卡数的话启动就会报错吧？", "tp-node-enforced"),
+    ("文档说 reduce 也是 bf16，对吗？", "reduce-bf16"),
+    ("单卡训练可以不写 distributed 段吧？", "single-gpu-no-section"),
+    ("路由专家数不能被 ep 整除只是警告吧？", "experts-advice"),
+])
+def test_more_claims_from_the_code_facts_in_both_languages(question, key):
+    assert key in keys(question, "zh")
+
+
+def test_a_how_to_naming_a_value_is_no_claim():
+    assert keys("How do I set reduce_dtype to bf16?") == []
+
+
+def test_a_question_between_two_values_or_about_a_crash_is_no_claim():
+    assert keys("moe 里面那个 reshard_after_forward 默认是 true 还是 false", "zh") == []
+    assert keys("Does enable_fsdp2_prefetch default to true or false?") == []
+    assert keys("My recipe has no distributed section and it crashes even on a single GPU. Why?") == []
