@@ -87,3 +87,9 @@ def test_a_claim_around_a_pasted_error_is_corrected_after_the_error(ask):
             "我写的是 sequence_parallel: false，关掉也不行？")
     first = lead(a.text)
     assert first.index("MW-E-STRATEGY-OPTION") < first.index("写 `false` 也一样")
+
+
+def test_an_english_log_asked_about_in_chinese_is_explained_in_chinese_from_the_error_doc(ask):
+    a = ask("[rank0]: KeyError: \"Mesh dim 'ep' not found in mesh_dim_names ('pp', 'dp_replicate', 'dp_shard', "
+            "'cp', 'tp') or root _flatten_mapping {'dp', 'dp_shard_cp', 'dp_cp'}\"\ntp 2 跑不起来，这是什么错")
+    assert a.language == "zh" and "get_flat_mesh" in lead(a.text) and "moe_mesh" in lead(a.text)
