@@ -10,8 +10,9 @@ import re
 from dataclasses import dataclass, field, replace
 
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
-from assistant.compose.citations import Citer, with_citation
-from assistant.compose.corrections import Correction, corrections, covers, first_sentence_of, phrase, without_answer_word
+from assistant.compose.citations import Citer
+from assistant.compose.corrected import plan_corrections
+from assistant.compose.corrected import say as say_corrections
 from assistant.compose.phrases import Phrases
 from assistant.compose.scope import is_off_topic, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
@@ -140,52 +141,18 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
     if inp.query.injection:
         w.notice(w.say("injection"))
     asks = inp.asks or plan_asks(asks_of(inp.query), inp.query)
-    # a claim is made in the user's prose; the pasted error or config around it is not one
-    fixes = corrections(inp.query.text, w.lang, prose=inp.query.situation.pasted.prose)
-    kinds = [a.kind for a in asks]
-    if fixes:
-        # a correction answers the ask whose clause is the claim ("so I get prefetching without setting
-        # anything?"); what judges the user's own numbers or a pasted error is still answered
-        kept = tuple(a for a in asks if a.kind in _AFTER_CORRECTION or not any(covers(c, a.text) for c in fixes))
-        kinds = list(dict.fromkeys((["fact"] if len(kept) < len(asks) else []) + [a.kind for a in kept]))
-        asks = kept
-    inp = replace(inp, asks=asks)
-    # the verdict on the user's layout or a pasted error's explanation comes first, then the claim
-    # around it corrected ("false 也不行？"); otherwise the correction is the first answer
-    judged = asks and asks[0].kind in _AFTER_CORRECTION and (
-        inp.query.situation.pasted.errors or inp.diagnosis is not None and inp.diagnosis.report is not None)
-    at = 1 if judged else 0
-    d = inp.diagnosis
-    if judged and d is not None and d.report is not None and d.report.ok and any(c.layout_lead for c in fixes):
-        at = 0  # "gets rejected, correct?" on a layout that passes: "it is accepted, not rejected" answers first
+    corrected = plan_corrections(inp, asks, w.lang)
+    inp = replace(inp, asks=corrected.asks)
     parts: list[Part] = []
-    for i, a in enumerate(asks):
-        if i == at:
-            _say_corrections(w, fixes, (inp.diagnosis or True) if judged else None)
+    for i, a in enumerate(corrected.asks):
+        if i == corrected.at:
+            say_corrections(w, corrected)
         parts.append(REGISTRY[a.kind].write(w, inp, a))
-    if len(asks) <= at:
-        _say_corrections(w, fixes, (inp.diagnosis or True) if judged else None)
+    if len(corrected.asks) <= corrected.at:
+        say_corrections(w, corrected)
     # The answer's verdict is the first one given: the user's layout before any recommendation.
     main = next((p for p in parts if p.report is not None), None) or next((p for p in parts if p.yaml), Part())
     strategy = main.strategy or next((p.strategy for p in parts if p.strategy), None)
-    return Composed(w.render(), main.yaml, main.report, strategy, main.judged, kinds, list(w.leads), w.uncited)
+    return Composed(w.render(), main.yaml, main.report, strategy, main.judged, list(corrected.kinds), list(w.leads),
+                    w.uncited)
 
-
-# Asks a correction does not answer: they judge the user's own layout or a pasted error.
-_AFTER_CORRECTION = ("verdict", "quantity", "diagnosis", "location")
-
-
-def _say_corrections(w: Writer, fixes: list[Correction], judged=None) -> None:  # judged: Diagnosis | True | None
-    """Each correction, cited; after a verdict on the user's layout it drops its own yes/no, and a
-    claim that would reject a layout the validator accepts says so ("It is accepted, not rejected")."""
-    for c in fixes:
-        text = c.text(w.lang)
-        if judged:
-            # the verdict and its body carry the arithmetic: the correction's first sentence is enough
-            text = first_sentence_of(without_answer_word(text))
-            d = judged if judged is not True else None
-            if c.layout_lead and d is not None and d.report is not None and d.report.ok:
-                head = text[:1].lower() if re.match(r"[A-Z][a-z]", text) else text[:1]
-                text = phrase("layout_accepted", w.lang) + head + text[1:]
-        n = w.citer.cite(c.docs, c.terms, text)
-        w.answer(with_citation(text, [n]) if n else text)
