@@ -89,6 +89,11 @@ def test_any_input_is_total():
     ("文档说 reduce 也是 bf16，对吗？", "reduce-bf16"),
     ("单卡训练可以不写 distributed 段吧？", "single-gpu-no-section"),
     ("路由专家数不能被 ep 整除只是警告吧？", "experts-advice"),
+    ("With cp_size 2 the global_batch_size has to be a multiple of local_batch_size * dp_size * cp, right?",
+     "batch-dp-with-cp"),
+    ("activation_checkpointing 只能写 true 或 false 吧？", "ac-bool-only"),
+    ("DDPConfig only has activation_checkpointing as an option, correct?", "ddp-only-ac"),
+    ("CP with packing works fine on SDPA, right?", "cp-packing-sdpa"),
 ])
 def test_more_claims_from_the_code_facts_in_both_languages(question, key):
     assert key in keys(question, "zh")
