@@ -461,7 +461,7 @@ def _candidates(s: Situation, t: Targets, strategy: str, relaxed: bool) -> list[
     out: list[Candidate] = []
     for tp, pp, cp, ep in product(options["tp"], options["pp"], options["cp"], options["ep"]):
         layout = Layout.of(strategy, world, gpus_per_node=s.gpn, tp=tp, pp=pp, cp=cp, ep=ep)
-        if layout.mesh_errors():  # the world does not divide, or ep does not divide dp*cp*tp
+        if not layout.mesh_ok:  # the world does not divide, or ep does not divide dp*cp*tp
             continue
         for dpr in _replicate_options(s, t, strategy, layout, relaxed):
             for ac in ac_options:

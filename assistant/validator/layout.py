@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.validator.capabilities import SIZE_FEATURES, capabilities
@@ -173,31 +173,41 @@ class Layout:
 
     def mesh_errors(self) -> list[Finding]:
         """_infer_dp_size and the mesh builders' divisibility checks; an explicit dp must fill the world."""
+        failure = self._mesh_failure()
+        return [failure()] if failure is not None else []
+
+    @property
+    def mesh_ok(self) -> bool:
+        """The same checks as `mesh_errors`, without writing the message: the planner asks thousands of times."""
+        return self._mesh_failure() is None
+
+    def _mesh_failure(self) -> Callable[[], Finding] | None:
+        """The first mesh check that fails, as the finding it makes (built only when asked for)."""
         if self.strategy == "ddp":
-            return []
+            return None
         world, tp, cp, pp, dp, dpr, ep = self.world_size, self.tp, self.cp, self.pp, self.dp, self.dp_replicate, self.ep
         megatron = self.strategy == "megatron_fsdp"
         factors, expr = ((tp, cp), "tp_size*cp_size") if megatron else ((tp, cp, pp), "tp_size*cp_size*pp_size")
         non_dp = self.non_dp
         if not self.dp_explicit and world % non_dp:
-            return [make_finding("MW-E-WORLD-DIVISIBLE", _world_path(factors, expr), world=world, expr=expr,
-                                 factors=times(*factors), product=non_dp)]
+            return lambda: make_finding("MW-E-WORLD-DIVISIBLE", _world_path(factors, expr), world=world, expr=expr,
+                                        factors=times(*factors), product=non_dp)
         if megatron:
             if tp * cp * dp != world:
-                return [_mismatch(dp, world, "dp_size*cp_size*tp_size", (dp, cp, tp), non_dp)]
-            return []
+                return lambda: _mismatch(dp, world, "dp_size*cp_size*tp_size", (dp, cp, tp), non_dp)
+            return None
         if dp % dpr:
-            return [make_finding("MW-E-DP-REPLICATE-DIVIDES", "distributed.dp_replicate_size", dp=dp, dpr=dpr,
-                                 rem=dp % dpr)]
+            return lambda: make_finding("MW-E-DP-REPLICATE-DIVIDES", "distributed.dp_replicate_size", dp=dp, dpr=dpr,
+                                        rem=dp % dpr)
         if dpr >= dp and dpr != 1:
-            return [make_finding("MW-E-DP-REPLICATE-LT-DP", "distributed.dp_replicate_size", dp=dp, dpr=dpr)]
+            return lambda: make_finding("MW-E-DP-REPLICATE-LT-DP", "distributed.dp_replicate_size", dp=dp, dpr=dpr)
         non_pp = self.non_pp
         if non_pp % ep:
-            return [make_finding("MW-E-EP-DIVIDES", "distributed.ep_size", dp=dp, cp=cp, tp=tp, non_pp=non_pp, ep=ep,
-                                 rem=non_pp % ep)]
+            return lambda: make_finding("MW-E-EP-DIVIDES", "distributed.ep_size", dp=dp, cp=cp, tp=tp, non_pp=non_pp,
+                                        ep=ep, rem=non_pp % ep)
         if pp * dp * cp * tp != world:
-            return [_mismatch(dp, world, "pp_size*dp_size*cp_size*tp_size", (pp, dp, cp, tp), non_dp)]
-        return []
+            return lambda: _mismatch(dp, world, "pp_size*dp_size*cp_size*tp_size", (pp, dp, cp, tp), non_dp)
+        return None
 
     def advice(self) -> list[Finding]:
         """Meshwise's topology warnings: TP groups that span nodes, a partly used node."""

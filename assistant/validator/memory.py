@@ -520,7 +520,7 @@ def _knobs(m: ModelFacts, s: Sizing, work: Workload, limit: float, node: int, cu
     def valid(**sizes: int) -> bool:
         # upstream builds this mesh (the layout's own rules), not only "the world divides"
         lay = s.layout.with_sizes(**sizes)
-        return not (lay.strategy_errors() or lay.mesh_errors())
+        return lay.mesh_ok and not lay.strategy_errors()
 
     def smallest_fitting(candidates: list[tuple[int, dict]]) -> tuple[int, dict] | None:
         # The smallest change that fits, else the one that lowers the estimate most.

@@ -108,3 +108,15 @@ def test_node_replicas_shards_inside_a_node():
     assert Layout.of("fsdp2", 64, gpus_per_node=8, pp=2).node_replicas == 4  # dp 32 over 8 per node
     assert Layout.of("fsdp2", 8, gpus_per_node=8).node_replicas is None  # one node: nothing to replicate
     assert Layout.of("megatron_fsdp", 32, gpus_per_node=8).node_replicas is None
+
+
+def test_mesh_ok_agrees_with_mesh_errors_on_every_small_layout():
+    # the planner's fast test and the validator's findings are one set of checks
+    from itertools import product
+
+    from assistant.validator.layout import Layout
+
+    for strategy, world, tp, pp, cp, ep, dpr in product(("fsdp2", "megatron_fsdp", "ddp"), (6, 8, 12, 16),
+                                                        (1, 2, 4), (1, 2, 3), (1, 2), (1, 2, 8), (1, 2, 4)):
+        lay = Layout.of(strategy, world, tp=tp, pp=pp, cp=cp, ep=ep, dp_replicate=dpr)
+        assert lay.mesh_ok == (lay.mesh_errors() == [])
