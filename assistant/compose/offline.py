@@ -41,6 +41,10 @@ def plan_asks(asks: tuple, query) -> tuple:
     weaker than the whole question's, and without kinds another ask already covers."""
     if len(asks) == 1 and asks[0].kind == "nonsense":
         return asks  # understanding found nothing asked (keyboard mash): nothing to reconcile
+    sit = query.situation
+    if is_off_topic(query.text) and not (sit.stated.any() or sit.pasted.configs or sit.pasted.errors or sit.world_size):
+        # "帮我写个周报，内容就是这周调了调 FSDP2": other work that names the domain in passing
+        return (Ask("out_of_scope", query.text),)
     asks = tuple(_reconciled(a, query) for a in asks)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."

@@ -4,16 +4,18 @@ diagnosis. The words live in `asks.yaml`; here is only how they combine.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from assistant.datafile import read_yaml
-from assistant.understand.gibberish import looks_like_gibberish
+from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
 from assistant.understand.intent import load_table
-from assistant.understand.params import MAX_PROSE_CHARS, normalize, tame
-from assistant.understand.query import Ask, Pasted
+from assistant.understand.params import MAX_PROSE_CHARS, extract_params, normalize, tame
+from assistant.understand.query import SIZE_KEYS, Ask, Pasted
+from assistant.validator.fields import field_table
 
 _TABLE_PATH = Path(__file__).with_name("asks.yaml")
 MAX_ASKS = 6  # more than this is a list of topics, not questions; the first ones are answered
@@ -68,8 +70,51 @@ def rescued_intent(question: str, intent: str) -> str:
 
 def clauses(prose: str) -> list[str]:
     t = load_asks()
-    parts = [p.strip(" \t,，、:：") for p in t.split.split(prose)]
+    parts = [_LEADING_LINK.sub("", p.strip(" \t,，、:：")) for p in t.split.split(respelled(prose))]
     return [p for p in parts if p and re.search(r"\w", p)]
+
+
+# "..., and could I use ep 16 instead?": the link word opens the clause, the ask follows it
+_LEADING_LINK = re.compile(r"^(?:(?:and|or|but|so|also|plus|then)\b[\s,]*)+|^(?:那么|那|而且|并且|还有|另外|能的话|可以的话|行的话)[\s,]*", re.I)
+_WORD = re.compile(r"[A-Za-z]{4,}")
+
+
+@lru_cache(maxsize=1)
+def _vocabulary() -> tuple[frozenset[str], tuple[str, ...]]:
+    """Every word spelled as meant (the kb's English prose, the model table, the ask patterns), and the
+    words of the ask patterns, which a misspelling is corrected to."""
+    from assistant.config import KB_DIR
+
+    data = read_yaml(_TABLE_PATH)
+    sources = [data["split"], data["domain"]] + [p for ps in data["kinds"].values() for p in ps] + \
+        [p for ps in data["quantity_targets"].values() for p in ps]
+    # the letters of a regex's literal words; `\b`, `\s` and `\w` escapes leave a stray letter in front
+    trigger = {w.lower() for src in sources for w in re.findall(r"(?<![\\])[a-z]{4,}", re.sub(r"\\[a-zA-Z]", " ", src))}
+    texts = [path.read_text(encoding="utf-8") for path in sorted((KB_DIR / "en").rglob("*.md"))]
+    texts.append((KB_DIR / "models.yaml").read_text(encoding="utf-8"))
+    known = {w.lower() for text in texts for w in _WORD.findall(text)}
+    return frozenset(known | trigger), tuple(sorted(trigger))
+
+
+def respelled(prose: str) -> str:
+    """"is this valdi?", "a pipline block", "what does it meen": a word that is in neither the kb
+    nor the ask patterns, one slip away from a word of the patterns, read as that word (difflib's
+    ratio, as the validator's "did you mean")."""
+    known, trigger = _vocabulary()
+
+    def fix(m: re.Match) -> str:
+        word = m.group(0)
+        low = word.lower()
+        if low in known or _VERSION_NEXT.match(prose, m.end()):
+            return word  # "minimax m2.5", "kimi-k2": a name with its version is not a slip
+        close = difflib.get_close_matches(low, trigger, n=1, cutoff=_SPELLING_CUTOFF)
+        return close[0] if close else word
+
+    return _WORD.sub(fix, prose)
+
+
+_VERSION_NEXT = re.compile(r"[\s_-]*[A-Za-z]?\d")
+_SPELLING_CUTOFF = 0.75  # "meen" -> "mean" scores 0.75; "lorem" is nothing's slip
 
 
 def _quantity_targets(clause: str) -> list[str]:
@@ -89,6 +134,9 @@ def _identifier(clause: str) -> str | None:
     q = _QUOTED.search(clause)
     if q:
         return q.group(1).strip()
+    field = next((r.key for r in field_table().mentioned(clause) if not r.is_strategy_name), None)
+    if field:
+        return field  # "minimax LoRA ...: do I need a distributed.pipeline block": the field, not "LoRA"
     m = _IDENT.search(clause)
     if m:
         return (m.group(1) or m.group(2)).strip()
@@ -137,6 +185,23 @@ def _capability(clause: str) -> bool:
             and _CAPABILITY_VERB.search(clause) is not None and _REFERS.search(clause) is None)
 
 
+_ASIDE = re.compile(r"\([^()]{1,60}\)")
+_CONDITION = re.compile(r"^\W*(?:if|when|whenever|suppose|assuming|如果|假如|要是|假设)\b", re.I)
+_PRONOUN = re.compile(r"\b(?:it|that|this|them|they|its)\b|它|这个|那个|该(?:字段|选项|参数)", re.I)
+_INSTEAD = re.compile(r"\binstead\b|\bswitch(?:ed)?\s+to\b|\bchange\s+(?:it\s+)?to\b|\bgo\s+(?:down|up)\s+to\b"
+                      r"|\b(?:what|how)\s+about\b|(?:换|改)(?:成|到|为)|如果改|要是改", re.I)
+
+
+def instead_sizes(clause: str) -> str | None:
+    """"could I use ep 16 instead?", "能不能换成 tp 4": the sizes of the alternative the user asks about,
+    as `ep_size=16` (several joined by commas); None when the clause proposes no other size."""
+    if not _INSTEAD.search(clause):
+        return None
+    p = extract_params(clause)
+    sizes = [f"{k}={getattr(p, k)}" for k in SIZE_KEYS if isinstance(getattr(p, k, None), int)]
+    return ",".join(sizes) or None
+
+
 def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool = False,
                 states_layout: bool = False) -> tuple[Ask, ...]:
     """One Ask per thing asked, in order; the intent decides only when no clause asks anything.
@@ -145,7 +210,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     strategy or field, not a verdict on a config; a quoted error message is also diagnosed. Keyboard
     mash around a domain word ("tp tp asdkj qwe") asks nothing unless it also states a layout, pastes
     a config or an error (`states_layout`)."""
-    if looks_like_gibberish(question) and not states_layout:
+    if (looks_like_gibberish(question) or keyword_soup(question)) and not states_layout:
         return (Ask("nonsense", question.strip()[:200]),)
     if intent == "nonsense":
         # A real question about something else is out of scope and is told so; keyboard mash is nonsense.
@@ -153,34 +218,54 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         return (Ask(kind, question.strip()[:200]),)  # type: ignore[arg-type]
     prose = tame(normalize(pasted.prose)[:MAX_PROSE_CHARS])
     asks: list[Ask] = []
-    seen: set[tuple[str, str | None]] = set()
+    seen: set[tuple[str, str | None, str | None]] = set()
 
     def add(kind: str, text: str, target: str | None) -> None:
-        if (kind, target) not in seen and len(asks) < MAX_ASKS:
-            seen.add((kind, target))
+        # the same number asked twice is one ask; two questions about one field are two
+        key = (kind, target, text if kind == "fact" else None)
+        if key not in seen and len(asks) < MAX_ASKS:
+            seen.add(key)
             asks.append(Ask(kind, text, target))  # type: ignore[arg-type]
 
+    named: str | None = None  # the identifier the clauses so far are about: what "it" refers to
+    asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
     for clause in clauses(prose):
-        kinds = _kinds_in(clause)
-        if _out_of_scope(clause) and not any(k in ("quantity", "verdict", "location") for _, k in kinds):
+        kinds = _kinds_in(_ASIDE.sub(" ", clause))  # "tp 4 pp 2 (pipeline 默认)": an aside asks nothing
+        if _CONDITION.match(clause):
+            kinds = [(p, k) for p, k in kinds if k != "config"]  # "if I write tp_size: 2.0 in the YAML": a condition
+        own = _identifier(clause)
+        if _out_of_scope(clause) and not kinds:
+            # a clause about LoRA or Slurm that asks nothing in scope; one that does ("minimax LoRA with
+            # ep=32 ...: do I need a pipeline block") asks that
             add("out_of_scope", clause, None)
+            if _QUESTION_FORM.search(clause):
+                asked_elsewhere.add(clause)
             continue
+        ident = own or (named if _PRONOUN.search(clause) else None)
         for _, kind in kinds:
             if kind == "quantity":
                 for target in _quantity_targets(clause) or [None]:
                     add("quantity", clause, target)
             elif kind in ("fact", "location"):
-                target = _identifier(clause) or (pasted.errors[0].strip().splitlines()[-1][:200]
-                                                 if kind == "location" and pasted.errors else None)
+                target = ident or (pasted.errors[0].strip().splitlines()[-1][:200]
+                                   if kind == "location" and pasted.errors else None)
                 add(kind, clause, target)
+            elif kind == "verdict" and has_layout and (alt := instead_sizes(clause)):
+                add(kind, clause, alt)  # "could I use ep 16 instead?": the user's layout with that change
             elif kind == "verdict" and (not has_layout or _capability(clause)):
-                add("fact", clause, _identifier(clause))
+                add("fact", clause, ident)
             elif kind == "verdict":
-                add(kind, clause, _identifier(clause))
+                add(kind, clause, own)
             else:
                 add(kind, clause, None)
+        named = own or named
     if not asks and looks_like_gibberish(prose):
         return (Ask("nonsense", question.strip()[:200]),)
+    if any(a.kind != "out_of_scope" for a in asks):
+        # the in-scope answers first; a neighbouring topic only mentioned ("my Slurm job runs ...") is
+        # context, one that is asked about gets its one sentence after them
+        asks = [a for a in asks if a.kind != "out_of_scope"] + \
+            [a for a in asks if a.kind == "out_of_scope" and a.text in asked_elsewhere]
     if not asks:
         kind = load_asks().from_intent.get(intent, "fact")
         add(kind, prose.strip()[:300] or question.strip()[:300], None)

@@ -115,6 +115,11 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         if m is None or not m.capacity_gib:
             return w.say("q_memory_unknown")
         return w.say("q_memory", total=m.total_gib, cap=f"{m.capacity_gib:g}", gpu=m.gpu or "?")
+    if target == "nodes" and r.gpus_per_node:
+        gpn = r.gpus_per_node
+        nodes = -(-d.world_size // gpn)
+        key = "q_nodes" if d.world_size % gpn == 0 else "q_nodes_partial"
+        return w.say(key, nodes=nodes, gpn=gpn, world=d.world_size)
     if target == "world_size":
         return w.say("q_world", tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, dp=d.dp_size, world=d.world_size)
     return None
@@ -127,7 +132,7 @@ def _targets(ask, r: ValidationReport, judged: dict | None, question: str = "") 
     """This ask's quantity; without one, the quantities the user's layout has: dp_size, ep_shard
     with EP, grad-acc steps with batch sizes, the mesh."""
     target = getattr(ask, "target", None)
-    mesh = [] if target in ("mesh_shape", "memory", "world_size") else ["mesh_shape"]  # the whole picture, after
+    mesh = [] if target in ("mesh_shape", "memory", "world_size", "nodes") else ["mesh_shape"]  # the whole picture, after
     # other quantities of the layout the question names ("... enough microbatches for pp 4?"), in case
     # the asks did not single them out
     named = [t for t in layout_targets(r, judged) if t != target and _NAMES.get(t) and _NAMES[t].search(question)]

@@ -150,6 +150,10 @@ def why_facts(w: Writer, findings, limit: int = 2) -> list[str]:
 
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    from assistant.compose.answers.instead import write_instead
+
+    if (part := write_instead(w, inp, ask)) is not None:
+        return part  # "could I use ep 16 instead?": the alternative judged, the user's layout kept
     d = inp.diagnosis
     st = inp.query.situation.stated
     if d is None or (not d.pasted and not st.sizes):
