@@ -42,7 +42,8 @@ def plan_asks(asks: tuple, query) -> tuple:
     if len(asks) == 1 and asks[0].kind == "nonsense":
         return asks  # understanding found nothing asked (keyboard mash): nothing to reconcile
     sit = query.situation
-    if is_off_topic(query.text) and not (sit.stated.any() or sit.pasted.configs or sit.pasted.errors or sit.world_size):
+    if is_off_topic(query.text) and not (sit.stated.sizes or sit.stated.options or sit.pasted.configs
+                                         or sit.pasted.errors or sit.world_size):
         # "帮我写个周报，内容就是这周调了调 FSDP2": other work that names the domain in passing
         return (Ask("out_of_scope", query.text),)
     asks = tuple(_reconciled(a, query) for a in asks)
@@ -59,7 +60,7 @@ def plan_asks(asks: tuple, query) -> tuple:
     if _has_numbers(query):
         # "4 nodes of 8 GPUs ... What do I set?": a clause that asks for a config and a fact about no
         # field is a request for the config of the user's situation
-        config_texts = {a.text for a in asks if a.kind == "config"}
+        config_texts = {a.text for a in asks if a.kind == "config" and not _YAML_AS_PLACE.search(a.text)}
         asks = tuple(a for a in asks if not (a.kind == "fact" and a.target is None and a.text in config_texts))
     fact_texts = {a.text for a in asks if a.kind == "fact"}
     # "我 yaml 里写的 moe: 还会生效吗", "in my yaml tp_size is 2, what happens?": the YAML as the place

@@ -91,7 +91,8 @@ def _vocabulary() -> tuple[frozenset[str], tuple[str, ...]]:
     # the letters of a regex's literal words; `\b`, `\s` and `\w` escapes leave a stray letter in front
     trigger = {w.lower() for src in sources for w in re.findall(r"(?<![\\])[a-z]{4,}", re.sub(r"\\[a-zA-Z]", " ", src))}
     texts = [path.read_text(encoding="utf-8") for path in sorted((KB_DIR / "en").rglob("*.md"))]
-    texts.append((KB_DIR / "models.yaml").read_text(encoding="utf-8"))
+    texts += [(KB_DIR / "models.yaml").read_text(encoding="utf-8"),
+              Path(__file__).with_name("intents.yaml").read_text(encoding="utf-8")]
     known = {w.lower() for text in texts for w in _WORD.findall(text)}
     return frozenset(known | trigger), tuple(sorted(trigger))
 
@@ -108,7 +109,8 @@ def respelled(prose: str) -> str:
         if low in known or _VERSION_NEXT.match(prose, m.end()):
             return word  # "minimax m2.5", "kimi-k2": a name with its version is not a slip
         close = difflib.get_close_matches(low, trigger, n=1, cutoff=_SPELLING_CUTOFF)
-        return close[0] if close else word
+        # a slip keeps the first letter: "sbatch" is no "batch"
+        return close[0] if close and close[0][0] == low[0] else word
 
     return _WORD.sub(fix, prose)
 
@@ -185,11 +187,23 @@ def _capability(clause: str) -> bool:
             and _CAPABILITY_VERB.search(clause) is not None and _REFERS.search(clause) is None)
 
 
+_DERIVED = frozenset({"dp_size", "dp_shard", "ep_shard", "dp_replicate"})  # sizes upstream infers from the others
+_NEED = re.compile(r"\b(?:need|have)\s+to\b|\bmyself\b|\bby\s+hand\b|要不要|是不是要|需不需要|用不用|自己写|手动", re.I)
 _ASIDE = re.compile(r"\([^()]{1,60}\)")
 _CONDITION = re.compile(r"^\W*(?:if|when|whenever|suppose|assuming|如果|假如|要是|假设)\b", re.I)
 _PRONOUN = re.compile(r"\b(?:it|that|this|them|they|its)\b|它|这个|那个|该(?:字段|选项|参数)", re.I)
 _INSTEAD = re.compile(r"\binstead\b|\bswitch(?:ed)?\s+to\b|\bchange\s+(?:it\s+)?to\b|\bgo\s+(?:down|up)\s+to\b"
                       r"|\b(?:what|how)\s+about\b|(?:换|改)(?:成|到|为)|如果改|要是改", re.I)
+
+
+def _asks_in_scope(clause: str, kinds: list[tuple[int, str]]) -> bool:
+    """A clause that names a neighbouring topic still asks about our part when it asks a number, a
+    verdict or a code location, or asks anything about a `distributed:` field it names ("how do I
+    write the sbatch script" asks about the script)."""
+    found = {k for _, k in kinds}
+    if found & {"quantity", "verdict", "location"}:
+        return True
+    return bool(found) and any(not r.is_strategy_name for r in field_table().mentioned(clause))
 
 
 def instead_sizes(clause: str) -> str | None:
@@ -210,7 +224,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     strategy or field, not a verdict on a config; a quoted error message is also diagnosed. Keyboard
     mash around a domain word ("tp tp asdkj qwe") asks nothing unless it also states a layout, pastes
     a config or an error (`states_layout`)."""
-    if (looks_like_gibberish(question) or keyword_soup(question)) and not states_layout:
+    if looks_like_gibberish(question) and not states_layout or keyword_soup(question):
+        # soup has no number to state a size with: a strategy named in it ("fsdp tp blah") is no layout
         return (Ask("nonsense", question.strip()[:200]),)
     if intent == "nonsense":
         # A real question about something else is out of scope and is told so; keyboard mash is nonsense.
@@ -228,20 +243,29 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             asks.append(Ask(kind, text, target))  # type: ignore[arg-type]
 
     named: str | None = None  # the identifier the clauses so far are about: what "it" refers to
+    named_in = ""  # the clause that named it
     asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
+    condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
     for clause in clauses(prose):
         kinds = _kinds_in(_ASIDE.sub(" ", clause))  # "tp 4 pp 2 (pipeline 默认)": an aside asks nothing
         if _CONDITION.match(clause):
             kinds = [(p, k) for p, k in kinds if k != "config"]  # "if I write tp_size: 2.0 in the YAML": a condition
+            if not kinds:
+                condition = clause
+                continue
+        clause, condition = (f"{condition}, {clause}" if condition else clause), ""
         own = _identifier(clause)
-        if _out_of_scope(clause) and not kinds:
+        if _out_of_scope(clause) and not _asks_in_scope(clause, kinds):
             # a clause about LoRA or Slurm that asks nothing in scope; one that does ("minimax LoRA with
-            # ep=32 ...: do I need a pipeline block") asks that
+            # ep=32 ...: do I need a pipeline block", "... what dp do I get?") asks that
             add("out_of_scope", clause, None)
             if _QUESTION_FORM.search(clause):
                 asked_elsewhere.add(clause)
             continue
-        ident = own or (named if _PRONOUN.search(clause) else None)
+        ident = own or named
+        # "activation_checkpointing 能填哪些值？写 partial 可以不": a fact about a field not said again is
+        # read with the clause that named it
+        about = f"{named_in}, {clause}" if own is None and named is not None and not _PRONOUN.search(clause) else clause
         for _, kind in kinds:
             if kind == "quantity":
                 for target in _quantity_targets(clause) or [None]:
@@ -249,16 +273,19 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             elif kind in ("fact", "location"):
                 target = ident or (pasted.errors[0].strip().splitlines()[-1][:200]
                                    if kind == "location" and pasted.errors else None)
-                add(kind, clause, target)
+                add(kind, about if kind == "fact" else clause, target)
+                if kind == "fact" and has_layout and target in _DERIVED and _NEED.search(clause):
+                    add("quantity", clause, target)  # "with pp 4 on 32 GPUs, do I set dp_size myself?": and its value
             elif kind == "verdict" and has_layout and (alt := instead_sizes(clause)):
                 add(kind, clause, alt)  # "could I use ep 16 instead?": the user's layout with that change
             elif kind == "verdict" and (not has_layout or _capability(clause)):
-                add("fact", clause, ident)
+                add("fact", about, ident)
             elif kind == "verdict":
                 add(kind, clause, own)
             else:
                 add(kind, clause, None)
-        named = own or named
+        if own:
+            named, named_in = own, clause
     if not asks and looks_like_gibberish(prose):
         return (Ask("nonsense", question.strip()[:200]),)
     if any(a.kind != "out_of_scope" for a in asks):
