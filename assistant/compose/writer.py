@@ -92,7 +92,8 @@ class Writer:
         self.lines += [f"**{self.p.heading(key, self.lang)}**{suffix}", ""]
 
     def bullets(self, items: Sequence[str | None], heading: str | None = None) -> None:
-        items = [i for i in items if i]
+        # two asks about one field share its facts: each is written once, by the first
+        items = [i for i in dict.fromkeys(items) if i and f"- {i}" not in self.lines and i not in self.leads]
         if not items:
             return
         if heading:

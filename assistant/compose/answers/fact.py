@@ -26,13 +26,17 @@ _PRODUCT_NAMES = frozenset({"nemo", "automodel", "nemo_automodel", "megatron", "
 _FEATURE_KEYS = frozenset({"tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
                            "activation_checkpointing", "pipeline", "moe"})
 _MAX_HOWTO_FACTS = 4
+_REFERENCE_KINDS = frozenset({"default", "allowed", "options", "same", "accept"})  # what fields.yaml states outright
 
 
-def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str]) -> list[str]:
-    """The facts as cited sentences, each followed by its rule on the user's stated sizes."""
+def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str], limit: int | None = None) -> list[str]:
+    """The facts as cited sentences, each followed by its rule on the user's stated sizes; at most
+    `limit`, and only those are marked as said (a later ask of the question may need the rest)."""
     sizes = dict(inp.query.situation.stated.sizes)
     out = []
     for key in keys:
+        if limit is not None and len(out) >= limit:
+            break
         f = w.fact(key)
         if f:
             worked = w.p.worked_out(key, w.lang, sizes)
@@ -80,7 +84,7 @@ def _plan_is_relevant(plan: Plan | None, query: Query, feats: Sequence[str]) -> 
     return bool(p.world_size or p.nodes or p.model or p.model_size_b)
 
 
-def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True) -> Part | None:
+def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True, asked: str = "") -> Part | None:
     """The facts of the features and subjects the question names; None when it names none. With the
     user's cluster or model (and `with_config`), the plan sized for it follows."""
     query, plan = inp.query, inp.plan
@@ -102,8 +106,9 @@ def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True) -> Part | N
     rank = {k: min(ks.index(k) for ks in per_group if k in ks) for k in keys}
     keys.sort(key=lambda k: (-shared[k], rank[k]))
     # a fact the question's words single out answers a part of it: it comes on top of the topics' share
-    limit = _MAX_HOWTO_FACTS + min(1, len(set(_cued(w, query.text)) & set(keys)))
-    facts = _facts(w, inp, _asked_first(w, keys, query.text))[:limit]
+    cue_text = f"{query.text} {asked}"  # the ask's clause as understood ("a pipline block" read as "pipeline")
+    limit = _MAX_HOWTO_FACTS + min(1, len(set(_cued(w, cue_text)) & set(keys)))
+    facts = _facts(w, inp, _asked_first(w, keys, cue_text), limit)
     if facts:
         w.answer(facts[0])
     w.bullets(facts[1:])
@@ -284,17 +289,21 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     # that field's verdict, whatever topic the field belongs to
     judged = judges_value(text)
     cued = [] if asked_kinds(text) or judged else (_cued(w, inp.query.text) or _named_topic_facts(w, inp, ask))
-    topical = any(t in w.p.lead_topics for t in inp.query.topics) and not judged
+    # a reference kind asked about a field this ask's clause names ("megatron_fsdp 的 zero_dp_strategy 默认是几")
+    # is that field's fact, whatever topics the rest of the question touches
+    field_asked = bool(set(asked_kinds(text)) & _REFERENCE_KINDS) and any(
+        not r.is_strategy_name for r in field_table().mentioned(text))
+    topical = any(t in w.p.lead_topics for t in inp.query.topics) and not judged and not field_asked
     if not cued and not topical and fields(w, inp, ask) is not None:
         # the feature facts of what the question names, and what its strategy does with the field
         # what the named strategy does with the field first ("does ddp read dp_size?"), then the features'
         keys = list(w.p.limitations.get(inp.query.params.strategy or "", ()))
         keys += [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
-        w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text))[:_MAX_TOPIC_FACTS])
+        w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text), _MAX_TOPIC_FACTS))
         return Part()
     # another ask of the question judges or shows the user's layout: this one states the fact only
     covered = any(a.kind in ("verdict", "quantity", "config") for a in inp.asks if a is not ask)
-    part = howto(w, inp, with_config=not covered) or located(w, inp)
+    part = howto(w, inp, with_config=not covered, asked=text) or located(w, inp)
     if part is not None:
         return part
     sit = inp.query.situation
