@@ -59,7 +59,8 @@ def test_a_pasted_log_is_diagnosed():
 
 
 def test_partly_out_of_scope_keeps_the_in_scope_part():
-    assert _kinds("How do I launch on Slurm, and what tp_size for 70B on 16 GPUs?") == ["out_of_scope", "recommendation"]
+    # the in-scope part is answered first; the launcher gets its one sentence after it (session 2)
+    assert _kinds("How do I launch on Slurm, and what tp_size for 70B on 16 GPUs?") == ["recommendation", "out_of_scope"]
 
 
 @pytest.mark.parametrize("question, kind", [
@@ -134,3 +135,112 @@ def test_numbered_lists_and_terse_asks(question, kinds):
 def test_two_nodes_each_with_eight_cards_is_sixteen_gpus():
     s = understand("两个节点每个 8 卡，tp_size=16 可以吗？").situation
     assert (s.world_size, s.nodes, s.gpus_per_node) == (16, 2, 8)
+
+
+# --- session 2 (multiask): every ask detected, in order ------------------------------------------
+
+@pytest.mark.parametrize("question", [
+    "16 GPUs, tp 2, ep 32 for a 64-expert model. Good to go?",
+    "24 GPUs, ep 16, no TP. Ready to launch?",
+    "Planning 32 GPUs with tp 4, pp 2 and ep 8. Am I all set?",
+    "does this look right: 8 GPUs, cp 2, tp 2",
+    "想照着那个配置来：pp=4、ep=32、不开 tp，8 节点 64 卡，mesh 能建起来吗？",
+    "单机 8 卡，ep 设 16，能跑不",
+])
+def test_good_to_go_and_colloquial_verdicts(question):
+    assert _kinds(question)[0] == "verdict"
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("MoE on 32 GPUs with tp 2 and ep 8: what is dp_size, what is ep_shard, and could I use ep 16 instead?",
+     [("quantity", "dp_size"), ("quantity", "ep_shard"), ("verdict", "ep_size=16")]),
+    ("32 GPUs tp 4 - what's dp? what if I go with tp 8 instead?", [("quantity", "dp_size"), ("verdict", "tp_size=8")]),
+    ("32 卡 tp 2 pp 2，dp 是多少？能不能换成 tp 4？", [("quantity", "dp_size"), ("verdict", "tp_size=4")]),
+    ("64 卡 pp 4 ep 16，行不行，不行的话改成 ep 8 呢", [("verdict", None), ("verdict", "ep_size=8")]),
+])
+def test_an_alternative_after_the_users_layout_is_its_own_verdict(question, asks):
+    # issue 11 / h-en-multi-ep-three-parts: the third ask, a verdict on ep 16, was dropped
+    assert _asks(question) == asks
+
+
+@pytest.mark.parametrize("question, kinds", [
+    ("Llama-3.3-Nemotron-Super-49B on 2 nodes x 8 GPUs: tp 4 and pp 2. What's dp, and give me the distributed block.",
+     ["quantity", "config"]),
+    ("What does zero_dp_strategy default to, and can I put it under fsdp2?", ["fact", "fact"]),
+    ("两个问题：megatron_fsdp 的 zero_dp_strategy 默认是几？它能用 activation_checkpointing: selective 吗？", ["fact", "fact"]),
+    ("24 卡，tp 4 pp 2（pipeline 默认），能跑吗？能的话 dp 多少？gbs 48、lbs 4 每步累积几次？",
+     ["verdict", "quantity", "quantity"]),
+])
+def test_no_part_is_dropped(question, kinds):
+    assert _kinds(question) == kinds
+
+
+def test_a_follow_up_about_it_keeps_the_field_it_refers_to():
+    asks = understand("What does zero_dp_strategy default to, and can I put it under fsdp2?").asks
+    assert [a.target for a in asks] == ["zero_dp_strategy", "zero_dp_strategy"]
+    assert asks[1].text == "can I put it under fsdp2"
+
+
+def test_a_field_not_said_again_is_read_with_the_clause_that_named_it():
+    asks = understand("activation_checkpointing 能填哪些值？写 partial 可以不").asks
+    assert [(a.kind, a.target) for a in asks] == [("fact", "activation_checkpointing")]
+    assert "partial" in asks[0].text and "activation_checkpointing" in asks[0].text
+
+
+@pytest.mark.parametrize("question, target", [
+    ("If I write tp_size: 2.0 in the YAML, is that read as 2?", "tp_size"),
+    ("If I leave ep_size: null in the YAML, is that read as 1?", "ep_size"),
+])
+def test_a_condition_belongs_to_the_question_after_it_and_asks_no_config(question, target):
+    asks = understand(question).asks
+    assert [(a.kind, a.target) for a in asks] == [("fact", target)]
+    assert asks[0].text.startswith("If I ")
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("minimax m2.5 LoRA with ep=32 and pp=2 on 8 nodes of 8: do I need a distributed.pipeline block, and what are dp and ep_shard?",
+     [("fact", "pipeline"), ("quantity", "dp_size"), ("quantity", "ep_shard")]),
+    ("My Slurm job runs 4 nodes x 8 GPUs with pp 4. Do I need to set dp_size myself?",
+     [("fact", "dp_size"), ("quantity", "dp_size")]),
+    ("slurm 上 4 个节点每个 8 卡，cp 4，dp_size 要不要自己写？", [("fact", "dp_size"), ("quantity", "dp_size")]),
+    ("用 LoRA 微调 Qwen3-30B-A3B，16 卡 ep 8，ep_shard 是多少？", [("quantity", "ep_shard")]),
+])
+def test_an_out_of_scope_word_around_an_in_scope_ask(question, asks):
+    # LoRA / Slurm is the user's context; what they ask is ours, and nothing about LoRA is added
+    assert _asks(question) == asks
+
+
+def test_an_out_of_scope_part_that_is_asked_comes_after_the_in_scope_answers():
+    q = "I'm fine-tuning with PEFT on Slurm, 2 nodes x 8, tp 2: what's dp_shard, and how do I write the sbatch file?"
+    assert _kinds(q) == ["quantity", "out_of_scope"]
+
+
+@pytest.mark.parametrize("question", [
+    "ep ep ep lorem ipsum ???",
+    "fsdp tp pp blah blah foo bar ??? lorem",
+    "tp tp 嗯嗯嗯 ep 那个那个 ？？？",
+])
+def test_keywords_in_filler_ask_nothing(question):
+    assert _kinds(question) == ["nonsense"]
+
+
+@pytest.mark.parametrize("question, kinds", [
+    ("16 gpus tp 2 pp 2, is this valdi? and what dp do i get", ["verdict", "quantity"]),
+    ("with pp_size 2, do i need a pipline block in the yaml?", ["fact", "config"]),
+])
+def test_typos(question, kinds):
+    assert _kinds(question) == kinds
+
+
+def test_respelling_leaves_names_and_real_words_alone():
+    from assistant.understand.asks import respelled
+
+    assert respelled("is it valdi? a pipline block, what does it meen") == \
+        "is it valid? a pipeline block, what does it mean"
+    for text in ("minimax m2.5 LoRA", "How do I write the sbatch script", "ep ep lorem ipsum", "Nemotron Super"):
+        assert respelled(text) == text
+
+
+def test_how_many_nodes_is_its_own_quantity():
+    q = "A recipe header says world = tp1 * cp8 * pp1 * dp4 = 32. Do I have to write dp_size: 4 myself, and how many 8-GPU nodes is that?"
+    assert ("quantity", "nodes") in _asks(q)

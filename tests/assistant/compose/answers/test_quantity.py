@@ -94,3 +94,9 @@ def test_a_per_node_count_in_the_sentence_is_not_the_world_asked_about(ask):
     a = ask("8 GPUs, global_batch_size 16 and local_batch_size 1. With ep_size 4 and no TP, how many gradient "
             "accumulation steps do I get, and is ep 4 allowed when a node only has 2 GPUs?")
     assert "Gradient accumulation = 2" in lead(a.text) and "16 / (1 × 8)" in lead(a.text)
+
+
+def test_how_many_nodes(ask):
+    a = ask("A recipe header says world = tp1 * cp8 * pp1 * dp4 = 32. Do I have to write dp_size: 4 myself, "
+            "and how many 8-GPU nodes is that?")
+    assert "4 nodes of 8 GPUs" in lead(a.text) and a.asks == ["fact", "quantity", "quantity"]
