@@ -4,7 +4,6 @@ diagnosis. The words live in `asks.yaml`; here is only how they combine.
 """
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,6 +14,7 @@ from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
 from assistant.understand.intent import load_table
 from assistant.understand.params import MAX_PROSE_CHARS, extract_params, normalize, tame
 from assistant.understand.query import SIZE_KEYS, Ask, Pasted
+from assistant.understand.spelling import respelled
 from assistant.validator.fields import field_table
 
 _TABLE_PATH = Path(__file__).with_name("asks.yaml")
@@ -76,47 +76,6 @@ def clauses(prose: str) -> list[str]:
 
 # "..., and could I use ep 16 instead?": the link word opens the clause, the ask follows it
 _LEADING_LINK = re.compile(r"^(?:(?:and|or|but|so|also|plus|then)\b[\s,]*)+|^(?:那么|那|而且|并且|还有|另外|能的话|可以的话|行的话)[\s,]*", re.I)
-_WORD = re.compile(r"[A-Za-z]{4,}")
-
-
-@lru_cache(maxsize=1)
-def _vocabulary() -> tuple[frozenset[str], tuple[str, ...]]:
-    """Every word spelled as meant (the kb's English prose, the model table, the ask patterns), and the
-    words of the ask patterns, which a misspelling is corrected to."""
-    from assistant.config import KB_DIR
-
-    data = read_yaml(_TABLE_PATH)
-    sources = [data["split"], data["domain"]] + [p for ps in data["kinds"].values() for p in ps] + \
-        [p for ps in data["quantity_targets"].values() for p in ps]
-    # the letters of a regex's literal words; `\b`, `\s` and `\w` escapes leave a stray letter in front
-    trigger = {w.lower() for src in sources for w in re.findall(r"(?<![\\])[a-z]{4,}", re.sub(r"\\[a-zA-Z]", " ", src))}
-    texts = [path.read_text(encoding="utf-8") for path in sorted((KB_DIR / "en").rglob("*.md"))]
-    texts += [(KB_DIR / "models.yaml").read_text(encoding="utf-8"),
-              Path(__file__).with_name("intents.yaml").read_text(encoding="utf-8")]
-    known = {w.lower() for text in texts for w in _WORD.findall(text)}
-    return frozenset(known | trigger), tuple(sorted(trigger))
-
-
-def respelled(prose: str) -> str:
-    """"is this valdi?", "a pipline block", "what does it meen": a word that is in neither the kb
-    nor the ask patterns, one slip away from a word of the patterns, read as that word (difflib's
-    ratio, as the validator's "did you mean")."""
-    known, trigger = _vocabulary()
-
-    def fix(m: re.Match) -> str:
-        word = m.group(0)
-        low = word.lower()
-        if low in known or _VERSION_NEXT.match(prose, m.end()):
-            return word  # "minimax m2.5", "kimi-k2": a name with its version is not a slip
-        close = difflib.get_close_matches(low, trigger, n=1, cutoff=_SPELLING_CUTOFF)
-        # a slip keeps the first letter: "sbatch" is no "batch"
-        return close[0] if close and close[0][0] == low[0] else word
-
-    return _WORD.sub(fix, prose)
-
-
-_VERSION_NEXT = re.compile(r"[\s_-]*[A-Za-z]?\d")
-_SPELLING_CUTOFF = 0.75  # "meen" -> "mean" scores 0.75; "lorem" is nothing's slip
 
 
 def _quantity_targets(clause: str) -> list[str]:
@@ -216,6 +175,28 @@ def instead_sizes(clause: str) -> str | None:
     return ",".join(sizes) or None
 
 
+def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str | None, ident: str | None,
+                 error: str | None, has_layout: bool) -> list[tuple[str, str, str | None]]:
+    """(kind, text, target) for each kind one clause asks. `about` is the clause with the one that
+    named its field; `ident` the identifier it is about (its own, or the one "it" refers to)."""
+    out: list[tuple[str, str, str | None]] = []
+    for _, kind in kinds:
+        if kind == "quantity":
+            out += [("quantity", clause, target) for target in _quantity_targets(clause) or [None]]
+        elif kind in ("fact", "location"):
+            target = ident or (error if kind == "location" else None)
+            out.append((kind, about if kind == "fact" else clause, target))
+            if kind == "fact" and has_layout and target in _DERIVED and _NEED.search(clause):
+                out.append(("quantity", clause, target))  # "with pp 4 on 32 GPUs, do I set dp_size myself?": and its value
+        elif kind == "verdict" and has_layout and (alt := instead_sizes(clause)):
+            out.append((kind, clause, alt))  # "could I use ep 16 instead?": the user's layout with that change
+        elif kind == "verdict" and (not has_layout or _capability(clause)):
+            out.append(("fact", about, ident))
+        else:
+            out.append((kind, clause, own if kind == "verdict" else None))
+    return out
+
+
 def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool = False,
                 states_layout: bool = False) -> tuple[Ask, ...]:
     """One Ask per thing asked, in order; the intent decides only when no clause asks anything.
@@ -262,28 +243,12 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             if _QUESTION_FORM.search(clause):
                 asked_elsewhere.add(clause)
             continue
-        ident = own or named
         # "activation_checkpointing 能填哪些值？写 partial 可以不": a fact about a field not said again is
         # read with the clause that named it
         about = f"{named_in}, {clause}" if own is None and named is not None and not _PRONOUN.search(clause) else clause
-        for _, kind in kinds:
-            if kind == "quantity":
-                for target in _quantity_targets(clause) or [None]:
-                    add("quantity", clause, target)
-            elif kind in ("fact", "location"):
-                target = ident or (pasted.errors[0].strip().splitlines()[-1][:200]
-                                   if kind == "location" and pasted.errors else None)
-                add(kind, about if kind == "fact" else clause, target)
-                if kind == "fact" and has_layout and target in _DERIVED and _NEED.search(clause):
-                    add("quantity", clause, target)  # "with pp 4 on 32 GPUs, do I set dp_size myself?": and its value
-            elif kind == "verdict" and has_layout and (alt := instead_sizes(clause)):
-                add(kind, clause, alt)  # "could I use ep 16 instead?": the user's layout with that change
-            elif kind == "verdict" and (not has_layout or _capability(clause)):
-                add("fact", about, ident)
-            elif kind == "verdict":
-                add(kind, clause, own)
-            else:
-                add(kind, clause, None)
+        error = pasted.errors[0].strip().splitlines()[-1][:200] if pasted.errors else None
+        for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout):
+            add(kind, text, target)
         if own:
             named, named_in = own, clause
     if not asks and looks_like_gibberish(prose):

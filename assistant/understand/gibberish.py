@@ -88,16 +88,23 @@ def _logprob(word: str) -> float:
 
 
 @lru_cache(maxsize=1)
-def _bigrams() -> tuple[Counter, Counter]:
-    """Letter-pair counts of the kb's English prose: what English in this domain looks like."""
+def kb_words() -> tuple[str, ...]:
+    """The words of the kb's English prose, lower-cased, in file order: what English in this domain
+    looks like (the letter model here, the spellings in spelling.py)."""
     from assistant.config import KB_DIR
 
+    return tuple(w for path in sorted((KB_DIR / "en").rglob("*.md"))
+                 for w in re.findall(r"[a-z]+", path.read_text(encoding="utf-8").lower()))
+
+
+@lru_cache(maxsize=1)
+def _bigrams() -> tuple[Counter, Counter]:
+    """Letter-pair counts of the kb's English prose."""
     pairs: Counter = Counter()
     firsts: Counter = Counter()
-    for path in sorted((KB_DIR / "en").rglob("*.md")):
-        for word in re.findall(r"[a-z]+", path.read_text(encoding="utf-8").lower()):
-            w = f"^{word}$"
-            for a, b in zip(w, w[1:]):
-                pairs[a + b] += 1
-                firsts[a] += 1
+    for word in kb_words():
+        w = f"^{word}$"
+        for a, b in zip(w, w[1:]):
+            pairs[a + b] += 1
+            firsts[a] += 1
     return pairs, firsts

@@ -232,15 +232,6 @@ def test_typos(question, kinds):
     assert _kinds(question) == kinds
 
 
-def test_respelling_leaves_names_and_real_words_alone():
-    from assistant.understand.asks import respelled
-
-    assert respelled("is it valdi? a pipline block, what does it meen") == \
-        "is it valid? a pipeline block, what does it mean"
-    for text in ("minimax m2.5 LoRA", "How do I write the sbatch script", "ep ep lorem ipsum", "Nemotron Super"):
-        assert respelled(text) == text
-
-
 def test_how_many_nodes_is_its_own_quantity():
     q = "A recipe header says world = tp1 * cp8 * pp1 * dp4 = 32. Do I have to write dp_size: 4 myself, and how many 8-GPU nodes is that?"
     assert ("quantity", "nodes") in _asks(q)
