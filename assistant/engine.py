@@ -383,7 +383,7 @@ class Assistant:
         from assistant.compose.ask_notes import computed_for
         from assistant.compose.lead_check import LeadFirst
         from assistant.compose.llm_openai import LLMError
-        from assistant.compose.prompts import build_messages, prompt_room
+        from assistant.compose.prompts import PROMPT_ECHO, build_messages, prompt_room
 
         q, c = prep.query, prep.composed
         computed = computed_for(prep.inp, prep.sources, self.phrases, config_yaml=c.yaml, config_report=c.validation)
@@ -394,18 +394,21 @@ class Assistant:
                                   max_chunk_chars=500 if local else 1200, max_sources=3 if local else None)
         # the model's own verdict sentences are dropped: the verdict is the validator's, and an opening
         # left without one gets Meshwise's lead
-        gate = StreamGate(replace(self._policy(prep), strip_claims=True))
+        gate = StreamGate(replace(self._policy(prep), strip_claims=True, echo=PROMPT_ECHO))
         lead = LeadFirst(computed.notes)
         t = time.perf_counter()
-        streamed = False
+        sent: list[str] = []  # what the user has read: the final text is exactly this, nothing shown twice
         try:
             for delta in self._llm.stream(messages):
                 out = lead.feed(gate.feed(self._scrub(delta)))
-                if out:
-                    streamed = True
+                if out and (sent or out.strip()):
+                    out = out if sent else out.lstrip()
+                    sent.append(out)
                     yield out
             tail = lead.feed(gate.close()) + lead.close()
-            if tail:
+            if tail and (sent or tail.strip()):
+                tail = tail if sent else tail.lstrip()
+                sent.append(tail)
                 yield tail
         except LLMError as exc:
             notice = self.phrases.say("llm_fallback", q.lang,
@@ -413,7 +416,7 @@ class Assistant:
                                                            else "llm_why_other", q.lang))
             answer = self._offline_answer(req, prep, t0, [notice])
             answer.timings_ms["llm"] = (time.perf_counter() - t) * 1000
-            if streamed:
+            if sent:
                 yield "\n\n---\n\n"
             for i in range(0, len(answer.text), _STREAM_CHUNK):
                 yield answer.text[i:i + _STREAM_CHUNK]
@@ -421,7 +424,11 @@ class Assistant:
             return
         timings = dict(prep.timings)
         timings["llm"] = (time.perf_counter() - t) * 1000
-        text = (lead.prefix + gate.text).strip() + "\n"
+        text = "".join(sent)
+        if not text.endswith("\n"):
+            sent.append("\n")
+            yield "\n"
+            text += "\n"
         # The verdict is Meshwise's own; the gate's only where Meshwise judged nothing.
         yaml_text, report = c.yaml, c.validation
         if report is None and gate.result.shown:

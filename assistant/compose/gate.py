@@ -12,6 +12,7 @@ then judged. `gate_text` is the same machine fed the whole text, so streamed and
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -19,6 +20,8 @@ from assistant.compose.claims import drop_claims, has_claim
 from assistant.compose.config_blocks import find_config, is_marked_invalid, mark_invalid
 from assistant.compose.markdown_blocks import CodeBlock, code_blocks
 from assistant.validator.report import ValidationReport
+
+_REPEAT_MIN_CHARS = 24  # shorter lines ("- yes", "**Why**") may fairly repeat
 
 # check(body) -> report; raises ValueError (e.g. the validator's UnusableInput) for a non-recipe.
 Check = Callable[[str], ValidationReport]
@@ -32,6 +35,7 @@ class GateResult:
     exempt: list[str] = field(default_factory=list)  # the user's own YAML, quoted back while diagnosing
     marked: list[str] = field(default_factory=list)  # blocks shown under an "invalid" first line
     claims_dropped: int = 0
+    echo_dropped: int = 0  # model lines that copied the prompt back or repeated an earlier line
 
 
 @dataclass
@@ -48,6 +52,9 @@ class GatePolicy:
     # a later invalid block, once the validated YAML has been shown: a note instead of a second copy
     replaced_again_note: Callable[[int | None, str], str] | None = None
     strip_claims: bool = False  # text from a model: its own verdict sentences are dropped
+    # text from a model: a line that opens with one of the prompt's section names starts a copy of the
+    # prompt, dropped up to the next blank line; a line said before is not said again
+    echo: re.Pattern | None = None
 
 
 def _norm(text: str) -> str:
@@ -76,6 +83,8 @@ class StreamGate:
         self._done = 0  # lines before this one are decided and emitted
         self._out: list[str] = []
         self._fallback_shown = False
+        self._in_echo = False
+        self._said: set[str] = set()
 
     @property
     def text(self) -> str:
@@ -129,10 +138,29 @@ class StreamGate:
     def _prose(self, line: str) -> str:
         if not self.policy.strip_claims:
             return line
+        if self._echoed(line):
+            self.result.echo_dropped += 1
+            return ""
         kept = drop_claims(line)
         if kept != line:
             self.result.claims_dropped += 1
         return kept
+
+    def _echoed(self, line: str) -> bool:
+        """A copy of the prompt (a section name opens it, a blank line ends it) or a line said before:
+        a 135M model loops on both."""
+        said = " ".join(line.split()).lower()
+        if not said:
+            self._in_echo = False
+            return False
+        if self._in_echo or (self.policy.echo is not None and self.policy.echo.search(line)):
+            self._in_echo = True
+            return True
+        if len(said) >= _REPEAT_MIN_CHARS:
+            if said in self._said:
+                return True
+            self._said.add(said)
+        return False
 
     def _judge(self, block: CodeBlock, original: str) -> str:
         p = self.policy

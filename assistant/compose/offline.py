@@ -62,6 +62,11 @@ def plan_asks(asks: tuple, query) -> tuple:
         # field is a request for the config of the user's situation
         config_texts = {a.text for a in asks if a.kind == "config" and not _YAML_AS_PLACE.search(a.text)}
         asks = tuple(a for a in asks if not (a.kind == "fact" and a.target is None and a.text in config_texts))
+    # "how many GPUs do I need to fine-tune Llama 3.1 70B?": a clause that asks for a named number is
+    # that number's question, not also a fact about no field
+    counted = {a.text for a in asks if a.kind == "quantity" and a.target is not None}
+    asks = tuple(a for a in asks if not (a.kind == "fact" and a.target is None and a.text in counted
+                                         and not field_table().mentioned(a.text)))
     fact_texts = {a.text for a in asks if a.kind == "fact"}
     # "我 yaml 里写的 moe: 还会生效吗", "in my yaml tp_size is 2, what happens?": the YAML as the place
     # a setting is written asks for no config

@@ -124,6 +124,14 @@ def situation_block(sit: Situation, computed: Computed, pasted_tokens: int) -> s
     return out
 
 
+# The prompt's own section names: a small model that copies its prompt back opens a line with one.
+PROMPT_SECTIONS = ("SITUATION", "QUESTION", "ASKS", "COMPUTED ANSWER", "COMPUTED DETAILS",
+                   "VALIDATOR ON THE USER'S OWN LAYOUT", "UPSTREAM ERRORS MATCHED", "VALIDATED CONFIG",
+                   "SOURCES", "NOTE")
+PROMPT_ECHO = re.compile(r"^\s*(?:[-*>#]+\s*|\d+[.)]\s*)*\**(?:%s)\b\s*(?:\([^)]*\))?\s*\**\s*:"
+                         % "|".join(re.escape(h) for h in PROMPT_SECTIONS))
+
+
 def asks_block(computed: Computed) -> str:
     out = ["ASKS (answer each, in this order):"]
     for i, n in enumerate(computed.notes, 1):

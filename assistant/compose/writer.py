@@ -31,6 +31,8 @@ class Writer:
         self.uncited: list[str] = []
         self.stated: set[str] = set()
         self.shown: set[str] = set()  # code blocks already in the answer
+        self.written: set[str] = set()  # paragraphs and bullet items already in the body
+        self._pending: list[str] = []  # a heading waits for the first new content under it
 
     # --- sentences -------------------------------------------------------------------------
     def fact(self, key: str, *, required: bool = False, section: str = "facts", **values) -> str | None:
@@ -84,21 +86,25 @@ class Writer:
         self.notices.append(sentence)
 
     # --- blocks ------------------------------------------------------------------------------
+    # Two asks of one question can reach the same module (a verdict with nothing to judge writes the
+    # recommendation the recommendation ask also writes): what is already in the body is not written
+    # again, and a heading is written only when something new comes under it.
     def para(self, text: str | None) -> None:
-        if text:
-            self.lines += [text, ""]
+        if text and text not in self.written:
+            self.written.add(text)
+            self.block([text, ""])
 
     def heading(self, key: str, suffix: str = "") -> None:
-        self.lines += [f"**{self.p.heading(key, self.lang)}**{suffix}", ""]
+        self._pending = [f"**{self.p.heading(key, self.lang)}**{suffix}", ""]
 
     def bullets(self, items: Sequence[str | None], heading: str | None = None) -> None:
-        # two asks about one field share its facts: each is written once, by the first
-        items = [i for i in dict.fromkeys(items) if i and f"- {i}" not in self.lines and i not in self.leads]
+        items = list(dict.fromkeys(i for i in items if i and i not in self.written))
         if not items:
             return
         if heading:
             self.heading(heading)
-        self.lines += [f"- {i}" for i in items] + [""]
+        self.written.update(items)
+        self.block([f"- {i}" for i in items] + [""])
 
     def code(self, text: str, lang: str = "yaml") -> bool:
         """A fenced block, once: a second ask that would show the same config refers to the first."""
@@ -106,8 +112,13 @@ class Writer:
         if body in self.shown:
             return False
         self.shown.add(body)
-        self.lines += [f"{FENCE}{lang}", body, FENCE, ""]
+        self.block([f"{FENCE}{lang}", body, FENCE, ""])
         return True
+
+    def block(self, lines: list[str]) -> None:
+        """Lines as they are (a nested list), after the heading that waits for them."""
+        self.lines += self._pending + lines
+        self._pending = []
 
     def render(self, *, sources: bool = True) -> str:
         out = [f"_{n}_" for n in self.notices]

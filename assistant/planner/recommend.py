@@ -617,13 +617,20 @@ def _memory_total(s: Situation, c: Candidate, dist: dict, recipe: dict) -> float
         micro, n_micro = mbs, max(1, (lbs or mbs) // mbs)
     else:
         micro, n_micro = lbs or 1, None
+    seq = _estimate_seq(s, recipe).get("seq_len")
+    return _estimated_total(s.model_facts, c.layout, micro, n_micro, c.ac, bool(dist.get("sequence_parallel")),
+                            str(pipe.get("pp_schedule", "1f1b")), s.gpu_facts, seq)
+
+
+@lru_cache(maxsize=4096)
+def _estimated_total(facts, layout: Layout, micro: int, n_micro: int | None, ac, sequence_parallel: bool,
+                     schedule: str, gpu, seq_len: int | None) -> float | None:
+    # cached: a search meets the same layout under several candidates (about half of them repeat)
     try:
         est = estimate_for_layout(
-            s.model_facts, c.layout,
-            micro_batch=micro, n_microbatches=n_micro, activation_checkpointing=c.ac,
-            sequence_parallel=bool(dist.get("sequence_parallel")),
-            pp_schedule=str(pipe.get("pp_schedule", "1f1b")), gpu=s.gpu_facts,
-            **_estimate_seq(s, recipe),
+            facts, layout, micro_batch=micro, n_microbatches=n_micro, activation_checkpointing=ac,
+            sequence_parallel=sequence_parallel, pp_schedule=schedule, gpu=gpu, assumptions=False,
+            **({"seq_len": seq_len} if seq_len else {}),
         )
     except ValueError:
         return None

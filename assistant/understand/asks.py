@@ -11,7 +11,7 @@ from pathlib import Path
 
 from assistant.datafile import read_yaml
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
-from assistant.understand.intent import load_table
+from assistant.understand.intent import load_table, neutralised
 from assistant.understand.params import MAX_PROSE_CHARS, extract_params, normalize, tame
 from assistant.understand.query import SIZE_KEYS, Ask, Pasted
 from assistant.understand.spelling import respelled
@@ -120,7 +120,7 @@ def _kinds_in(clause: str) -> list[tuple[int, str]]:
 
 def _out_of_scope(clause: str) -> bool:
     table = load_table()
-    clause = table.neutralise.sub(" ", clause)  # "activation checkpointing" is no checkpoint question
+    clause = neutralised(clause, table)  # "activation checkpointing" is no checkpoint question
     return any(r.pattern.search(clause) for r in table.rules.get("out_of_scope", ()))
 
 

@@ -35,6 +35,7 @@ class Rule:
 class IntentTable:
     priority: tuple[str, ...]
     neutralise: re.Pattern
+    neutralise_also: re.Pattern | None  # words that mean the neutralised phrase once it is in the question
     rules: dict[str, tuple[Rule, ...]]
     domain: tuple[re.Pattern, ...]
     injection: tuple[re.Pattern, ...]
@@ -63,6 +64,8 @@ def load_table(path: Path = _TABLE_PATH) -> IntentTable:
     return IntentTable(
         priority=tuple(data["priority"]),
         neutralise=re.compile("|".join(f"(?:{p})" for p in data["neutralise"]), re.I),
+        neutralise_also=re.compile("|".join(f"(?:{p})" for p in data["neutralise_also"]), re.I)
+        if data.get("neutralise_also") else None,
         rules=rules,
         domain=tuple(re.compile(p, re.I) for p in data["domain"]),
         injection=tuple(re.compile(p, re.I) for p in data["injection"]),
@@ -90,13 +93,23 @@ def _names_strategy(prose: str, params: Params) -> bool:
     return params.strategy is not None or any(p.search(prose) for p in load_vocab().strategies.values())
 
 
+def neutralised(text: str, table: IntentTable | None = None) -> str:
+    """The text without the phrases that would mislead another intent; once one of them is there, its
+    short forms go too ("what does activation_checkpointing actually checkpoint?" is no checkpoint question)."""
+    table = table or load_table()
+    out, n = table.neutralise.subn(" ", text)
+    if n and table.neutralise_also is not None:
+        out = table.neutralise_also.sub(" ", out)
+    return out
+
+
 def score_intents(question: str, params: Params) -> IntentScore:
     table = load_table()
     text = normalize(question)
     if params.yaml_text:
         text = text.replace(params.yaml_text.strip(), " ")
     text = tame(text[:MAX_PROSE_CHARS])
-    prose = table.neutralise.sub(" ", text)
+    prose = neutralised(text, table)
     scores = {name: 0.0 for name in table.rules}
     if not params.yaml_text and any(p.search(prose) for p in table.off_topic):
         # "write me a haiku about GPUs" borrows a domain word and asks for nothing this assistant does

@@ -15,6 +15,7 @@ from assistant.understand.query import SIZE_KEYS, Params, Stated
 from assistant.validator import UnusableInput
 from assistant.validator.coerce import load_yaml
 from assistant.validator.paths import put_path
+from assistant.validator.schedules import suggest
 
 if TYPE_CHECKING:
     from assistant.understand.query import Situation
@@ -38,6 +39,15 @@ _AC_ON = re.compile(r"(?:with|using|enable[ds]?|turn(?:ed)?\s+on)\s+(?:full\s+|s
                     r"|开(?:启)?(?:了)?\s*(?:激活(?:值)?(?:检查点|重计算)|activation[\s_-]*checkpointing)", re.I)
 
 
+def _schedule_named(written: str) -> str:
+    """The schedule a sentence names. An identifier (`interleaved_1f1b`) is kept as written: a wrong
+    spelling is the user's to be told about. A name in words ("interleaved 1F1B", "zero-bubble") is
+    the schedule it names, in the spelling torch accepts."""
+    if not re.search(r"[ -]", written):
+        return written
+    return suggest(written) or written
+
+
 def stated_layout(params: Params, prose: str) -> Stated:
     """Sizes and options the user fixed in prose (pasted YAML is read as a whole by `recipe_of`)."""
     sizes: dict[str, int] = {}
@@ -52,7 +62,7 @@ def stated_layout(params: Params, prose: str) -> Stated:
     options: dict[str, Any] = {}
     m = _SCHEDULE.search(prose or "")
     if m:
-        options["pipeline.pp_schedule"] = m.group(1)  # as written: a wrong spelling is the user's to be told about
+        options["pipeline.pp_schedule"] = _schedule_named(m.group(1))
     if params.pp_microbatch_size:
         options["pipeline.pp_microbatch_size"] = params.pp_microbatch_size
     if _SP_ON.search(prose or ""):

@@ -127,6 +127,7 @@ def _check(data: Any, world: int, gpn: int, facts: Any, gpu_facts: Any,
     derived = parsed.derived
     if recipe_checks is not False and derived is not None:
         rules.check_schedule(parsed, out)
+        rules.check_async_tp(dist, derived, out)
         ss = cfg.get("step_scheduler")
         if ss is not None:
             steps = rules.check_step_scheduler(ss, dist.get("pipeline"), parsed, out)

@@ -213,6 +213,17 @@ def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
         for c in derive.divisors(lay.non_pp):
             if c > 1 and facts.num_routed_experts % c == 0:
                 yield 0.5 + _ratio(c, lay.ep), _with(cfg, "distributed.ep_size", c), f"ep_size: {c}"
+    elif code == "MW-E-TP-MOE-PLAN":
+        if path == "distributed.sequence_parallel":
+            yield 0.5, _with(cfg, path, False), "sequence_parallel: false"
+        else:  # no TP plan for the MoE class: its TP ranks go to data parallelism, EP stays
+            yield 1.0, _with(cfg, "distributed.tp_size", 1), "tp_size: 1"
+    elif code == "MW-E-ASYNC-TP-SP":
+        r = _without(cfg, path)
+        if r is not None:
+            yield 0.5, r, "removed enable_async_tensor_parallel"
+        if _layout(cfg, world).ep <= 1:  # the MoE path refuses async TP even with sequence parallelism
+            yield 0.7, _with(cfg, "distributed.sequence_parallel", True), "sequence_parallel: true"
     elif code == "MW-E-DP-MISMATCH":
         r = _without(cfg, "distributed.dp_size")
         if r is not None:

@@ -333,10 +333,12 @@ def _assumptions(m: ModelFacts, s: Sizing, worst: RankMemory) -> tuple[tuple[str
     return tuple(out["en"]), tuple(out["zh"])
 
 
-def _estimate(m: ModelFacts, s: Sizing, gpu: GpuFacts | None) -> tuple[MemoryEstimate, RankMemory]:
+def _estimate(m: ModelFacts, s: Sizing, gpu: GpuFacts | None,
+              assumptions: bool = True) -> tuple[MemoryEstimate, RankMemory]:
     ranks = _rank_memory(m, param_counts(m), s)
     worst = max(ranks, key=lambda r: r.total)
-    en, zh = _assumptions(m, s, worst)
+    # the sentences cost half of an estimate; the planner, ranking hundreds of layouts, reads only totals
+    en, zh = _assumptions(m, s, worst) if assumptions else ((), ())
     est = MemoryEstimate(
         gpu=gpu.key if gpu else None,
         capacity_gib=gpu.memory_gib if gpu else None,
@@ -403,9 +405,11 @@ def estimate_for_layout(
     peft: bool = False,
     flash_attention: bool = True,
     gpu: GpuFacts | str | None = None,
+    assumptions: bool = True,
 ) -> MemoryEstimate:
     """Per-GPU estimate for a layout (the planner's entry point). n_microbatches (per step, under PP)
-    defaults to pp; activation_checkpointing takes True/False or "full"/"selective"."""
+    defaults to pp; activation_checkpointing takes True/False or "full"/"selective"; without
+    `assumptions` the estimate carries its figures only."""
     for name, v in (("seq_len", seq_len), ("micro_batch", micro_batch)):
         _positive_int(name, v)
     for name, v in (("n_microbatches", n_microbatches), ("layers_per_stage", layers_per_stage)):
@@ -421,7 +425,7 @@ def estimate_for_layout(
         ac=ac_mode(activation_checkpointing), pp_schedule=pp_schedule.lower(), layers_per_stage=layers_per_stage,
         weights_dtype=weights_dtype, weights_dtype_stated=True, peft=peft, flash_attention=flash_attention,
     )
-    return _estimate(facts, sizing, gpu_facts)[0]
+    return _estimate(facts, sizing, gpu_facts, assumptions)[0]
 
 
 def fits(estimate: MemoryEstimate, fraction: float = MEMORY_TIGHT_FRACTION) -> bool | None:

@@ -55,9 +55,9 @@ def _check_tp(d: Derived, work: Workload, m: ModelFacts) -> list[Finding]:
     if d.ep_size > 1 and m.upstream_moe:
         args = dict(tp=tp, ep=d.ep_size, model=m.name, arch=m.architecture or m.name)
         if not work.tp_plan_given:
-            out.append(make_finding("MW-W-TP-MOE-PLAN", "distributed.tp_size", **args))
+            out.append(make_finding("MW-E-TP-MOE-PLAN", "distributed.tp_size", **args))
         if work.sequence_parallel:
-            out.append(make_finding("MW-W-TP-MOE-PLAN", "distributed.sequence_parallel", "sequence_parallel", **args))
+            out.append(make_finding("MW-E-TP-MOE-PLAN", "distributed.sequence_parallel", "sequence_parallel", **args))
     return out
 
 

@@ -603,6 +603,17 @@ def check_silent(p: Parsed, raw_dist: dict, out: Findings) -> None:
                 effect="ignores it and infers dp_size from the world size", effect_zh="忽略它，并根据 world_size 推断 dp_size")
 
 
+def check_async_tp(dist: dict, d: Derived, out: Findings) -> None:
+    """Async TP, checked where the model is parallelized: the dense path needs sequence parallelism,
+    the MoE path (ep_size > 1) refuses async TP outright."""
+    if d.strategy != "fsdp2" or d.tp_size <= 1 or dist.get("enable_async_tensor_parallel") is not True:
+        return
+    if d.ep_size > 1:
+        out.add("MW-E-ASYNC-TP-SP", "distributed.enable_async_tensor_parallel", "moe", tp=d.tp_size, ep=d.ep_size)
+    elif dist.get("sequence_parallel") is not True:
+        out.add("MW-E-ASYNC-TP-SP", "distributed.enable_async_tensor_parallel", tp=d.tp_size)
+
+
 def check_packing(packed: Any, d: Derived, out: Findings) -> None:
     if not isinstance(packed, dict) or d.cp_size <= 1:
         return

@@ -169,3 +169,18 @@ def test_a_chinese_answer_that_echoes_the_question_gets_the_chinese_lead_first(o
     lead = a.text.split("\n\n", 1)[0]
     assert lead.startswith("可以：") and "dp_size = 2：" in lead  # both asks' computed answers, in Chinese
     assert a.text.index("1. verdict") > a.text.index("dp_size = 2：")
+
+
+def test_a_model_that_copies_its_prompt_or_loops_is_not_shown_doing_it(openai_engine, scripted):
+    # what SmolLM2-135M does on a long prompt: copies a section back and repeats a line
+    looping = ("SITUATION (read from the question):\n- world_size: 40 (stated in the question)\n"
+               "- stated layout: tp_size 4, pp_size 3\n\n"
+               "The next step feeds the mini-batch generator again.\n"
+               "The next step feeds the mini-batch generator again.\n"
+               "COMPUTED ANSWER: copied\n\nUse pp_size 2 instead [1].\n")
+    scripted.script = ("answer", looping)
+    deltas, a = stream(openai_engine, VERDICT_Q)
+    assert "SITUATION" not in a.text and "world_size: 40 (stated" not in a.text and "COMPUTED" not in a.text
+    assert a.text.count("The next step feeds the mini-batch generator again.") == 1
+    assert "Use pp_size 2 instead" in a.text
+    assert "".join(deltas) == a.text  # what was streamed is the answer, not printed twice

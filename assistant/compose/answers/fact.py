@@ -132,6 +132,37 @@ def _limitation_features(query: Query) -> list[str]:
     return feats
 
 
+# "combine CP with PP", "TP + CP at the same time", "cp 和 pp 能一起开吗": several features in one layout
+_TOGETHER = re.compile(r"\bcombin\w*|\btogether\b|\bat\s+the\s+same\s+time\b|\bsimultaneous\w*|\balongside\b"
+                       r"|\bmix\b|一起|同时|组合|搭配|混用|叠加|结合", re.I)
+
+
+_PARALLEL_FEATURES = frozenset({"tp", "pp", "cp", "ep", "sp", "hsdp"})
+_YES_NO = re.compile(r"^\W*(?:can|could|is\s+it|are|does|do|will|would|may)\b|\b(?:possible|supported|support|allowed)\b"
+                     r"|能|可以|可不可以|支持|行不行|行吗|吗", re.I)
+
+
+def together(w: Writer, inp: ComposeInput) -> Part | None:
+    """Several features asked about in one layout, all of which the strategy (the one named, else
+    fsdp2) has: yes, and the rules that tie their sizes. A missing one is `limitations`' "no"."""
+    # parallelisms only: packing or AC with CP has conditions of its own, which the kb facts carry
+    feats = [f for f in _limitation_features(inp.query) if f in _PARALLEL_FEATURES and f in w.p.feature_names]
+    text = inp.query.text
+    if len(feats) < 2 or not _TOGETHER.search(text) or not _YES_NO.search(text):
+        return None
+    strategy = inp.query.params.strategy or "fsdp2"
+    if any(f in w.p.strategy_lacks.get(strategy, {}) for f in feats):
+        return None
+    names = [w.p.feature(f, w.lang) for f in feats]
+    joined = ("、".join(names[:-1]) + "和" if w.lang == "zh" else ", ".join(names[:-1]) + " and ") + names[-1]
+    w.answer(w.say("limits_together", strategy=strategy, features=joined))
+    ties = ["world_divisible"] if {"tp", "pp", "cp"} & set(feats) else []
+    ties += ["ep_divides"] if "ep" in feats else []
+    ties += [w.p.topic_facts[f][0] for f in feats if w.p.topic_facts.get(f)]
+    w.bullets([w.fact(k) for k in dict.fromkeys(ties)][:_MAX_TOPIC_FACTS])
+    return Part(strategy=strategy)
+
+
 def limitations(w: Writer, inp: ComposeInput) -> Part:
     query, plan = inp.query, inp.plan
     feats = _limitation_features(query)
@@ -282,12 +313,14 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     # ("find_unused_parameters") is answered from the field reference
     named = [r for r in field_table().mentioned(inp.query.text) if not r.is_strategy_name and r.key not in _FEATURE_KEYS]
     if inp.query.intent == "limitations" and not named:
-        return limitations(w, inp)
+        return together(w, inp) or limitations(w, inp)
     text = getattr(ask, "text", "") or inp.query.text
     # a field-reference kind asked ("what pp_schedule do I get if I set none?") outranks cue words
     # and a value named for a field with "is that accepted?" ("`pp_size: none`, won't it error?") is
     # that field's verdict, whatever topic the field belongs to
     judged = judges_value(text)
+    if not judged and (part := together(w, inp)) is not None:
+        return part
     cued = [] if asked_kinds(text) or judged else (_cued(w, inp.query.text) or _named_topic_facts(w, inp, ask))
     # a reference kind asked about a field this ask's clause names ("megatron_fsdp 的 zero_dp_strategy 默认是几")
     # is that field's fact, whatever topics the rest of the question touches

@@ -123,7 +123,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         first, rest = entries[0], entries[1:]
         w.answer(entry_text(w, first, alone=True))
         if rest:
-            w.lines += code_lines(w, rest) + [""]
+            w.block(code_lines(w, rest) + [""])
     else:
         w.answer(w.say("code_none"))
     topics = inp.query.topics

@@ -11,6 +11,7 @@ import re
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.verdict import judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
+from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.understand import catalog
 from assistant.understand.asks import load_asks
 from assistant.compose.diagnose import judge_stated
@@ -213,7 +214,31 @@ def _write_compared(w: Writer, inp: ComposeInput, ask, base: dict, world: int, g
     return first
 
 
+def _write_world_needed(w: Writer, inp: ComposeInput, ask) -> Part | None:
+    """"How many GPUs does this model need?": no world stated, a model known, the world is the answer."""
+    sit = inp.query.situation
+    if getattr(ask, "target", None) not in ("world_size", "nodes") or sit.world_size or sit.nodes:
+        return None
+    from assistant.compose.world_needed import world_needed
+
+    found = world_needed(inp.query, sit.gpus_per_node or DEFAULT_GPUS_PER_NODE)
+    if found is None:
+        return None
+    r = found.plan.report
+    d = r.derived
+    sizes = [f"`{k}: {v}`" for k, v in (("tp_size", d.tp_size), ("pp_size", d.pp_size), ("cp_size", d.cp_size),
+                                         ("ep_size", d.ep_size)) if v > 1] + [f"dp {d.dp_size}"]
+    w.answer(w.say("q_world_needed", world=found.world, nodes=found.nodes, gpn=found.world // found.nodes,
+                   model=found.model,
+                   layout=", ".join(sizes), gib=f"{r.memory.total_gib:.1f}", gpu=found.gpu,
+                   assumed=w.say("q_world_needed_gpu_assumed") if found.gpu_assumed else ""))
+    w.answer(w.say("q_mesh", mesh=w.mesh(r)))
+    return Part(report=r, strategy=found.plan.strategy)
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    if (part := _write_world_needed(w, inp, ask)) is not None:
+        return part
     d = inp.diagnosis
     if d is not None and d.report is not None and d.report.ok and d.judged and d.world_size:
         part = _write_compared(w, inp, ask, d.judged, d.world_size, d.gpus_per_node)

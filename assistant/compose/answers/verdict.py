@@ -26,6 +26,9 @@ def layout_text(w: Writer, d: Diagnosis) -> str:
         return w.say("layout_yours")
     parts = [f"`strategy: {dist['strategy']}`"] if isinstance(dist.get("strategy"), str) else []
     parts += [f"`{k}: {dist[k]}`" for k in _SIZES if k in dist]
+    pipeline = dist.get("pipeline")
+    if isinstance(pipeline, dict) and isinstance(pipeline.get("pp_schedule"), str):
+        parts.append(f"`pp_schedule: {pipeline['pp_schedule']}`")  # "can I use interleaved 1F1B?" names it
     return ", ".join(parts) or w.say("layout_yours")
 
 

@@ -118,3 +118,12 @@ def test_an_upstream_name_quoted_in_prose_is_not_a_size():
     s = understand("my run dies with ValueError: non_pp_size=4 must be a multiple of ep_size=8 — "
                    "I only set ep_size: 8 on 4 gpus, what should I change?").situation
     assert "pp_size" not in s.stated.sizes and s.stated.sizes.get("ep_size") == 8 and s.world_size == 4
+
+
+@pytest.mark.parametrize("question, schedule", [
+    ("Can I use interleaved 1F1B with pp 2?", "interleaved1f1b"),
+    ("想用 zero bubble 调度, pp 4, 可以吗?", "interleavedzerobubble"),
+    ("is pp_schedule interleaved_1f1b ok with pp 4 on 8 gpus?", "interleaved_1f1b"),  # as written: told it is wrong
+])
+def test_a_schedule_named_in_words_is_the_schedule_it_names(question, schedule):
+    assert understand(question).situation.stated.options["pipeline.pp_schedule"] == schedule

@@ -316,3 +316,15 @@ def test_huge_batch_sizes_stay_cheap():
     r = recipe({"pp_size": 2, "pipeline": {"pp_microbatch_size": 10**15}}, lbs=10**18, seq=8192)
     est, findings = estimate("llama-3.1-70b", derived(16, pp=2), r)
     assert [f.code for f in findings] == ["MW-E-MEMORY"] and est.total_gib > 1e6
+
+
+def test_an_estimate_without_assumptions_has_the_same_figures():
+    from assistant.validator.layout import Layout
+    from assistant.validator.memory import estimate_for_layout
+    from assistant.validator.models import load_model
+
+    facts, lay = load_model("llama-3.1-70b"), Layout.of("fsdp2", 16, tp=8, pp=2)
+    full = estimate_for_layout(facts, lay, gpu="h100-80gb")
+    bare = estimate_for_layout(facts, lay, gpu="h100-80gb", assumptions=False)
+    assert bare.total_gib == full.total_gib and bare.params_gib == full.params_gib
+    assert full.assumptions and bare.assumptions == () and bare.assumptions_zh == ()

@@ -100,10 +100,10 @@ def test_tp_not_dividing_attention_heads():
 
 def test_tp_with_ep_on_custom_moe_needs_a_plan():
     d = derived(16, tp=2, ep=8)
-    assert codes(run("qwen3-30b-a3b", d)) == ["MW-W-TP-MOE-PLAN"]
+    assert codes(run("qwen3-30b-a3b", d)) == ["MW-E-TP-MOE-PLAN"]
     assert run("qwen3-30b-a3b", d, {"tp_plan": {"model.layers.*.self_attn.q_proj": "colwise"}}) == []
     sp = run("qwen3-30b-a3b", d, {"tp_plan": {"x": "colwise"}, "sequence_parallel": True})
-    assert codes(sp) == ["MW-W-TP-MOE-PLAN"] and sp[0].path == "distributed.sequence_parallel"
+    assert codes(sp) == ["MW-E-TP-MOE-PLAN"] and sp[0].path == "distributed.sequence_parallel"
     assert "sequence_parallel" in sp[0].message
     # Without EP the MoE parallelizer is not used.
     assert run("qwen3-30b-a3b", derived(16, tp=2)) == []
@@ -382,3 +382,14 @@ def test_ep_not_dividing_the_experts_fails_validation_with_a_fix():
     assert r.suggested_fix is not None
     fixed = validate(r.suggested_fix, world_size=12, model="qwen3-30b-a3b")
     assert fixed.ok and 128 % fixed.derived.ep_size == 0
+
+
+def test_tp_on_a_custom_moe_class_is_an_error_the_fixer_removes():
+    # upstream _resolve_moe_tp_plan raises: no AutoModel MoE class has a registered TP plan at 36044ad3
+    from assistant.validator import validate
+
+    r = validate({"distributed": {"strategy": "fsdp2", "tp_size": 2, "ep_size": 8}}, world_size=16,
+                 gpus_per_node=8, model="qwen3-30b-a3b")
+    assert not r.ok and [f.code for f in r.errors] == ["MW-E-TP-MOE-PLAN"]
+    fixed = validate(r.suggested_fix, world_size=16, gpus_per_node=8, model="qwen3-30b-a3b")
+    assert fixed.ok and fixed.derived.tp_size == 1 and fixed.derived.ep_size == 8

@@ -1,6 +1,9 @@
 """Fact questions are answered by the fact, not a topic summary with a YAML."""
 from __future__ import annotations
 
+import re
+
+import pytest
 from answer_checks import shown_configs
 from tests.assistant.compose.answers.conftest import lead
 
@@ -65,3 +68,19 @@ def test_a_pronoun_follow_up_is_answered_for_the_field_it_refers_to(ask):
 def test_do_i_need_a_block_is_answered_by_the_rule_even_with_a_typo(ask):
     a = ask("with pp_size 2, do i need a pipline block in the yaml?")
     assert lead(a.text).startswith("With `pp_size > 1` the `pipeline:` block is required")
+
+
+@pytest.mark.parametrize("q, yes", [
+    ("Is it possible to combine context parallel with pipeline parallel in fsdp2?", r"^Yes: `fsdp2`.*\(PP\).*\(CP\)"),
+    ("cp 和 pp 能一起开吗?", r"^可以：`fsdp2`"),
+    ("Does megatron_fsdp let me combine TP with CP?", r"^Yes: `megatron_fsdp`"),
+])
+def test_features_asked_together_get_a_yes_when_the_strategy_has_them_all(ask, q, yes):
+    a = ask(q)
+    assert re.search(yes, lead(a.text)), a.text
+    assert shown_configs(a.text) == []
+
+
+def test_features_together_where_one_is_missing_get_the_no(ask):
+    a = ask("megatron_fsdp 能同时开 tp 和 pp 吗")
+    assert lead(a.text).startswith("不行：`megatron_fsdp` 不支持流水线并行")
