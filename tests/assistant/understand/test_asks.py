@@ -146,6 +146,7 @@ def test_two_nodes_each_with_eight_cards_is_sixteen_gpus():
     "does this look right: 8 GPUs, cp 2, tp 2",
     "想照着那个配置来：pp=4、ep=32、不开 tp，8 节点 64 卡，mesh 能建起来吗？",
     "单机 8 卡，ep 设 16，能跑不",
+    "8 卡 tp 2 cp 2，ok 吗？",
 ])
 def test_good_to_go_and_colloquial_verdicts(question):
     assert _kinds(question)[0] == "verdict"
