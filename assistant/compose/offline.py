@@ -89,6 +89,7 @@ def plan_asks(asks: tuple, query) -> tuple:
     return tuple(dict.fromkeys(once))
 
 
+_NEEDS = re.compile(r"\bneeds?\b|\brequires?\b|\b(?:have|has)\s+to\b|需要|要不要|是不是要|必须", re.I)
 _YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
 _ONCE = ("config", "recommendation", "nonsense", "out_of_scope")
 _STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
@@ -124,7 +125,8 @@ def _reconciled(ask, query):
         return Ask("fact", ask.text)  # "pad to a multiple of how much?": a number the docs state, not one we derive
     if ask.kind == "fact" and _LAYOUT_WISH.search(ask.text):
         return Ask("recommendation", ask.text)
-    if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose"):
+    if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
+            and not _NEEDS.search(ask.text):  # "does pp_schedule X need layers_per_stage?" stays that fact
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged
     if ask.kind == "recommendation" and sit.stated.sizes and query.intent in ("sizing", "strategy"):
         # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them

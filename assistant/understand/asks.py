@@ -151,7 +151,8 @@ _NEED = re.compile(r"\b(?:need|have)\s+to\b|\bmyself\b|\bby\s+hand\b|要不要|�
 _ASIDE = re.compile(r"\([^()]{1,60}\)")
 _CONDITION = re.compile(r"^\W*(?:if|when|whenever|suppose|assuming|如果|假如|要是|假设)\b", re.I)
 _PRONOUN = re.compile(r"\b(?:it|that|this|them|they|its)\b|它|这个|那个|该(?:字段|选项|参数)", re.I)
-_INSTEAD = re.compile(r"\binstead\b|\bswitch(?:ed)?\s+to\b|\bchange\s+(?:it\s+)?to\b|\bgo\s+(?:down|up)\s+to\b"
+_INSTEAD = re.compile(r"\binstead\b|\bswitch(?:ed)?\s+to\b|\bgo\s+(?:down|up)\s+to\b"
+                      r"|\b(?:change|drop|lower|reduce|raise|increase|bump|set|move|cut)\s+(?:\w+\s+){0,2}to\s+\d"
                       r"|\b(?:what|how)\s+about\b|(?:换|改)(?:成|到|为)|如果改|要是改", re.I)
 
 
@@ -180,6 +181,11 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
     """(kind, text, target) for each kind one clause asks. `about` is the clause with the one that
     named its field; `ident` the identifier it is about (its own, or the one "it" refers to)."""
     out: list[tuple[str, str, str | None]] = []
+    alt = instead_sizes(clause) if has_layout else None
+    if alt:
+        # "or should I drop pp to 3?": a verdict on that change, not a wish for a layout of ours
+        kinds = [(p, k) for p, k in kinds if k != "recommendation"]
+        kinds = kinds if any(k == "verdict" for _, k in kinds) else kinds + [(len(clause), "verdict")]
     for _, kind in kinds:
         if kind == "quantity":
             out += [("quantity", clause, target) for target in _quantity_targets(clause) or [None]]
@@ -188,7 +194,7 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
             out.append((kind, about if kind == "fact" else clause, target))
             if kind == "fact" and has_layout and target in _DERIVED and _NEED.search(clause):
                 out.append(("quantity", clause, target))  # "with pp 4 on 32 GPUs, do I set dp_size myself?": and its value
-        elif kind == "verdict" and has_layout and (alt := instead_sizes(clause)):
+        elif kind == "verdict" and alt:
             out.append((kind, clause, alt))  # "could I use ep 16 instead?": the user's layout with that change
         elif kind == "verdict" and (not has_layout or _capability(clause)):
             out.append(("fact", about, ident))

@@ -158,8 +158,12 @@ def test_good_to_go_and_colloquial_verdicts(question):
     ("32 GPUs tp 4 - what's dp? what if I go with tp 8 instead?", [("quantity", "dp_size"), ("verdict", "tp_size=8")]),
     ("32 卡 tp 2 pp 2，dp 是多少？能不能换成 tp 4？", [("quantity", "dp_size"), ("verdict", "tp_size=4")]),
     ("64 卡 pp 4 ep 16，行不行，不行的话改成 ep 8 呢", [("verdict", None), ("verdict", "ep_size=8")]),
+    ("Would tp 2 and pp 4 on 24 GPUs work, or should I drop pp to 3?", [("verdict", None), ("verdict", "pp_size=3")]),
+    ("does pp_schedule interleaved1f1b need layers_per_stage, and is pp 2 ok on 8 gpus",
+     [("fact", "pp_schedule"), ("verdict", None)]),
+    ("我用 slurm 起 2 机 16 卡，tp 8，是不是 dp 自动是 2？", [("verdict", None)]),
 ])
-def test_an_alternative_after_the_users_layout_is_its_own_verdict(question, asks):
+def test_alternatives_and_yes_no_follow_ups_are_asks_of_their_own(question, asks):
     # issue 11 / h-en-multi-ep-three-parts: the third ask, a verdict on ep 16, was dropped
     assert _asks(question) == asks
 
