@@ -10,7 +10,9 @@ import re
 from dataclasses import dataclass, field, replace
 
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
+from assistant.compose.answers.fact import REFERENCE_KINDS
 from assistant.compose.citations import Citer
+from assistant.compose.field_facts import asked_kinds
 from assistant.compose.phrases import Phrases
 from assistant.compose.scope import is_off_topic, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
@@ -89,6 +91,8 @@ def plan_asks(asks: tuple, query) -> tuple:
     return tuple(dict.fromkeys(once))
 
 
+# what the field reference states outright; whether a strategy accepts a field is, with sizes, the validator's
+_STATED_FACTS = REFERENCE_KINDS - {"accept"}
 _NEEDS = re.compile(r"\bneeds?\b|\brequires?\b|\b(?:have|has)\s+to\b|需要|要不要|是不是要|必须", re.I)
 _YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
 _ONCE = ("config", "recommendation", "nonsense", "out_of_scope")
@@ -126,7 +130,8 @@ def _reconciled(ask, query):
     if ask.kind == "fact" and _LAYOUT_WISH.search(ask.text):
         return Ask("recommendation", ask.text)
     if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
-            and not _NEEDS.search(ask.text):  # "does pp_schedule X need layers_per_stage?" stays that fact
+            and not _NEEDS.search(ask.text) and not set(asked_kinds(ask.text)) & _STATED_FACTS:
+        # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged
     if ask.kind == "recommendation" and sit.stated.sizes and query.intent in ("sizing", "strategy"):
         # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them

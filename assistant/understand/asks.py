@@ -21,7 +21,7 @@ _TABLE_PATH = Path(__file__).with_name("asks.yaml")
 MAX_ASKS = 6  # more than this is a list of topics, not questions; the first ones are answered
 _IDENT = re.compile(r"`([^`\n]{2,80})`|(?<![A-Za-z0-9_])(_?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Z][a-z]+(?:[A-Z][A-Za-z0-9]*)+)(?![A-Za-z0-9_])")
 _QUESTION_FORM = re.compile(r"[?？]\s*$|^\W*(?:what|how|where|when|who|why|which|can|could|is|are|do|does|will|would|should|tell|give|write|recommend)\b"
-                            r"|吗|么\s*$|呢|咋|怎么|怎样|如何|什么|哪|为什么|能不能|可以|推荐|帮我|不\s*$", re.I)
+                            r"|吗|么\s*$|呢|咋|怎么|怎样|如何|什么|哪|为什么|能不能|可以|推荐|帮我|不\s*$|多少|几(?:个|张|步|次)", re.I)
 
 _QUOTED = re.compile(r"[\"'“‘「]([^\"'”’」\n]{8,200})[\"'”’」]")
 
@@ -161,8 +161,8 @@ def _asks_in_scope(clause: str, kinds: list[tuple[int, str]]) -> bool:
     verdict or a code location, or asks anything about a `distributed:` field it names ("how do I
     write the sbatch script" asks about the script)."""
     found = {k for _, k in kinds}
-    if found & {"quantity", "verdict", "location"}:
-        return True
+    if found & {"verdict", "location"} or "quantity" in found and _quantity_targets(clause):
+        return True  # "lora 的 rank 设多少合适" asks a number, but none of ours
     return bool(found) and any(not r.is_strategy_name for r in field_table().mentioned(clause))
 
 
@@ -264,8 +264,11 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # context, one that is asked about gets its one sentence after them
         asks = [a for a in asks if a.kind != "out_of_scope"] + \
             [a for a in asks if a.kind == "out_of_scope" and a.text in asked_elsewhere]
+    fallback = load_asks().from_intent.get(intent, "fact")
+    if not asks and has_layout and fallback in ("recommendation", "fact") and re.search(r"[?？]\s*$", prose):
+        fallback = "verdict"  # "fsdp2 + cp 4 + tp 2 on 8 gpus??": the user's layout, asked about
     if not asks:
-        kind = load_asks().from_intent.get(intent, "fact")
+        kind = fallback
         add(kind, prose.strip()[:300] or question.strip()[:300], None)
     quoted = next((m.group(1).strip() for m in _QUOTED.finditer(prose) if _ERROR_WORDING.search(m.group(1))), None)
     if quoted and not any(a.kind == "diagnosis" for a in asks):

@@ -26,7 +26,7 @@ _PRODUCT_NAMES = frozenset({"nemo", "automodel", "nemo_automodel", "megatron", "
 _FEATURE_KEYS = frozenset({"tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
                            "activation_checkpointing", "pipeline", "moe"})
 _MAX_HOWTO_FACTS = 4
-_REFERENCE_KINDS = frozenset({"default", "allowed", "options", "same", "accept"})  # what fields.yaml states outright
+REFERENCE_KINDS = frozenset({"default", "allowed", "options", "same", "accept"})  # what fields.yaml states outright
 
 
 def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str], limit: int | None = None) -> list[str]:
@@ -324,7 +324,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     cued = [] if asked_kinds(text) or judged else (_cued(w, inp.query.text) or _named_topic_facts(w, inp, ask))
     # a reference kind asked about a field this ask's clause names ("megatron_fsdp 的 zero_dp_strategy 默认是几")
     # is that field's fact, whatever topics the rest of the question touches
-    field_asked = bool(set(asked_kinds(text)) & _REFERENCE_KINDS) and any(
+    field_asked = bool(set(asked_kinds(text)) & REFERENCE_KINDS) and any(
         not r.is_strategy_name for r in field_table().mentioned(text))
     topical = any(t in w.p.lead_topics for t in inp.query.topics) and not judged and not field_asked
     if not cued and not topical and fields(w, inp, ask) is not None:

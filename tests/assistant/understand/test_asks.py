@@ -147,6 +147,8 @@ def test_two_nodes_each_with_eight_cards_is_sixteen_gpus():
     "想照着那个配置来：pp=4、ep=32、不开 tp，8 节点 64 卡，mesh 能建起来吗？",
     "单机 8 卡，ep 设 16，能跑不",
     "8 卡 tp 2 cp 2，ok 吗？",
+    "yo is tp 16 on 2 nodes legit or nah",
+    "fsdp2 + cp 4 + tp 2 on 8 gpus??",
 ])
 def test_good_to_go_and_colloquial_verdicts(question):
     assert _kinds(question)[0] == "verdict"
@@ -209,6 +211,9 @@ def test_a_condition_belongs_to_the_question_after_it_and_asks_no_config(questio
      [("fact", "dp_size"), ("quantity", "dp_size")]),
     ("slurm 上 4 个节点每个 8 卡，cp 4，dp_size 要不要自己写？", [("fact", "dp_size"), ("quantity", "dp_size")]),
     ("用 LoRA 微调 Qwen3-30B-A3B，16 卡 ep 8，ep_shard 是多少？", [("quantity", "ep_shard")]),
+    ("16卡跑 qwen3 moe，ep8 tp2 可以吗，另外 lora 的 rank 设多少合适", [("verdict", None), ("out_of_scope", None)]),
+    ("Two things: (1) is ep 8 fine on 16 GPUs with tp 2, (2) what's the default for reshard_after_forward in moe?",
+     [("verdict", None), ("fact", "reshard_after_forward")]),
 ])
 def test_an_out_of_scope_word_around_an_in_scope_ask(question, asks):
     # LoRA / Slurm is the user's context; what they ask is ours, and nothing about LoRA is added
