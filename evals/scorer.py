@@ -55,9 +55,11 @@ _NEG_BEFORE, _NEG_AFTER = 12, 25  # characters around a claim in which a negatio
 
 # A sentence that gives the verdict "this configuration is broken" (conditional sentences, which state
 # a rule, do not count: "if world_size is not divisible ..., startup fails").
+# A verdict word opens its sentence: before it only punctuation and spaces (with re.A, \W would also
+# skip Chinese, so "不会报错" would read as "会报错").
 _INVALID_VERDICT = re.compile(
-    r"^\W*(?:invalid|not valid|rejected)\b|^\W*(?:无效|不合法|不可行)|^\W*no\b\W{0,3}(?:[:,—–-]|it\b|this\b|that\b)"
-    r"|^\W*(?:不行|不可以|不能(?:跑|用|这样)|跑不起来|启动不了|起不来|会报错|启动会?(?:失败|报错))|\bfails? \d+ checks?|\b(?:config(?:uration)?|setup|yaml|recipe|this|it) (?:is|would be|will be) (?:invalid|not valid|rejected)"
+    r"^[^\w\u3400-\u9fff]*(?:invalid|not valid|rejected)\b|^[^\w\u3400-\u9fff]*(?:无效|不合法|不可行)|^[^\w\u3400-\u9fff]*no\b\W{0,3}(?:[:,—–-]|it\b|this\b|that\b)"
+    r"|^[^\w\u3400-\u9fff]*(?:不行|不可以|不能(?:跑|用|这样)|跑不起来|启动不了|起不来|会报错|启动会?(?:失败|报错))|\bfails? \d+ checks?|\b(?:config(?:uration)?|setup|yaml|recipe|this|it) (?:is|would be|will be) (?:invalid|not valid|rejected)"
     r"|\bwill (?:fail|be rejected) (?:at|on) (?:startup|start-up|launch)|\bnot feasible\b|\binfeasible\b"
     r"|\bno (?:valid )?config(?:uration)? (?:passes|is valid)|\bis not divisible by\b|\bisn't divisible by\b"
     r"|\bis not a multiple of\b|\bisn't a multiple of\b"
@@ -210,12 +212,17 @@ def answer_body(text: str) -> str:
     return (text or "")[: m.start()].rstrip() if m else (text or "").rstrip()
 
 
+# An italic notice ("_Assumed:_ ...", "_the question tries to change the rules_"), not an answer that
+# opens with a private name such as `_create_moe_mesh` written without backticks.
+_NOTICE_LINE = re.compile(r"^\s*_(?:[^_\n]+_\s*$|[^_\s][^_\n]*:_)")
+
+
 def lead_of(text: str) -> str:
     """The answer's first paragraph: leading notice lines (`_..._`) dropped, up to the first blank
     line, at most LEAD_MAX_CHARS characters."""
     lines = (text or "").splitlines()
     i = 0
-    while i < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith("_")):
+    while i < len(lines) and (not lines[i].strip() or _NOTICE_LINE.match(lines[i])):
         i += 1
     para = []
     for line in lines[i:]:
@@ -352,7 +359,11 @@ def user_yaml_blocks(text: str) -> list[Any]:
                 j += 1
             while j > i:
                 data, err = _parse("\n".join(lines[i:j]))
-                if err is None and is_config(data):
+                # one line of prose that opens like a key ("strategy: megatron-fsdp (with the dash) on 16
+                # GPUs - valid?") is a question, not a pasted config
+                prose = j == i + 1 and isinstance(data, dict) and any(isinstance(v, str) and " " in v.strip()
+                                                                      for v in data.values())
+                if err is None and is_config(data) and not prose:
                     return [data]
                 j -= 1
             break
