@@ -234,7 +234,9 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
     condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
     for clause in clauses(prose):
-        kinds = _kinds_in(_ASIDE.sub(" ", clause))  # "tp 4 pp 2 (pipeline 默认)": an aside asks nothing
+        # "tp 4 pp 2 (pipeline 默认)": an aside asks nothing; a quoted message ("... is supported only for
+        # FSDP2") is what is asked about, not how it is asked
+        kinds = _kinds_in(_QUOTED.sub(" ", _ASIDE.sub(" ", clause)))
         if _CONDITION.match(clause):
             kinds = [(p, k) for p, k in kinds if k != "config"]  # "if I write tp_size: 2.0 in the YAML": a condition
             if not kinds:

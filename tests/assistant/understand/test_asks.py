@@ -245,3 +245,20 @@ def test_typos(question, kinds):
 def test_how_many_nodes_is_its_own_quantity():
     q = "A recipe header says world = tp1 * cp8 * pp1 * dp4 = 32. Do I have to write dp_size: 4 myself, and how many 8-GPU nodes is that?"
     assert ("quantity", "nodes") in _asks(q)
+
+
+@pytest.mark.parametrize("question, asks", [
+    # a quoted message is what is asked about: its "is supported only for" asks no verdict
+    ("报错 “selective activation checkpointing is supported only for FSDP2 and DDP configs.” 是哪个文件抛的",
+     ["location"]),
+    ("non_pp_size must be a multiple of ep_size 这个检查在代码哪里？", ["location"]),
+    ("7B 全参微调，8 卡 fsdp2 纯数据并行，每张卡光参数+梯度+优化器状态大概要几个 G？", ["quantity"]),
+    # "等于 dp_size" names a size to compare with, it does not ask for dp_size
+    ("AutoModel 里 ep_size 是不是也必须等于 dp_size？", ["fact"]),
+])
+def test_what_is_quoted_or_compared_is_not_how_it_is_asked(question, asks):
+    assert _kinds(question) == asks
+
+
+def test_a_per_gpu_figure_in_gigabytes_is_a_memory_quantity():
+    assert _asks("8 卡 fsdp2，每张卡光参数+梯度+优化器状态大概要几个 G？") == [("quantity", "memory")]
