@@ -88,7 +88,18 @@ def plan_asks(asks: tuple, query) -> tuple:
     out = tuple(a for a in asks if not any(k in kinds for k in _COVERED_BY.get(a.kind, ())))
     # one config, one recommendation: a second would only repeat the first
     once = [a for i, a in enumerate(out) if a.kind not in _ONCE or all(b.kind != a.kind for b in out[:i])]
-    return tuple(dict.fromkeys(once))
+    return _config_after_numbers(list(dict.fromkeys(once)))
+
+
+def _config_after_numbers(asks: list) -> tuple:
+    """"合法吗？给我 yaml，dp 顺便说下": the config's "your layout as YAML:" line stands just above its
+    YAML, so the verdicts and numbers on that layout come before it; an out-of-scope note comes last."""
+    config = [a for a in asks if a.kind == "config"]
+    rest = [a for a in asks if a.kind != "config"]
+    judged = [i for i, a in enumerate(rest) if a.kind in ("verdict", "quantity")]
+    if config and judged and asks.index(config[0]) < asks.index(rest[judged[-1]]):
+        asks = rest[:judged[-1] + 1] + config + rest[judged[-1] + 1:]
+    return tuple(sorted(asks, key=lambda a: a.kind == "out_of_scope"))
 
 
 # what the field reference states outright; whether a strategy accepts a field is, with sizes, the validator's

@@ -13,6 +13,7 @@ from assistant.datafile import read_yaml
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
 from assistant.understand.intent import load_table, neutralised
 from assistant.understand.params import MAX_PROSE_CHARS, extract_params, normalize, tame
+from assistant.understand.pasted import split_pasted
 from assistant.understand.query import SIZE_KEYS, Ask, Pasted
 from assistant.understand.spelling import respelled
 from assistant.validator.fields import field_table
@@ -58,7 +59,7 @@ def rescued_intent(question: str, intent: str) -> str:
     if intent != "nonsense":
         return intent
     t = load_asks()
-    prose = tame(normalize(question)[:MAX_PROSE_CHARS])
+    prose = _prose(question)
     if not t.domain.search(prose):
         return intent
     for clause in clauses(prose):
@@ -66,6 +67,12 @@ def rescued_intent(question: str, intent: str) -> str:
         if kinds:
             return t.to_intent.get(kinds[0][1], intent)
     return intent
+
+
+def _prose(text: str) -> str:
+    """The text clauses are cut from. A full-width comma ends a Chinese clause ("给我 yaml，dp 顺便说下")
+    and NFKC would make it an ASCII one, so it becomes a clause break first."""
+    return tame(normalize(text.replace("，", "；"))[:MAX_PROSE_CHARS])
 
 
 def clauses(prose: str) -> list[str]:
@@ -218,7 +225,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # A real question about something else is out of scope and is told so; keyboard mash is nonsense.
         kind = "out_of_scope" if _QUESTION_FORM.search(normalize(question)) else "nonsense"
         return (Ask(kind, question.strip()[:200]),)  # type: ignore[arg-type]
-    prose = tame(normalize(pasted.prose)[:MAX_PROSE_CHARS])
+    # the prose is split again from the question as typed: NFKC has already made its full-width commas ASCII
+    prose = _prose(split_pasted(question).prose if "，" in question else pasted.prose)
     asks: list[Ask] = []
     seen: set[tuple[str, str | None, str | None]] = set()
 
@@ -231,6 +239,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
 
     named: str | None = None  # the identifier the clauses so far are about: what "it" refers to
     named_in = ""  # the clause that named it
+    previous = ""  # the clause before this one
     asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
     condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
     for clause in clauses(prose):
@@ -253,12 +262,15 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             continue
         # "activation_checkpointing 能填哪些值？写 partial 可以不": a fact about a field not said again is
         # read with the clause that named it
-        about = f"{named_in}, {clause}" if own is None and named is not None and not _PRONOUN.search(clause) else clause
+        # ("cp 2 的话序列长度有要求吗？需要能被什么整除？": the clause before, when none named one)
+        context = named_in if named is not None else previous
+        about = f"{context}, {clause}" if own is None and context and not _PRONOUN.search(clause) else clause
         error = pasted.errors[0].strip().splitlines()[-1][:200] if pasted.errors else None
         for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout):
             add(kind, text, target)
         if own:
             named, named_in = own, clause
+        previous = clause
     if not asks and looks_like_gibberish(prose):
         return (Ask("nonsense", question.strip()[:200]),)
     if any(a.kind != "out_of_scope" for a in asks):

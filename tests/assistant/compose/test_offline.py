@@ -328,3 +328,12 @@ def test_plan_asks_keeps_each_ask_its_kind(question, kinds):
 
     q = understand(question)
     assert [a.kind for a in plan_asks(asks_of(q), q)] == kinds
+
+
+def test_the_config_line_stands_above_its_yaml_after_the_numbers_on_the_layout(mw_assistant):
+    from assistant.answer import AskRequest
+
+    a = mw_assistant.ask(AskRequest(question="16 卡 tp 4 pp 2 合法吗？给我 yaml，dp 顺便说下"))
+    assert a.asks == ["verdict", "quantity", "config"]
+    lines = a.text.split("```")[0].strip().splitlines()
+    assert lines[0].startswith("可以") and "dp_size = 2" in a.text.split("```")[0] and "YAML" in lines[-1]

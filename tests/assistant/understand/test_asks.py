@@ -262,3 +262,18 @@ def test_what_is_quoted_or_compared_is_not_how_it_is_asked(question, asks):
 
 def test_a_per_gpu_figure_in_gigabytes_is_a_memory_quantity():
     assert _asks("8 卡 fsdp2，每张卡光参数+梯度+优化器状态大概要几个 G？") == [("quantity", "memory")]
+
+
+@pytest.mark.parametrize("question, asks", [
+    # a full-width comma ends a clause even between two Latin words (NFKC makes it ASCII)
+    ("16 卡 tp 4 pp 2 合法吗？给我 yaml，dp 顺便说下", [("verdict", None), ("config", None), ("quantity", "dp_size")]),
+    ("32 GPUs, tp 4, pp 2: dp size plus a yaml please", [("quantity", "dp_size"), ("config", None)]),
+    ("Is it OK if I use ep 8 with 24 GPUs? What would ep_shard be?", [("verdict", None), ("quantity", "ep_shard")]),
+])
+def test_a_config_asked_next_to_a_quantity(question, asks):
+    assert _asks(question) == asks
+
+
+def test_an_elliptical_follow_up_is_read_with_the_clause_before():
+    asks = understand("cp 2 的话序列长度有要求吗？需要能被什么整除？").asks
+    assert [a.kind for a in asks] == ["fact", "fact"] and asks[1].text.startswith("cp 2 的话序列长度有要求吗")
