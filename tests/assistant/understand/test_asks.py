@@ -277,3 +277,12 @@ def test_a_config_asked_next_to_a_quantity(question, asks):
 def test_an_elliptical_follow_up_is_read_with_the_clause_before():
     asks = understand("cp 2 的话序列长度有要求吗？需要能被什么整除？").asks
     assert [a.kind for a in asks] == ["fact", "fact"] and asks[1].text.startswith("cp 2 的话序列长度有要求吗")
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("8卡 tp8 可以不 dp多少", [("verdict", None), ("quantity", "dp_size")]),  # "dp多少": no \b between dp and 多
+    ("tp2 pp2 cp2 16卡 能跑吗 mesh啥样 给个配置", [("verdict", None), ("quantity", "mesh_shape"), ("config", None)]),
+    ("能不能把 pp_schedule 设成 interleaved_1f1b？默认是啥？", [("fact", "pp_schedule"), ("fact", "pp_schedule")]),
+])
+def test_colloquial_chinese_without_punctuation(question, asks):
+    assert _asks(question) == asks
