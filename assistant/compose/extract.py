@@ -28,6 +28,7 @@ IDENTIFIER_WEIGHT = 3.0
 # A sentence whose condition on a size agrees with the value the question states ("ep_size is 1" and
 # "with `ep_size <= 1` it is dropped") gains; one that only states the opposite case loses.
 AGREES, DISAGREES = 1.35, 0.75
+CONFLICTS = 0.25  # the sentence names a value the question excludes
 SAME_EXAMPLE = 1.15  # an example config with the question's value (`tp_size: 16` for "tp_size 16")
 SUBJECT_BONUS = 0.2  # a sentence whose first words name what the question asks about ("HSDP splits ...")
 DEFINITION_BONUS = 2.0  # "what is HSDP?": the sentence that spells it out or says what it is
@@ -114,6 +115,8 @@ def select_sentences(question: str, hits: Sequence[Hit], lang: str, limit: int =
         if set(tok(sentence[:40])[:3]) & own_terms:
             s *= 1.0 + SUBJECT_BONUS
         s *= _condition_factor(sentence, stated)
+        if _conflicts(tokens, own_terms, cues.exclusive):
+            s *= CONFLICTS
         if defines and _defines(sentence, own_terms, tok):
             s *= DEFINITION_BONUS
         if counts and cues.quantity_sentence.search(sentence):
@@ -324,6 +327,15 @@ def _condition_factor(sentence: str, stated: dict[str, int]) -> float:
     return AGREES if agree else DISAGREES if disagree else SAME_EXAMPLE if example else 1.0
 
 
+def _conflicts(tokens: set[str], question: set[str], exclusive) -> bool:
+    """The question names one of a set of exclusive values and the sentence only another one."""
+    for sets in exclusive:
+        asked = [alt for alt in sets if alt & question]
+        if len(asked) == 1 and not asked[0] & tokens and any(alt & tokens for alt in sets if alt is not asked[0]):
+            return True
+    return False
+
+
 def _defines(sentence: str, terms: set[str], tok: Callable[[str], list[str]]) -> bool:
     """"Hybrid sharded data parallel (HSDP) splits ...", "`dp_size` is the ...", "HSDP 是 ..."."""
     for m in re.finditer(r"[(（]([^()（）]{1,40})[)）]", sentence):
@@ -354,6 +366,7 @@ def _reading_order(picked: list[tuple[float, int, int, str, Hit]]) -> list[tuple
 class _CueData:
     discount: float
     groups: tuple[frozenset[str], ...]
+    exclusive: tuple[tuple[frozenset[str], ...], ...]
     definition_question: tuple[re.Pattern[str], ...]
     quantity_question: tuple[re.Pattern[str], ...]
     quantity_sentence: re.Pattern[str]
@@ -364,6 +377,7 @@ class _CueData:
 def _cue_data() -> _CueData:
     data = read_yaml(_CUES)
     return _CueData(float(data["discount"]), tuple(frozenset(str(w).lower() for w in g) for g in data["groups"]),
+                    tuple(tuple(frozenset(str(w).lower() for w in alt) for alt in sets) for sets in data.get("exclusive") or ()),
                     tuple(re.compile(p, re.IGNORECASE) for p in data["definition_question"]),
                     tuple(re.compile(p, re.IGNORECASE) for p in data["quantity_question"]),
                     re.compile(data["quantity_sentence"]), re.compile(data["pointer_sentence"], re.IGNORECASE))

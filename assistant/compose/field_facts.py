@@ -107,12 +107,26 @@ def _value_in_question(r: "_Renderer") -> "_NamedValue | None":
     return None
 
 
+@dataclass(frozen=True)
+class FieldFacts:
+    """The sentences that answer the asks (each asked kind, in order: they all belong in the lead),
+    then the supporting ones (what the field does, the note beside it, the upstream file)."""
+    answer: tuple[str, ...]
+    support: tuple[str, ...]
+
+
 def field_fact_lines(refs: Sequence[FieldRef], question: str, lang: str) -> list[str]:
     """Sentences that answer the question about `refs` (from FieldTable.mentioned), the asked fact
     first, then what the field does, the fact worth knowing beside it, and the upstream file."""
+    facts = field_facts(refs, question, lang)
+    return list(facts.answer + facts.support)
+
+
+def field_facts(refs: Sequence[FieldRef], question: str, lang: str) -> FieldFacts:
+    """`field_fact_lines`, told apart into the asked facts and the supporting ones."""
     refs = list(dict.fromkeys(refs))
     if not refs:
-        return []
+        return FieldFacts((), ())
     lang = "zh" if lang == "zh" else "en"
     p, table = _phrases(), field_table()
     question = question[:MAX_QUESTION_CHARS]
@@ -121,7 +135,10 @@ def field_fact_lines(refs: Sequence[FieldRef], question: str, lang: str) -> list
     kinds = {kind for _, kind in asks}
     if not r.names:
         asks = [(pos, kind) for pos, kind in asks if not p.suppress.get(kind, frozenset()) & kinds]
-    if not any(kind == "advice" for _, kind in asks):
+    # "FSDP2 in capitals?" asks about the spelling; "should I ...?" is advice, unless it names a value
+    # the user believes they must set ("I have to set reduce_dtype: float32 myself?")
+    needed = any(pat.search(question) for pat in p.value_needed)
+    if "case" not in kinds and ("advice" not in kinds or needed):
         value = _value_in_question(r)
         if value is not None:
             asks.append((value.pos, "value"))
@@ -140,10 +157,11 @@ def field_fact_lines(refs: Sequence[FieldRef], question: str, lang: str) -> list
             break
     if not lines:
         lines.extend(r.meaning(0))
+    support: list[str] = []
     for line in r.support():
-        if line and not any(line in earlier for earlier in lines):  # a note the lead already quoted
-            lines.append(line)
-    return lines
+        if line and not any(line in earlier for earlier in lines + support):  # a note the lead already quoted
+            support.append(line)
+    return FieldFacts(tuple(lines), tuple(support))
 
 
 class _Renderer:
@@ -227,7 +245,9 @@ class _Renderer:
         return []
 
     def accept(self, pos: int) -> list[str]:
-        ref = self.subject_at(pos)
+        # "它能用 activation_checkpointing: selective 吗": the field the ask's own words name
+        inside = [r for r in self.subjects if 0 <= self._at[r.path] - pos <= 40 and self._same_sentence(pos, self._at[r.path])]
+        ref = inside[0] if inside else self.subject_at(pos)
         if ref is None:
             return []
         self.main = ref
@@ -249,9 +269,34 @@ class _Renderer:
         return [self.say(f"strategies_{_category(ref)}", key=ref.key, path=ref.path, dataclass=self._owner(ref),
                          strategies=self._strategies(ref.strategies), others=self._strategies(others))]
 
+    def runtime(self, pos: int) -> list[str]:
+        """"Where does pp_batch_size get its value at run time?": what the recipe puts in its place."""
+        ref = self.subject_at(pos)
+        if ref is None or not ref.runtime(self.lang):
+            return []
+        self.main = ref
+        self.done.add("advice")
+        return [self.say("advice_runtime", path=ref.path, runtime=ref.runtime(self.lang))]
+
+    def enable(self, pos: int) -> list[str]:
+        """"How do I turn on find_unused_parameters?": the key and the value to write, for a switch."""
+        ref = self.subject_at(pos)
+        if ref is None or not ref.type.startswith("bool"):
+            return []
+        off = re.search(r"\b(?:off|disable)\b|关闭|关掉|禁用|怎么关|如何关", self.q[pos:pos + 40], re.IGNORECASE)
+        self.main = ref
+        self.done.add("default")
+        return [self.say("enable_set", key=ref.key, value="false" if off else "true", section=ref.section,
+                         owner=self._owner(ref), default=_show(ref.default))]
+
     def advice(self, pos: int) -> list[str]:
         ref = self.subject_at(pos)
-        if ref is None or not ref.note(self.lang):
+        if ref is None:
+            return []
+        if ref.runtime(self.lang):  # "do I fill in pp_batch_size myself?": the recipe does
+            self.main = ref
+            return [self.say("advice_runtime", path=ref.path, runtime=ref.runtime(self.lang))]
+        if not ref.note(self.lang):
             return []
         self.main = ref
         return [self.say("advice", path=ref.path, note=ref.note(self.lang))]
@@ -291,7 +336,8 @@ class _Renderer:
                 for m in pat.finditer(self.q):
                     group = "v" if m.group("v") else "w"  # a cue pattern may name the value `w` in a second branch
                     raw = m.group(group).rstrip(".-")
-                    if raw.lower() in self.p.not_values or self.t.get(raw) or raw.lower() == ref.key:
+                    if raw.lower() in self.p.not_values or raw.lower() == ref.key or (
+                            self.t.get(raw) and raw.lower() not in {_show(a).lower() for a in ref.allowed}):
                         continue
                     verdict = _judge(ref, raw)
                     if verdict is None or (_category(ref) == "size" and isinstance(translate_value(raw), int)):
@@ -325,8 +371,36 @@ class _Renderer:
             parts = [self.say("default_part", section=r.section, key=r.key, default=_show(r.default)) for r in subjects]
             return [self.say("default_both", key=subjects[0].key, parts=self.say("part_sep").join(parts))]
         first = self.subject_at(pos) or subjects[0]
-        return [self.say("default", path=r.path, default=_show(r.default))
-                for r in [first] + [r for r in subjects if r is not first]]
+        # "X 默认是几？它能用 Y 吗？": the default asked in one sentence is about the fields that sentence names
+        here = [r for r in subjects if self._same_sentence(self._at[r.path], pos)]
+        ordered = [first] + [r for r in (here if first in here else subjects) if r is not first]
+        if len(ordered) == 1:
+            line = self.say("default", path=first.path, default=_show(first.default))
+        elif len({_show(r.default) for r in ordered}) == 1:
+            # "what do a and b default to?": one sentence, so the lead holds both
+            line = self.say("default_same", names=self._join([f"`{r.path}`" for r in ordered], "list_and"),
+                            default=_show(first.default))
+        else:
+            parts = [self.say("default_path_part", path=r.path, default=_show(r.default)) for r in ordered]
+            line = self.say("default_many", parts=self.say("part_sep").join(parts))
+        # a default the recipe replaces at run time is not what runs: say what does, in the same answer
+        runtime = [self.say("runtime", path=r.path, runtime=r.runtime(self.lang)) for r in ordered if r.runtime(self.lang)]
+        return [self.say("sentence_sep").join([line, *runtime])]
+
+    def case(self, pos: int) -> list[str]:
+        """Whether a name may be written in capitals (`strategy: FSDP2`): the field reference says
+        which keys upstream lowercases before the lookup."""
+        lowered = [r for r in self.t.refs if r.lowercased]
+        if not lowered:
+            return []
+        ref = lowered[0]
+        names = self.t.strategy_map()
+        spelled = [m.group(0) for m in re.finditer(r"[A-Za-z0-9_\-]+", self.q)
+                   if m.group(0).lower() in names and m.group(0) != m.group(0).lower()]
+        if not spelled:
+            return [self.say("case_rule", path=ref.path)]
+        name = spelled[0]
+        return [self.say("case_yes", path=ref.path, name=name, lower=name.lower(), dataclass=names[name.lower()])]
 
     def meaning(self, pos: int) -> list[str]:
         out = []
@@ -359,6 +433,10 @@ class _Renderer:
         return out
 
     # ---- helpers ------------------------------------------------------------------------------------
+
+    def _same_sentence(self, a: int, b: int) -> bool:
+        lo, hi = sorted((a, b))
+        return a >= 0 and not re.search(r"[。？！?!;；]", self.q[lo:hi])
 
     def _join(self, items: list[str], last: str) -> str:
         if len(items) <= 1:

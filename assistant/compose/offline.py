@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
-from assistant.compose.answers.fact import REFERENCE_KINDS
 from assistant.compose.citations import Citer
 from assistant.compose.field_facts import asked_kinds
 from assistant.compose.phrases import Phrases
@@ -36,6 +36,22 @@ class Composed:
     asks: list[str] = field(default_factory=list)
     leads: list[str] = field(default_factory=list)  # the direct answer to each ask, as computed offline
     uncited: list[str] = field(default_factory=list)  # facts stated without a supporting chunk (should stay empty)
+
+
+# sizes and blocks: "should I use tp_size 2?" asks for a layout, not a field's reference
+_LAYOUT_KEYS = frozenset({"tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size", "pipeline", "moe"})
+
+
+@lru_cache(maxsize=1)
+def _phrases() -> Phrases:
+    return Phrases.load()
+
+
+def _refused(question: str) -> bool:
+    """The question's words single out a fact that says the feature asked about cannot be used."""
+    p = _phrases()
+    q = question.lower()
+    return any(any(c in q for c in p.code_cues.get(k, ())) for k in p.refusing_facts)
 
 
 def plan_asks(asks: tuple, query) -> tuple:
@@ -64,6 +80,9 @@ def plan_asks(asks: tuple, query) -> tuple:
         # field is a request for the config of the user's situation
         config_texts = {a.text for a in asks if a.kind == "config" and not _YAML_AS_PLACE.search(a.text)}
         asks = tuple(a for a in asks if not (a.kind == "fact" and a.target is None and a.text in config_texts))
+    # "where is 'X' raised?": the location answers it; the same clause read as a fact would repeat it
+    located = {a.text for a in asks if a.kind == "location"}
+    asks = tuple(a for a in asks if not (a.kind == "fact" and a.text in located)) or asks
     # "how many GPUs do I need to fine-tune Llama 3.1 70B?": a clause that asks for a named number is
     # that number's question, not also a fact about no field
     counted = {a.text for a in asks if a.kind == "quantity" and a.target is not None}
@@ -84,6 +103,11 @@ def plan_asks(asks: tuple, query) -> tuple:
     if query.intent == "python_api":
         # "how do I pass MoE settings from Python?": the Python API (with its facts) is the config asked for
         asks = tuple(Ask("config", a.text) if a.kind in ("fact", "recommendation") else a for a in asks)
+    if _refused(query.text) and any(a.kind in ("verdict", "recommendation", "config") for a in asks):
+        # "this tied-embedding model with pp_size 2: does it run?": the model, not the layout, says no;
+        # the fact that it cannot is the answer, not a verdict on sizes or a PP layout
+        asks = tuple(Ask("fact", a.text, a.target) if a.kind in ("verdict", "recommendation", "config") else a
+                     for a in asks)
     kinds = {a.kind for a in asks}
     out = tuple(a for a in asks if not any(k in kinds for k in _COVERED_BY.get(a.kind, ())))
     # one config, one recommendation: a second would only repeat the first
@@ -102,11 +126,12 @@ def _config_after_numbers(asks: list) -> tuple:
     return tuple(sorted(asks, key=lambda a: a.kind == "out_of_scope"))
 
 
-# what the field reference states outright; whether a strategy accepts a field is, with sizes, the validator's
-_STATED_FACTS = REFERENCE_KINDS - {"accept"}
+# what the field reference states outright (whether a strategy accepts a field is, with sizes, the validator's)
+_STATED_FACTS = frozenset({"default", "allowed", "options", "same"})
 _NEEDS = re.compile(r"\bneeds?\b|\brequires?\b|\b(?:have|has)\s+to\b|需要|要不要|是不是要|必须", re.I)
 _YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
 _ONCE = ("config", "recommendation", "nonsense", "out_of_scope")
+_SIZE_CHOICE = dict(load_asks().quantity_targets)["size_choice"]
 _STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
 # Wishes for a starting layout that asks.yaml reads as facts ("应该从什么样的分布式配置开始？"); to move
 # into asks.yaml's recommendation patterns.
@@ -134,6 +159,13 @@ def _reconciled(ask, query):
             return Ask("diagnosis", ask.text, ask.target)
         kinds = [k for _, k in _kinds_in(ask.text) if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
+    if ask.kind == "quantity" and ask.target == "size_choice" and not _has_numbers(query):
+        return Ask("fact", ask.text)  # "tp_size 设多大有什么讲究": how to choose, without a setup to choose for
+    if ask.kind in ("quantity", "recommendation") and _SIZE_CHOICE.search(ask.text) and _has_numbers(query):
+        key = _SIZE_CHOICE.search(ask.text)
+        named = next((f"{k}_size" for k in ("tp", "pp", "cp", "ep") if re.search(rf"(?<![a-z_]){k}", key.group(0), re.I)), None)
+        if named and named not in sit.stated.sizes:
+            return Ask("recommendation", ask.text, named)  # "ep 设多少": the size is ours to choose
     if ask.kind == "quantity" and ask.target is None and (
             query.intent in ("howto", "limitations", "code_location") or not _has_numbers(query)
             or not any(pat.search(query.text) for _, pat in load_asks().quantity_targets)):
@@ -149,6 +181,10 @@ def _reconciled(ask, query):
         target = next((name for name, pat in load_asks().quantity_targets if pat.search(ask.text)), None)
         if target is not None:
             return Ask("quantity", ask.text, target)
+    if ask.kind == "recommendation" and not _has_numbers(query) and any(
+            not r.is_strategy_name and r.key not in _LAYOUT_KEYS for r in field_table().mentioned(ask.text)):
+        # "when should I set patch_inner_model to false?": advice about a field, answered from its reference
+        return Ask("fact", ask.text, ask.target)
     return ask
 
 

@@ -46,6 +46,8 @@ class Phrases:
     feature_names: dict[str, dict[str, str]]
     strategy_can: dict = field(default_factory=dict)  # strategy -> the fact stating what it does support
     worked: dict = field(default_factory=dict)  # fact key -> the same rule worked out on the user's stated sizes
+    answering_facts: tuple[str, ...] = ()  # facts that lead when the question's words cue them
+    refusing_facts: tuple[str, ...] = ()  # facts that say the asked feature cannot be used: no config beside them
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Phrases":
@@ -80,6 +82,8 @@ class Phrases:
             feature_names=data["feature_names"],
             worked=dict(data.get("worked") or {}),
             strategy_can={str(k): str(v) for k, v in (data.get("strategy_can") or {}).items()},
+            answering_facts=tuple(str(k) for k in data.get("answering_facts") or ()),
+            refusing_facts=tuple(str(k) for k in data.get("refusing_facts") or ()),
         )
         p._check()
         return p
@@ -90,6 +94,8 @@ class Phrases:
                         self.rule_facts, self.limitations, {"instead_facts": tuple(self.instead_facts.values()),
                                                             "code_cues": tuple(self.code_cues),
                                                             "strategy_can": tuple(self.strategy_can.values()),
+                                                            "refusing_facts": self.refusing_facts,
+                                                            "answering_facts": self.answering_facts,
                                                             "worked": tuple(self.worked)}):
             for name, keys in section.items():
                 missing = [k for k in keys if k not in self.facts]

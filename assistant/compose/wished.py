@@ -21,12 +21,14 @@ _GLUE = r"\s*(?:_?dtype)?\s*(?:in|as|to|at|=|:|用|为|是|设为|设成|改成|
 # the mp_policy key -> the words that name its role, before or after the dtype
 _ROLES = {
     "param_dtype": r"(?:param(?:eter)?s?|weights?|参数|权重)",
-    "reduce_dtype": r"(?:reduce|reduction|grad(?:ient)?s?(?:\s+reduc\w*)?|(?:梯度)?归约|梯度)",
+    "reduce_dtype": r"(?:reduce|reduction|grad(?:ient)?s?(?:\s+reduc\w*)?|(?:梯度)?[归规]约|梯度)",
     "output_dtype": r"(?:outputs?|输出)",
 }
 _OFF = re.compile(r"\b(?:off|disabled?|false)\b|关(?:掉|闭)|禁用|不(?:要)?开", re.I)
 _ON = re.compile(r"\b(?:turn(?:ed)?\s+on|switch(?:ed)?\s+on|enabled?|true)\b|打开|开启|启用", re.I)
 _IT = re.compile(r"\b(?:it|that|this\s+one)\b|它|这个", re.I)
+# "is it off by default?" asks what the default is; it wishes nothing
+_ASKS_DEFAULT = re.compile(r"\bby\s+default\b|\bdefaults?\b|默认|缺省", re.I)
 
 
 def mixed_precision(text: str) -> dict[str, str]:
@@ -34,7 +36,7 @@ def mixed_precision(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, role in _ROLES.items():
         m = re.search(rf"(?<![a-z]){role}{_GLUE}{_DTYPE}", text, re.I) or \
-            re.search(rf"{_DTYPE}\s*(?:for\s+(?:the\s+)?)?{role}", text, re.I)
+            re.search(rf"{_DTYPE}\s*(?:for\s+(?:the\s+)?|(?:来|用来|用于)?做|用于|来)?\s*{role}", text, re.I)
         if m:
             out[key] = _DTYPES[m.group("dt").lower()]
     return out
@@ -48,7 +50,7 @@ def _switches(text: str) -> dict[str, bool]:
     for clause in clauses(text):
         here = [r for r in table.mentioned(clause) if r.section == "distributed" and r.type == "bool"]
         targets = here or (named if len(named) == 1 and _IT.search(clause) else [])
-        if not targets:
+        if not targets or _ASKS_DEFAULT.search(clause):
             continue
         off, on = _OFF.search(clause), _ON.search(clause)
         if bool(off) != bool(on):  # both in one clause: not a clear wish

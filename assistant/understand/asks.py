@@ -156,6 +156,9 @@ def _capability(clause: str) -> bool:
 _DERIVED = frozenset({"dp_size", "dp_shard", "ep_shard", "dp_replicate"})  # sizes upstream infers from the others
 _NEED = re.compile(r"\b(?:need|have)\s+to\b|\bmyself\b|\bby\s+hand\b|要不要|是不是要|需不需要|用不用|自己写|手动", re.I)
 _ASIDE = re.compile(r"\([^()]{1,60}\)")
+_BARE_LAYOUT_QUESTION = re.compile(r"[?？]\s*$")
+_ASKING_WORD = re.compile(r"\b(?:what|how|which|why|where|when|does|do|is|are|can|could|should|would|will|mean)\b"
+                          r"|吗|么|什么|怎么|咋|多少|几|哪|呢|([\u4e00-\u9fff])不\1", re.I)  # 会不会, 能不能: A-not-A asks
 _CONDITION = re.compile(r"^\W*(?:if|when|whenever|suppose|assuming|如果|假如|要是|假设)\b", re.I)
 _PRONOUN = re.compile(r"\b(?:it|that|this|them|they|its)\b|它|这个|那个|该(?:字段|选项|参数)", re.I)
 _INSTEAD = re.compile(r"\binstead\b|\bswitch(?:ed)?\s+to\b|\bgo\s+(?:down|up)\s+to\b"
@@ -279,8 +282,11 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         asks = [a for a in asks if a.kind != "out_of_scope"] + \
             [a for a in asks if a.kind == "out_of_scope" and a.text in asked_elsewhere]
     fallback = load_asks().from_intent.get(intent, "fact")
-    if not asks and has_layout and fallback in ("recommendation", "fact") and re.search(r"[?？]\s*$", prose):
-        fallback = "verdict"  # "fsdp2 + cp 4 + tp 2 on 8 gpus??": the user's layout, asked about
+    if not asks and has_layout and fallback in ("recommendation", "fact") and _BARE_LAYOUT_QUESTION.search(prose) \
+            and not _ASKING_WORD.search(prose) and not _LEADING_LINK.match(prose.strip()):
+        # "fsdp2 + cp 4 + tp 2 on 8 gpus??": only the layout and a question mark, so the layout is asked
+        # about ("and with pp 2 as well?" asks again what the turn before asked)
+        fallback = "verdict"
     if not asks:
         kind = fallback
         add(kind, prose.strip()[:300] or question.strip()[:300], None)

@@ -276,7 +276,7 @@ def _topology(text: str, v: Vocab) -> _Topo:
         topo.total = int(m.group(1) or m.group(2))
 
     # Chinese compact forms: 单机8卡, 4机32卡, 2 机 16 卡, 双机, 单卡
-    m = take(rf"({ZH_NUMBER}|\d+|单|双)\s*(?:台\s*)?(?:机器?|节点)\s*(?:，|,|、)?\s*(?:共\s*)?(?:每\s*(?:台|机|节点)\s*)?({ZH_NUMBER}|\d+)\s*{cls}?\s*(?:卡|gpu|{v.gpu_any})", re.I)
+    m = take(rf"({ZH_NUMBER}|\d+|单|双)\s*(?:(?:台|个)\s*)?(?:机器?|节点)\s*(?:，|,|、)?\s*(?:共\s*)?(?:每\s*(?:台|机|节点)\s*)?({ZH_NUMBER}|\d+)\s*{cls}?\s*(?:卡|gpu|{v.gpu_any})", re.I)
     if m:
         nodes, cards = _num(m.group(1)), _num(m.group(2))
         if nodes and cards:
@@ -385,7 +385,9 @@ def _seq_len(text: str, v: Vocab) -> int | None:
 
 # Between a size's name and its value: "tp_size=8", "ep_size 能设 16", "ep_size 还能用 8", "can ep_size be 16"
 _SIZE_VERB = (
-    r"(?:(?:还|也|就)?(?:能不能|可不可以|能否|可否|能|可以|要|想)?\s*(?:设置为|设置成|设为|设成|设到|设|用|开到|开|取|改成|改为|调到|调成|为|是)"
+    r"(?:(?:还|也|就)?(?:能不能|可不可以|能否|可否|能|可以|要|想)?\s*(?:设置为|设置成|设为|设成|设到|设|用|开到|开|取|改成|改为|调到|调成|减到|降到|加到|增加到|提到|升到|变成|换成|缩到|扩到|为|是)"
+    r"|(?:我们?)?\s*(?:设的是|用的是|设成了|设了|开的是|开了|填的是)"
+    r"|(?:reduced|increased|dropped|lowered|raised|bumped|changed|cut|went|going|moved)\s+(?:down\s+|up\s+)?to"
     r"|(?:can|could|should|must)?\s*(?:be\s+set\s+to|be|equal\s+to|equals)|=|:|is|of|to)"
 )
 _SIZE_NAMES = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "dp_replicate": "dp_replicate"}
@@ -448,6 +450,9 @@ def _sizes(text: str) -> dict[str, int]:
             ]
         if key == "dp_replicate":
             pats.append(r"hsdp\s*(?:replicas?|replicate)?\s*(?:=|:|of|为)?\s*(\d+)(?!\.\d|\d|x)")
+        # "ep_size 要是比卡数还大，比如设成 32", "tp, if I set it to 16": the value a few words after the name
+        pats.append(rf"(?<![a-z_]){key}(?:_size)?\b(?:(?!\b(?:tp|pp|cp|ep|dp)(?:_size)?\b)[^\d。.;；?？\n]){{1,24}}?"
+                    r"(?:设成|设为|设到|改成|改为|调到|set\s+(?:it\s+)?to|make\s+it)\s*(\d+)(?!\.\d|\d|x)")
         for p in pats:
             m = re.search(p, text, re.I)
             if m:
@@ -459,7 +464,7 @@ def _sizes(text: str) -> dict[str, int]:
 
 
 _DP_SIZE = re.compile(
-    r"(?<![a-z_])dp(?:_size)?\s*(?:=|:|to|为|是|设为|设成)?\s*(\d+)(?!\.\d|\d|x)"
+    r"(?<![a-z_])dp(?:_size)?\s*(?:=|:|to|为|是|设为|设成|写成|写的是|写了|填成|填的是|填了|设了)?\s*(\d+)(?!\.\d|\d|x)"
     r"|(\d+)\s*(?:x\s*)?(?:data[\s_-]*parallel(?:ism)?|dp)[\s_-]*(?:replicas?|ranks|groups?|copies|degree|size|ways?)"
     r"|(\d+)[\s-]*(?:way|fold)\s+data[\s_-]*parallel"
     r"|data[\s_-]*parallel(?:ism)?\s*(?:size|degree)\s*(?:of|=|is|:)?\s*(\d+)(?!\.\d|\d|x)"
@@ -496,7 +501,7 @@ def _batches(text: str) -> tuple[int | None, int | None]:
         text, re.I,
     )
     lbs = re.search(
-        r"(?:local[\s_-]*batch(?:[\s_-]*size)?|(?<!pp_)(?<!pp )(?<!pipeline )micro[\s_-]*batch(?:[\s_-]*size)?|\blbs\b|\bmbs\b|per[\s_-]*(?:gpu|device|rank)[\s_-]*batch(?:[\s_-]*size)?|每\s*(?:张)?\s*(?:卡|gpu)\s*(?:的)?\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|局部\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|本地\s*batch)\s*(?:=|:|is|of|为|是|设为)?\s*(\d+)",
+        r"(?:local[\s_-]*batch(?:[\s_-]*size)?|(?<!pp_)(?<!pp )(?<!pipeline )micro[\s_-]*batch(?:[\s_-]*size)?|\blbs\b|\bmbs\b|per[\s_-]*(?:gpu|device|rank)[\s_-]*batch(?:[\s_-]*size)?|每\s*(?:张)?\s*(?:卡|gpu)\s*(?:的)?\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|局部\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|本地\s*batch)\s*(?:=|:|is|of|为|是|设为|保持|还是|仍是|仍然是|不变(?:，|,)?\s*(?:是|为)?|stays?(?:\s+at)?|kept\s+at|remains?(?:\s+at)?)?\s*(\d+)",
         text, re.I,
     )
     g = int(gbs.group(1) or gbs.group(2)) if gbs else None
@@ -608,10 +613,70 @@ def _strategy(text: str, v: Vocab) -> str | None:
     return None
 
 
+# --- history ---------------------------------------------------------------------------------------
+
+# A sentence that tells what ran before ("之前 Megatron 里 tp 8 ...", "We ran this with Megatron-LM
+# before (...)", "previously we had tp 2"): the layout left behind. It opens with one of these words,
+# or says "before" / "used to" / "previously" as an adverb of its own verb.
+_HISTORY = re.compile(
+    r"^\W*(?:(?:我们|我|we|i)\s*)?(?:之前|以前|原来|原先|本来|先前|上次|一开始|起初|最初|早先|previously|originally|earlier|at\s+first|last\s+time)"
+    r"|\b(?:used\s+to|previously|originally)\b|\bbefore\s*(?=[(,;:]|\.(?:\s|$)|$)"
+    r"|^\W*we\s+had\b|\b(?:was|were)\s+(?:working|running|training)\s+(?:fine\s+)?(?:with|on)\b",
+    re.I,
+)
+# Where the story turns to the run asked about; a history span ends at one of these or at a sentence end.
+_NOW = re.compile(r"现在|目前|如今|这次|这回|搬到|迁到|迁移到|换到|\bnow\b|\bcurrently\b|\bthis\s+time\b"
+                  r"|\bmov(?:e|ed|ing)\s+to\b|\bswitch(?:ed|ing)?\s+to\b|\bport(?:ed|ing)?\s+to\b", re.I)
+_SENTENCE_END = re.compile(r"[。!?！？;；\n]|\.(?=\s|$)")
+
+
+def history_spans(prose: str) -> list[tuple[int, int]]:
+    """The spans of `prose` that describe an earlier run, not the one asked about."""
+    spans: list[tuple[int, int]] = []
+    cuts = sorted({0, len(prose), *(m.end() for m in _SENTENCE_END.finditer(prose)), *(m.start() for m in _NOW.finditer(prose))})
+    for a, b in zip(cuts, cuts[1:]):
+        if _HISTORY.search(prose[a:b]) and not _NOW.match(prose, a):
+            spans.append((a, b))
+    return spans
+
+
+def _current(found: Params, now: Params) -> Params:
+    """The whole question's reading, with what the sentences outside the history restate winning."""
+    keys = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "dp_size", "pp_microbatch_size",
+            "global_batch_size", "local_batch_size", "seq_len", "gpu", "gpu_memory_gb")
+    vals = {k: getattr(now, k) for k in keys if getattr(now, k) is not None}
+    if any(getattr(now, k) is not None for k in ("nodes", "gpus_per_node", "world_size")):
+        vals.update(nodes=now.nodes, gpus_per_node=now.gpus_per_node, world_size=now.world_size)
+    if now.model is not None or now.model_size_b is not None:
+        vals.update(model=now.model, model_size_b=now.model_size_b, active_size_b=now.active_size_b,
+                    is_moe=now.is_moe, num_experts=now.num_experts)
+    if vals or now.strategy:
+        # the strategy of the run left behind is not the one asked about ("之前 Megatron 里 ...，搬到 AutoModel")
+        vals["strategy"] = now.strategy
+    vals["wanted"] = (found.wanted - now.unwanted) | now.wanted
+    vals["unwanted"] = (found.unwanted - now.wanted) | now.unwanted
+    return replace(found, **vals)
+
+
 # --- entry point -------------------------------------------------------------------------------------
 
 def extract_params(question: str) -> Params:
-    """Everything the question states, in English or Chinese; absent facts stay None."""
+    """Everything the question states, in English or Chinese; absent facts stay None. Numbers of an
+    earlier run the question tells about count only where the question does not restate them."""
+    found = _extract(question)
+    prose = split_pasted(normalize(question)).prose[:MAX_PROSE_CHARS]
+    spans = history_spans(prose)
+    if not spans:
+        return found
+    now_text = prose
+    for a, b in spans:
+        now_text = _blank(now_text, (a, b))
+    if not re.search(r"\w", now_text):
+        return found  # the whole question is the story: nothing restated
+    return _current(found, _extract(now_text))
+
+
+def _extract(question: str) -> Params:
     v = load_vocab()
     text = normalize(question)
     # Numbers are read from the question's own words: a pasted log's "non_pp_size=12" is upstream's

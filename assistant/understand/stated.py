@@ -29,6 +29,9 @@ _REST_DP = re.compile(
     r"|(?:其余|其他|剩下|剩余|余下)(?:的)?(?:卡|gpu|GPU|部分|维度)?.{0,6}?(?:做|用|走|都|全)?(?:是|做)?\s*(?:数据并行|dp|DP|fsdp)",
     re.I,
 )
+# "plain fsdp2", "pure data parallel", "纯数据并行", "只做数据并行": no model parallelism, each size stated as 1
+_PURE_DP = re.compile(r"\b(?:plain|pure|vanilla|just|only)\s+(?:fsdp2?|data[\s_-]*parallel(?:ism)?|dp)\b"
+                      r"|纯\s*(?:fsdp2?|数据并行|dp)|只(?:做|用|开)\s*(?:fsdp2?|数据并行|dp)", re.I)
 _SCHEDULE = re.compile(
     r"(?<![\w])(interleaved[_ -]?1f1b|1f1b|gpipe|looped[_ -]?bfs|interleaved[_ -]?zero[_ -]?bubble|zb[_ -]?v[_ -]?zero[_ -]?bubble"
     r"|zbv[_ -]?zero[_ -]?bubble|dualpipev|zero[_ -]?bubble|v[_ -]?schedule)(?![\w])",
@@ -59,6 +62,11 @@ def stated_layout(params: Params, prose: str) -> Stated:
         key = _EXCLUDED_SIZE.get(feat)
         if key and key not in sizes:
             sizes[key] = 1
+    pure = _PURE_DP.search(prose or "")
+    if pure and (params.strategy == "fsdp2" or "fsdp" in pure.group(0).lower()):
+        # with fsdp2 a layout (tp, pp, cp all 1); "plain data parallelism, is DDP okay?" is a strategy question
+        for key in ("tp_size", "pp_size", "cp_size"):
+            sizes.setdefault(key, 1)
     options: dict[str, Any] = {}
     m = _SCHEDULE.search(prose or "")
     if m:

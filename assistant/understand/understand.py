@@ -20,7 +20,7 @@ from assistant.understand.intent import detect_injection, score_intents
 from assistant.understand.language import resolve_language
 from assistant.understand.params import MAX_PROSE_CHARS, MAX_QUESTION_CHARS, extract_params, load_vocab, normalize, spell_out, with_topology
 from assistant.understand.pasted import split_pasted
-from assistant.understand.query import SIZE_KEYS, Params, Query, Situation
+from assistant.understand.query import SIZE_KEYS, Ask, Params, Query, Situation
 from assistant.understand.stated import stated_layout, unquestioned
 
 MAX_HISTORY_TURNS = 20  # older turns are dropped: a follow-up refers to the recent conversation
@@ -134,6 +134,21 @@ def _with_request(p: Params, own: Params, *, world_size: int | None, gpus_per_no
     )
 
 
+def _asks_carried(asks: tuple[Ask, ...], question: str, before: str, intent: str) -> tuple[Ask, ...]:
+    """"And with pp 2 as well?" after "what's dp?": an elliptical follow-up asks again what the turn
+    before asked (its numbers and verdicts), about the changed situation."""
+    if any(a.kind in _OWN_ASK_KINDS for a in asks):
+        return asks
+    earlier = detect_asks(before, split_pasted(normalize(before)), intent, has_layout=True)
+    if not any(a.kind in ("quantity", "verdict") for a in earlier):
+        return asks
+    return tuple(dict.fromkeys(Ask(a.kind, question, a.target) for a in earlier
+                               if a.kind in ("quantity", "verdict", "config")))
+
+
+_OWN_ASK_KINDS = frozenset({"quantity", "verdict", "location", "diagnosis", "out_of_scope", "nonsense"})
+
+
 def understand(
     question: str,
     history: Iterable = (),
@@ -194,6 +209,8 @@ def understand(
     asks = detect_asks(question, pasted, intent, has_layout=bool(
         situation.stated.sizes or pasted.configs or pasted.errors or situation.world_size),
         states_layout=bool(situation.stated.any() or pasted.configs or pasted.errors))
+    if is_follow_up and scored.score < _WEAK_INTENT:
+        asks = _asks_carried(asks, question, earlier_user[-1], prev_intent or intent)
     asked = {a.target for a in asks if a.kind == "quantity" and a.target}
     stated = unquestioned(situation.stated, asked, pasted.prose)
     if stated is not situation.stated:

@@ -19,6 +19,7 @@ _REQUIRED = ("key", "section", "type", "strategies", "upstream", "en", "zh")
 # Identifiers with their dotted paths and hyphenated spellings (`moe.mp_policy`, `megatron-fsdp`).
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*")
 MAX_TEXT_CHARS = 20_000
+_BLOCK_WINDOW = 24  # characters before a key in which a block name ("moe 里那个") says which block it is in
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,10 @@ class FieldRef:
     ignored_by: tuple[str, ...] = ()
     value_aliases: dict[str, Any] = field(default_factory=dict, compare=False)
     terms: tuple[str, ...] = ()  # words that name the field in prose ("mixed precision", "混合精度")
+    # what a recipe puts in place of the default at run time (pp_batch_size <- local_batch_size)
+    runtime_en: str = ""
+    runtime_zh: str = ""
+    lowercased: bool = False  # upstream lowercases the value before the lookup (`strategy: FSDP2`)
 
     @property
     def path(self) -> str:
@@ -54,6 +59,9 @@ class FieldRef:
 
     def note(self, lang: str) -> str:
         return self.note_zh if lang == "zh" else self.note_en
+
+    def runtime(self, lang: str) -> str:
+        return self.runtime_zh if lang == "zh" else self.runtime_en
 
 
 @dataclass(frozen=True)
@@ -102,6 +110,8 @@ class FieldTable:
         named_blocks = {s.rsplit(".", 1)[-1] for s in self.sections if s != "distributed"
                         if re.search(rf"(?<![a-z0-9_]){re.escape(s.rsplit('.', 1)[-1])}(?![a-z0-9_])", low)}
         found: list[tuple[int, FieldRef]] = []
+        local: dict[str, set[str]] = {}  # token -> the blocks its own mentions are narrowed to
+        pending: list[tuple[int, str, tuple[FieldRef, ...]]] = []  # mentions no block right before names
         for m in _IDENT.finditer(text):
             token = m.group(0).lower()
             refs = self._lookup(token)
@@ -114,9 +124,24 @@ class FieldTable:
             if _plain_word(token) and not refs[0].is_strategy_name and not _written_as_code(text, m.start(), m.end()):
                 continue
             if len(refs) > 1 and "." not in token:
-                narrowed = tuple(r for r in refs if r.section.rsplit(".", 1)[-1] in named_blocks)
-                refs = narrowed or refs
+                # "fsdp2 顶层的 reshard_after_forward ... moe 里那个 reshard_after_forward": each mention is
+                # narrowed by the block named just before it; a mention with none is the other row
+                window = low[max(0, m.start() - _BLOCK_WINDOW):m.start()]
+                near = {b for b in named_blocks if re.search(rf"(?<![a-z0-9_]){re.escape(b)}(?![a-z0-9_])", window)}
+                narrowed = tuple(r for r in refs if r.section.rsplit(".", 1)[-1] in near)
+                if narrowed:
+                    local.setdefault(token, set()).update(near)
+                    found.extend((m.start(), r) for r in narrowed)
+                else:
+                    pending.append((m.start(), token, refs))
+                continue
             found.extend((m.start(), r) for r in refs)
+        for pos, token, refs in pending:
+            if token in local:
+                others = tuple(r for r in refs if r.section.rsplit(".", 1)[-1] not in local[token])
+            else:
+                others = tuple(r for r in refs if r.section.rsplit(".", 1)[-1] in named_blocks)
+            found.extend((pos, r) for r in (others or refs))
         if self._terms is not None:
             for m in self._terms.finditer(low):
                 found.extend((m.start(), r) for r in self._by_term[_squash(m.group(0))])
@@ -206,6 +231,8 @@ def _ref(row: dict[str, Any]) -> FieldRef:
         note_zh=row.get("note_zh", ""), value_strategies=value_strategies, ignored_by=ignored_by,
         value_aliases={str(k).lower(): v for k, v in (row.get("value_aliases") or {}).items()},
         terms=tuple(str(t) for t in row.get("terms") or ()),
+        runtime_en=row.get("runtime_en", ""), runtime_zh=row.get("runtime_zh", ""),
+        lowercased=bool(row.get("lowercased", False)),
     )
 
 

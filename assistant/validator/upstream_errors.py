@@ -61,3 +61,51 @@ def match_upstream_error(text: str) -> list[UpstreamErrorMatch]:
                     values = {k: v for k, v in m.groupdict().items() if v is not None}
                     found[key] = ((n, m.start()), UpstreamErrorMatch(code, values, m.group(0), upstream))
     return [m for _, m in sorted(found.values(), key=lambda x: x[0])]
+
+
+_GROUP = re.compile(r"\(\?P<\w+>(?:[^()]|\([^()]*\))*\)")  # a named group, one level of nesting inside
+_SYNTAX = re.compile(r"\\[dswDSWb]|\[[^\]]*\]|\(\?:|[()?+*|^${}]|\\")
+_WORD = re.compile(r"[a-z0-9_]+")
+MIN_QUOTED_WORDS = 4  # fewer literal words ("Unknown strategy: X") name too little to place a quote
+
+
+@lru_cache(maxsize=1)
+def _literal_words() -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """(code, the pattern's literal words in order, upstream) for every upstream message."""
+    out = []
+    for code, rx, upstream in _patterns():
+        text = _SYNTAX.sub(" ", _GROUP.sub(" ", rx.pattern)).lower()
+        words = tuple(_WORD.findall(text))
+        if len(words) >= MIN_QUOTED_WORDS:
+            out.append((code, words, upstream))
+    return tuple(out)
+
+
+def quoted_rules(text: str) -> list[UpstreamErrorMatch]:
+    """Rules whose upstream message a question quotes without its numbers ("where is `non_pp_size must
+    be a multiple of ep_size` checked?"): every literal word of the message, in order, close together.
+    Pure; never raises."""
+    if not isinstance(text, str) or not text:
+        return []
+    tokens = _WORD.findall(text[:MAX_TEXT_CHARS // 64].lower())
+    found: dict[str, tuple[int, UpstreamErrorMatch]] = {}
+    for code, words, upstream in _literal_words():
+        start = _in_order(words, tokens)
+        if start is not None and code not in found:
+            found[code] = (start, UpstreamErrorMatch(code, {}, " ".join(words), upstream))
+    return [m for _, m in sorted(found.values(), key=lambda x: x[0])]
+
+
+def _in_order(words: tuple[str, ...], tokens: list[str]) -> int | None:
+    """Where `words` start inside `tokens` as a subsequence spanning at most twice their length."""
+    for i, t in enumerate(tokens):
+        if t != words[0]:
+            continue
+        j, k = i + 1, 1
+        while k < len(words) and j < len(tokens) and j - i <= 2 * len(words) + 2:
+            if tokens[j] == words[k]:
+                k += 1
+            j += 1
+        if k == len(words):
+            return i
+    return None

@@ -15,7 +15,8 @@ from assistant.compose.answers.recommendation import (
 )
 from assistant.compose.citations import with_citation
 from assistant.compose.extract import select_sentences, split_sentences
-from assistant.compose.field_facts import asked_kinds, field_fact_lines, judges_value
+from assistant.compose.scope import names_the_domain, neighbour_topic
+from assistant.compose.field_facts import asked_kinds, field_facts, judges_value
 from assistant.compose.writer import Writer, features_of, first_sentence, identifiers
 from assistant.planner.plan import Plan
 from assistant.understand.query import Query
@@ -26,7 +27,7 @@ _PRODUCT_NAMES = frozenset({"nemo", "automodel", "nemo_automodel", "megatron", "
 _FEATURE_KEYS = frozenset({"tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "sequence_parallel",
                            "activation_checkpointing", "pipeline", "moe"})
 _MAX_HOWTO_FACTS = 4
-REFERENCE_KINDS = frozenset({"default", "allowed", "options", "same", "accept"})  # what fields.yaml states outright
+_ABOUT_A_NAME = frozenset({"same", "options", "case"})  # asks about a strategy name itself
 
 
 def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str], limit: int | None = None) -> list[str]:
@@ -84,7 +85,8 @@ def _plan_is_relevant(plan: Plan | None, query: Query, feats: Sequence[str]) -> 
     return bool(p.world_size or p.nodes or p.model or p.model_size_b)
 
 
-def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True, asked: str = "") -> Part | None:
+def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True, lead: bool = True,
+          asked: str = "") -> Part | None:
     """The facts of the features and subjects the question names; None when it names none. With the
     user's cluster or model (and `with_config`), the plan sized for it follows."""
     query, plan = inp.query, inp.plan
@@ -109,9 +111,9 @@ def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True, asked: str 
     cue_text = f"{query.text} {asked}"  # the ask's clause as understood ("a pipline block" read as "pipeline")
     limit = _MAX_HOWTO_FACTS + min(1, len(set(_cued(w, cue_text)) & set(keys)))
     facts = _facts(w, inp, _asked_first(w, keys, cue_text), limit)
-    if facts:
-        w.answer(facts[0])
-    w.bullets(facts[1:])
+    if facts and lead:
+        w.answer(facts.pop(0))
+    w.bullets(facts)
     if relevant:
         return config_sections(w, plan, query, fields=False, rationale=False, declined_said=bool(notes), lead=False)
     return Part()
@@ -278,20 +280,51 @@ def _quotes_error(heading: str, error: str) -> bool:
     return False
 
 
+def _fact_text(inp: ComposeInput, ask) -> str:
+    """The words of the fact ask: its clause, unless the clause alone names no field or asks no
+    fact of one ("填多少", "Is that accepted?" after the sentence that names it): then the question."""
+    clause = getattr(ask, "text", "") or ""
+    whole = inp.query.text
+    if not clause or clause == whole:
+        return whole
+    if field_table().mentioned(clause) and (asked_kinds(clause) or judges_value(clause)):
+        # "what does X default to, and can I put it under fsdp2?": a part no other ask took is this
+        # field's question too
+        rest = _unclaimed(whole, [clause] + [a.text for a in inp.asks if a is not ask and a.text])
+        return whole if asked_kinds(rest) else clause
+    return whole if asked_kinds(whole) or judges_value(whole) else clause
+
+
+def _unclaimed(question: str, texts: Sequence[str]) -> str:
+    """The question without the clauses its asks read (clauses are normalised: compare loosely)."""
+    def loose(t: str) -> str:
+        return re.sub(r"[\s:：,，?？。.!！]+", " ", t).strip().lower()
+
+    rest = loose(question)
+    for t in texts:
+        rest = rest.replace(loose(t), " ")
+    return rest
+
+
 def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
     """A question that names fields (`reshard_after_forward`, `mfsdp`) is answered from the field
     reference: the asked fact (default, allowed values, strategies, aliases, read or not) first."""
-    text = getattr(ask, "text", "") or inp.query.text
+    text = _fact_text(inp, ask)
     table = field_table()
     refs = table.mentioned(text)
+    if not refs and "case" in asked_kinds(text):
+        # "is the strategy field case sensitive?" names the key in words: the keys upstream lowercases
+        refs = [r for r in table.refs if r.lowercased]
     if all(r.is_strategy_name for r in refs):
         # the clause names only a strategy ("AutoModel 默认也是这样吗？"): the field is named elsewhere
         # in the question ("梯度 reduce 用啥精度")
         refs = list(dict.fromkeys(refs + table.mentioned(inp.query.text)))
-    # a strategy named in passing ("FSDP2's default mixed precision") is not a question about the name
-    if not any(not r.is_strategy_name for r in refs) and "same" not in asked_kinds(text):
+    # a strategy named in passing ("FSDP2's default mixed precision") is not a question about the name;
+    # its aliases, its options and the spelling of its name are
+    if not any(not r.is_strategy_name for r in refs) and not set(asked_kinds(text)) & _ABOUT_A_NAME:
         return None
-    lines = field_fact_lines(refs, text, w.lang)
+    facts = field_facts(refs, text, w.lang)
+    lines = list(facts.answer + facts.support)
     if not lines:
         return None
     if not asked_kinds(text) and not judges_value(text):
@@ -303,18 +336,51 @@ def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
             w.citer.cited.add(w.citer.add(picked[0].hit) + 1)
             w.bullets(lines[:2])
             return Part()
-    w.answer(lines[0])
-    w.bullets(lines[1:3])  # what it is and the one note beside the asked fact; the rest is in the reference
+    for line in facts.answer or lines[:1]:  # each asked fact is a direct answer: all of them lead
+        w.answer(line)
+    # what it is and the one note beside the asked facts; the rest is in the reference
+    w.bullets(list(facts.support)[:max(1, 3 - len(facts.answer))] if facts.answer else lines[1:3])
     return Part()
 
 
+def _answering(w: Writer, inp: ComposeInput) -> bool:
+    """A fact the question's words single out that answers it by itself ("tie_word_embeddings ... pp?",
+    "does CP keep my attention_mask?"): it leads, the features' facts follow as the body."""
+    keys = [k for k in _cued(w, inp.query.text) if k in w.p.answering_facts]
+    said = w.fact(keys[0], required=True) if keys else None
+    if not said:
+        return False
+    w.answer(said)
+    if keys[0] in w.p.refusing_facts:  # the feature cannot be used: its facts and config are beside the point
+        return True
+    howto(w, inp, with_config=False, lead=False)
+    return True
+
+
+def _capability_asked(inp: ComposeInput, text: str) -> bool:
+    """"MegatronFSDP has no PP ... does it have no TP either?": a strategy with limits and the features
+    asked about, and no field-reference kind asked: the strategy's limits answer it."""
+    return (inp.query.params.strategy in ("megatron_fsdp", "ddp") and bool(wanted(inp.query))
+            and not asked_kinds(text) and not judges_value(text))
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    if _answering(w, inp):
+        return Part()
+    text = getattr(ask, "text", "") or inp.query.text
+    if neighbour_topic(text) is not None and not names_the_domain(inp.query.text) \
+            and not field_table().mentioned(inp.query.text):
+        # "do I have to write model code for the new Qwen3?": a neighbouring topic, told where upstream
+        # documents it, not the nearest distributed-training fact
+        from assistant.compose.answers import out_of_scope
+
+        return out_of_scope.write(w, inp, ask)
     # a strategy's limits answer "can ddp do cp_size?"; a field the limits do not cover
     # ("find_unused_parameters") is answered from the field reference
     named = [r for r in field_table().mentioned(inp.query.text) if not r.is_strategy_name and r.key not in _FEATURE_KEYS]
-    if inp.query.intent == "limitations" and not named:
+    text = _fact_text(inp, ask)
+    if not named and (inp.query.intent == "limitations" or _capability_asked(inp, text)):
         return together(w, inp) or limitations(w, inp)
-    text = getattr(ask, "text", "") or inp.query.text
     # a field-reference kind asked ("what pp_schedule do I get if I set none?") outranks cue words
     # and a value named for a field with "is that accepted?" ("`pp_size: none`, won't it error?") is
     # that field's verdict, whatever topic the field belongs to
@@ -322,11 +388,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if not judged and (part := together(w, inp)) is not None:
         return part
     cued = [] if asked_kinds(text) or judged else (_cued(w, inp.query.text) or _named_topic_facts(w, inp, ask))
-    # a reference kind asked about a field this ask's clause names ("megatron_fsdp 的 zero_dp_strategy 默认是几")
-    # is that field's fact, whatever topics the rest of the question touches
-    field_asked = bool(set(asked_kinds(text)) & REFERENCE_KINDS) and any(
-        not r.is_strategy_name for r in field_table().mentioned(text))
-    topical = any(t in w.p.lead_topics for t in inp.query.topics) and not judged and not field_asked
+    # a topic narrower than a feature leads, unless the question also names a field of its own ("zero_dp_strategy")
+    topical = any(t in w.p.lead_topics for t in inp.query.topics) and not judged and not named
     if not cued and not topical and fields(w, inp, ask) is not None:
         # the feature facts of what the question names, and what its strategy does with the field
         # what the named strategy does with the field first ("does ddp read dp_size?"), then the features'

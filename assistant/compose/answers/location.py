@@ -12,6 +12,8 @@ from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.citations import with_citation
 from assistant.compose.writer import Writer, first_sentence, identifiers
 from assistant.retrieve.hit import Hit
+from assistant.validator.fields import field_table
+from assistant.validator.upstream_errors import UpstreamErrorMatch, match_upstream_error, quoted_rules
 
 _MAX_CODE_ANCHORS = 3
 _MAX_CODE_FACTS = 1
@@ -65,6 +67,7 @@ def code_entries(inp: ComposeInput, lang: str) -> list[CodeEntry]:
     # the answer, whatever its rank; anchors about the question's topics come next, and when there
     # are a few of those the others are noise.
     named = identifiers(inp.query.text)
+    strategies = {r.key for r in field_table().mentioned(inp.query.text) if r.is_strategy_name}
     topics = set(inp.query.topics)
     # a quoted message ("which file raises 'must be >= pp_size'?") is found in the anchor that states it
     quoted = [re.sub(r"\s+", " ", q.lower()) for q in re.findall(r"[\"'“‘「]([^\"'”’」\n]{6,200})[\"'”’」]", inp.query.text)]
@@ -72,7 +75,10 @@ def code_entries(inp: ComposeInput, lang: str) -> list[CodeEntry]:
     def names(e: CodeEntry) -> int:
         text = (e.anchor.text if e.anchor is not None else " ".join((e.path, *e.symbols, e.what))).lower()
         said = re.sub(r"\s+", " ", text)
-        return sum(n in text for n in named) + sum(3 * (q in said) or _shared_operators(q, said) for q in quoted)
+        # "which function builds the megatron_fsdp mesh?": a symbol that carries the name is that function
+        in_symbol = sum(any(n in s.lower() for s in e.symbols) for n in named | strategies if len(n) > 2)
+        return sum(n in text for n in named) + 2 * in_symbol + \
+            sum(3 * (q in said) or _shared_operators(q, said) for q in quoted)
 
     def on_topic(e: CodeEntry) -> bool:
         return names(e) > 0 or (e.anchor is not None and bool(topics & set(e.anchor.topics)))
@@ -117,7 +123,41 @@ def code_lines(w: Writer, entries: Sequence[CodeEntry]) -> list[str]:
     return lines
 
 
+def _raising_rule(inp: ComposeInput, ask) -> UpstreamErrorMatch | None:
+    """The validator rule whose upstream message the question quotes, with or without its numbers:
+    its upstream file and function are where that error is raised (rules_table.yaml, one place)."""
+    text = getattr(ask, "text", "") or inp.query.text
+    for t in dict.fromkeys((text, inp.query.text)):
+        found = match_upstream_error(t) or quoted_rules(t)
+        if found:
+            return found[0]
+    return None
+
+
+def _raised_here(w: Writer, inp: ComposeInput, rule: UpstreamErrorMatch) -> bool:
+    """"Where is 'X' raised?": the file and function first, cited by their code anchor when one was
+    retrieved; the other anchors are not the answer and are left out."""
+    parts = rule.upstream.split()
+    path = parts[0] if parts else ""
+    symbol = parts[1].split("(")[0] if len(parts) > 1 and re.match(r"[A-Za-z_][\w.]*$", parts[1]) else ""
+    if not path or not symbol:
+        return False  # a file alone ("config.py {dataclass}") is less than the anchors can say
+    text = w.say("code_raises", path=path, symbol=symbol, code=rule.code)
+    entry = next((e for e in code_entries(inp, w.lang) if e.path.endswith(path.removeprefix("nemo_automodel/"))
+                  and (not symbol or symbol in e.symbols)), None)
+    if entry is not None:
+        n = w.citer.add(entry.hit) + 1
+        w.citer.cited.add(n)
+        what = first_sentence(entry.what, _MAX_WHAT_CHARS) if entry.what else ""
+        text = with_citation(text + (w.space + what if what else ""), [n])
+    w.answer(text)
+    return True
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    rule = _raising_rule(inp, ask)
+    if rule is not None and _raised_here(w, inp, rule):
+        return Part()
     entries = code_entries(inp, w.lang)
     if entries:
         first, rest = entries[0], entries[1:]

@@ -9,13 +9,14 @@ from __future__ import annotations
 import re
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
-from assistant.compose.answers.verdict import judged_body, verdict_line
+from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.understand import catalog
 from assistant.understand.asks import load_asks
 from assistant.compose.diagnose import judge_stated
 from assistant.compose.judge import rejudge
+from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.understand.params import extract_params, normalize
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
@@ -24,8 +25,8 @@ from assistant.validator.report import Derived, ValidationReport
 
 
 _STRATEGY_ASKED = re.compile(r"\bstrateg|\byaml\b|策略|字段|\bfields?\b", re.I)  # the layout as a whole is asked too
-_ESTIMATES = frozenset({"MW-E-MEMORY"})  # not start-up checks: the layout is built, then runs out of memory
-_FROM_DP = ("dp_shard", "dp_replicate", "ep_shard", "moe_mesh_shape", "grad_acc_steps")
+_DEFAULT_GBS = frozenset({"MW-E-BATCH-DIVISIBLE"})
+_FROM_DP = ("dp_shard", "dp_replicate", "ep_shard", "moe_mesh_shape", "grad_acc_steps", "gbs_no_acc")
 
 
 def derived_sizes(r: ValidationReport, judged: dict | None) -> Derived | None:
@@ -69,13 +70,91 @@ def _experts_line(w: Writer, ep: int, experts: int | None) -> str:
     return w.say("q_experts_per_rank", per=experts // ep, experts=experts, ep=ep)
 
 
+# "80 层", "80 layers", "(80 decoder layers)": a layer count the user states for a model the table lacks
+_LAYERS_STATED = re.compile(r"(?<![\d.])(\d{1,3})\s*[-‐]?\s*(?:个)?\s*(?:层(?!\s*/)|(?:decoder\s+|transformer\s+|hidden\s+)?layers?\b(?!\s+(?:per|each)))", re.I)
+# "microbatch 数 ≥ 4 倍 stage 数", "4x the number of stages", "four times the stages": a ratio asked for
+_STAGE_RATIO = re.compile(r"(?:micro-?batch|微批)[^.?。？]{0,40}?(?<![\d.])(\d+)\s*(?:倍|x|×|times)(?![\w])[^.?。？\d]{0,40}?(?:stages?|阶段)"
+                          r"|(?<![\d.])(\d+)\s*(?:x|×|times)\s+as\s+many\s+micro-?batch(?:es)?\s+as\s+(?:pipeline\s+)?stages", re.I)
+
+
+def layers_of(query) -> int | None:
+    """The decoder layer count: the model table's for a known model, else the count the user states."""
+    model = getattr(query.situation, "model", None) or query.params.model
+    info = catalog.model_info(model) if model else None
+    if info is not None and info.num_layers:
+        return info.num_layers
+    m = _LAYERS_STATED.search(normalize(query.text))
+    return int(m.group(1)) if m else None
+
+
+def _pipeline(judged: dict | None) -> dict:
+    dist = (judged or {}).get("distributed") if isinstance(judged, dict) else None
+    pipe = dist.get("pipeline") if isinstance(dist, dict) else None
+    return pipe if isinstance(pipe, dict) else {}
+
+
+def _min_lbs_line(w: Writer, pp: int, judged: dict | None, question: str) -> str:
+    mbs = _pipeline(judged).get("pp_microbatch_size", 1)
+    mbs = mbs if isinstance(mbs, int) and not isinstance(mbs, bool) and mbs > 0 else 1
+    if pp <= 1:
+        return w.say("q_min_lbs_no_pp")
+    line = w.say("q_min_lbs", min=pp * mbs, pp=pp, mbs=mbs)
+    m = _STAGE_RATIO.search(normalize(question))
+    ratio = int(m.group(1) or m.group(2)) if m else 0
+    if 1 < ratio <= 64:
+        line += w.space + w.say("q_min_lbs_ratio", ratio=ratio, pp=pp, mbs=mbs, lbs=ratio * pp * mbs)
+    return line
+
+
+def _layers_line(w: Writer, pp: int, judged: dict | None, layers: int | None) -> str:
+    from assistant.validator.model_checks import virtual_stages
+    from assistant.validator.workload import SINGLE_STAGE_SCHEDULES
+
+    pipe = _pipeline(judged)
+    schedule = str(pipe.get("pp_schedule") or "1f1b")
+    lps = pipe.get("layers_per_stage")
+    lps = lps if isinstance(lps, int) and not isinstance(lps, bool) and lps > 0 else None
+    if pp <= 1:
+        return w.say("q_layers_no_pp", layers=layers if layers else "num_hidden_layers")
+    stages = virtual_stages(layers or 0, pp, schedule.lower(), lps, pipe.get("round_virtual_stages_to_pp_multiple"))
+    spr = 1 if schedule.lower() in SINGLE_STAGE_SCHEDULES else 2
+    if not layers or not stages:
+        return w.say("q_layers_unknown", stages=pp * spr, pp=pp, spr=spr, schedule=schedule)
+    base, extra = divmod(layers, stages)
+    if extra == 0:
+        return w.say("q_layers_per_stage", per=base, layers=layers, stages=stages, pp=pp, spr=stages // pp,
+                     schedule=schedule)
+    return w.say("q_layers_uneven", base=base, more=base + 1, extra=extra, layers=layers, stages=stages, pp=pp,
+                 spr=stages // pp, schedule=schedule)
+
+
+_BF16 = re.compile(r"\bbf16\b|bfloat16", re.I)
+
+
+def _states_line(w: Writer, d: Derived, size_b: float, question: str) -> str:
+    """Model states per GPU for a model known only by its size ("7B, bf16, AdamW"): weights, gradients and
+    the two AdamW moments, split over the ranks that shard them; activations come on top."""
+    from assistant.validator.memory import PRECISIONS
+
+    prec = PRECISIONS["bf16" if _BF16.search(question) else "fp32"]
+    per_param = prec.weight + prec.grad + prec.optim
+    shard = 1 if d.strategy == "ddp" else d.world_size // max(1, d.dp_replicate_size)
+    return w.say("q_memory_states", gb=size_b * per_param / shard, size=f"{size_b:g}", bytes=per_param,
+                 dtype=prec.key, w=prec.weight, g=prec.grad, o=prec.optim, shard=shard)
+
+
 def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None,
-                  experts: int | None = None) -> str | None:
+                  experts: int | None = None, *, layers: int | None = None, question: str = "",
+                  size_b: float | None = None) -> str | None:
     d = derived_sizes(r, judged)
     if d is None:
         return None
     if target == "experts_per_rank":
         return _experts_line(w, d.ep_size, experts)
+    if target == "min_local_batch_size":
+        return _min_lbs_line(w, d.pp_size, judged, question)
+    if target == "layers_per_stage":
+        return _layers_line(w, d.pp_size, judged, layers)
     sched = (judged or {}).get("step_scheduler") if isinstance(judged, dict) else None
     sched = sched if isinstance(sched, dict) else {}
     if target == "dp_size":
@@ -95,6 +174,13 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         return w.say("q_ep_shard", dp=d.dp_size, cp=d.cp_size, tp=d.tp_size, ep=d.ep_size, shard=d.ep_shard_size)
     if target == "mesh_shape":
         return w.say("q_mesh", mesh=w.mesh(r))
+    if target == "gbs_no_acc":
+        lbs = sched.get("local_batch_size")
+        if isinstance(lbs, int) and lbs > 0:
+            return w.say("q_gbs_no_acc", gbs=lbs * d.dp_size, lbs=lbs, dp=d.dp_size)
+        return w.say("q_gbs_no_acc_missing", dp=d.dp_size)
+    if target == "tp_in_dp":
+        return w.say("q_tp_in_dp", tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, world=d.world_size, dp=d.dp_size)
     if target == "grad_acc_steps":
         gbs, lbs = sched.get("global_batch_size"), sched.get("local_batch_size")
         if d.grad_acc_steps is not None and isinstance(gbs, int) and isinstance(lbs, int):
@@ -113,6 +199,8 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         return None
     if target == "memory":
         m = r.memory
+        if (m is None or not m.capacity_gib) and size_b:
+            return _states_line(w, d, size_b, question)
         if m is None or not m.capacity_gib:
             return w.say("q_memory_unknown")
         return w.say("q_memory", total=m.total_gib, cap=f"{m.capacity_gib:g}", gpu=m.gpu or "?")
@@ -122,7 +210,11 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         key = "q_nodes" if d.world_size % gpn == 0 else "q_nodes_partial"
         return w.say(key, nodes=nodes, gpn=gpn, world=d.world_size)
     if target == "world_size":
-        return w.say("q_world", tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, dp=d.dp_size, world=d.world_size)
+        line = w.say("q_world", tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, dp=d.dp_size, world=d.world_size)
+        gpn = r.gpus_per_node
+        if gpn and d.world_size % gpn == 0 and d.world_size > gpn:
+            line += w.space + w.say("q_world_nodes", nodes=d.world_size // gpn, gpn=gpn, world=d.world_size)
+        return line
     return None
 
 
@@ -133,10 +225,12 @@ def _targets(ask, r: ValidationReport, judged: dict | None, question: str = "") 
     """This ask's quantity; without one, the quantities the user's layout has: dp_size, ep_shard
     with EP, grad-acc steps with batch sizes, the mesh."""
     target = getattr(ask, "target", None)
-    mesh = [] if target in ("mesh_shape", "memory", "world_size", "nodes") else ["mesh_shape"]  # the whole picture, after
+    mesh = [] if target in ("mesh_shape", "memory", "world_size", "nodes", "min_local_batch_size", "layers_per_stage") \
+        else ["mesh_shape"]  # the whole picture, after
     # other quantities of the layout the question names ("... enough microbatches for pp 4?"), in case
     # the asks did not single them out
-    named = [t for t in layout_targets(r, judged) if t != target and _NAMES.get(t) and _NAMES[t].search(question)]
+    named = [t for t in (*layout_targets(r, judged), "tp_in_dp")
+             if t != target and _NAMES.get(t) and _NAMES[t].search(question)]
     if target in _FROM_DP:
         return list(dict.fromkeys(["dp_size", target, *named] + mesh))  # the dp they are computed from, first
     if target:
@@ -252,6 +346,13 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
                                inp.plan.gpus_per_node)
         if part is not None:
             return part
+    if d is None and "hsdp" in inp.query.situation.stated.wanted and inp.query.situation.world_size:
+        # "replicate between machines, shard within each one": HSDP is the layout stated, its size is ours
+        sit = inp.query.situation
+        d = judge_stated({"distributed": {"strategy": sit.stated.strategy or "fsdp2"}}, world_size=sit.world_size,
+                         gpus_per_node=sit.gpus_per_node or DEFAULT_GPUS_PER_NODE, validate=validate,
+                         unusable=UnusableInput)
+        d = _hsdp_by_node(inp, d, ask)
     if d is None or d.report is None:
         # nothing stated to compute from: the quantities of the recommended layout, then that layout
         from assistant.compose.answers import recommendation
@@ -270,10 +371,14 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return Part(report=plan.report, strategy=plan.strategy, judged=recipe)
     d = _hsdp_by_node(inp, d, ask) or _asked_layout(inp, d, ask) or d
     r = d.report
-    if not r.ok and {f.code for f in r.errors} <= _ESTIMATES and derived_sizes(r, d.judged) is not None:
+    # A global_batch_size the user never gave is upstream's default, not their number: its divisibility
+    # does not stop the sizes they asked about ("local_batch_size 16, how many microbatches?").
+    soft = _ESTIMATES | (_DEFAULT_GBS if inp.query.situation.global_batch_size is None and not d.pasted else frozenset())
+    if not r.ok and {f.code for f in r.errors} <= soft and derived_sizes(r, d.judged) is not None:
         # over the memory estimate: the sizes still exist and were asked; the estimate follows
         for target in _targets(ask, r, d.judged, inp.query.text):
-            w.answer(quantity_line(w, target, r, d.judged, experts_of(inp.query)))
+            w.answer(quantity_line(w, target, r, d.judged, experts_of(inp.query), layers=layers_of(inp.query),
+                                   question=inp.query.text))
         # the estimate's first sentence (its totals); the knobs and assumptions are in the report
         w.bullets([w.say("rule_item", code=f.code, path=f.path,
                          message=first_sentence(f.message_zh if w.lang == "zh" else f.message, 260))
@@ -291,9 +396,14 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return Part()
         w.answer(verdict_line(w, d))
         return judged_body(w, inp, d)
-    experts = experts_of(inp.query)
+    experts, layers = experts_of(inp.query), layers_of(inp.query)
+    asks = list(inp.asks)
+    later = asks[asks.index(ask) + 1:] if ask in asks else []
     for target in _targets(ask, r, d.judged, inp.query.text):
-        line = quantity_line(w, target, r, d.judged, experts)
+        if target == "mesh_shape" and target != getattr(ask, "target", None) and any(a.kind == "quantity" for a in later):
+            continue  # the whole mesh after every number asked, not between them
+        line = quantity_line(w, target, r, d.judged, experts, layers=layers, question=inp.query.text,
+                             size_b=inp.query.params.model_size_b)
         if line and not _said(w, line):
             w.answer(w.computed(line))
     return judged_body(w, inp, d)
@@ -329,7 +439,8 @@ def _asked_layout(inp: ComposeInput, d, ask):
     dist = (d.judged or {}).get("distributed")
     if d.pasted or not isinstance(dist, dict) or not getattr(ask, "text", ""):
         return None
-    core = ask.text.strip(" ?？.。")[:40]
+    # the sentence that asks is the one the clause ends in: a clause can begin in the story before it
+    core = ask.text.strip(" ?？.。")[-40:]
     sentence = next((m.group(0) for m in _SENTENCE.finditer(normalize(inp.query.text)) if core and core in m.group(0)), None)
     if sentence is None:
         return None

@@ -76,12 +76,16 @@ def say_declined(w: Writer, notes: Sequence[Step]) -> None:
 
 
 def config_sections(w: Writer, plan: Plan, query: Query, *, fields: bool, rationale: bool,
-                    declined_said: bool = False, lead: bool = True) -> Part:
+                    declined_said: bool = False, lead: bool = True, asked_size: str | None = None) -> Part:
     """Recommendation, YAML, fields (when a config was asked for), sizing, the strategies the user
     named that do not fit, the pitfalls of what the config turns on."""
     dist = plan.distributed or {}
     feats = features_of(dist)
     strategy = plan.strategy
+    if lead and asked_size and isinstance(dist.get(asked_size), int) and plan.report.ok:
+        # "ep 设多少": the number first, then why this layout
+        w.answer(w.say("rec_size", name=asked_size, value=dist[asked_size], world=plan.report.world_size or plan.world_size,
+                       mesh=w.mesh(plan.report)))
     if lead:
         w.answer(w.fact(lead_key(strategy, feats, plan.world_size, wanted(query)), section="leads", required=True))
         if "hsdp" in feats and "hsdp" in wanted(query) and plan.report.ok:
@@ -137,8 +141,9 @@ def config_sections(w: Writer, plan: Plan, query: Query, *, fields: bool, ration
         sizing.append(w.fact("batch_divisible"))
     w.bullets(sizing, heading="sizing")
 
-    _unsupported(w, plan, query, feats, skip=notes)
-    pitfalls(w, feats, shown_report)
+    if not asked_size:  # "ep 设多少" asks for a number, not for what other strategies lack
+        _unsupported(w, plan, query, feats, skip=notes)
+        pitfalls(w, feats, shown_report)
     return Part(shown_yaml, shown_report, strategy, plan_recipe(plan) if shown_yaml else None)
 
 
@@ -208,7 +213,9 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         from assistant.compose.answers import fact
 
         return fact.retrieved(w, inp)
-    return config_sections(w, inp.plan, inp.query, fields=False, rationale=inp.query.intent == "strategy")
+    asked = getattr(ask, "target", None)
+    return config_sections(w, inp.plan, inp.query, fields=False, rationale=inp.query.intent == "strategy" and not asked,
+                           asked_size=asked if asked in SIZE_KEYS.values() else None)
 
 
 KIND = AnswerKind("recommendation", frozenset({"plan", "retrieval"}), write)

@@ -16,6 +16,7 @@ _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_s
 _SIZE_OR_BLOCK = frozenset({*_SIZES, "pipeline", "moe", "strategy"})
 _PARALLELISMS = frozenset({"tp", "pp", "cp", "ep", "sp", "hsdp"})
 # "will it hang?", "会 OOM 吗": a worry about run time, answered by where the run really stops.
+ESTIMATES = frozenset({"MW-E-MEMORY"})  # not a start-up check: the run starts, then runs out of memory
 _WORRY = re.compile(r"\bhang|\bdeadlock|\boom\b|out of memory|\bcrash|\bdie\b|\bblow up|卡住|卡死|挂起|死锁|爆显存|显存不够|崩|会不会(?:报错|失败|出错)", re.I)
 
 
@@ -48,6 +49,8 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
     first = r.errors[0]
     message = (first.message_zh if w.lang == "zh" else first.message).rstrip(" .。")
     key = "verdict_no_worry" if _WORRY.search(ask_text) else "verdict_no"
+    if key == "verdict_no_worry" and {f.code for f in r.errors} <= ESTIMATES and _worries_about_memory(ask_text):
+        key = "verdict_oom"  # "会爆显存吗" over the estimate: the run starts, then runs out of memory
     return w.say(key, message=message, code=first.code) + (w.space + fix if (fix := fix_line(w, d)) else "")
 
 
@@ -98,7 +101,9 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
     when one is asked for (compose/answers/config.py) or as the fix after a "no"."""
     if d.assumed:
         why = w.say("world_assumed_node" if d.assumed == "node" else "world_assumed_mesh")
-        w.para(w.say("world_assumed", world=d.world_size, why=why))
+        told = w.say("world_assumed", world=d.world_size, why=why)
+        if told not in w.lines:  # once per answer, however many asks judge the same layout
+            w.para(told)
     r = d.report
     if r is None:
         return Part(judged=None)
@@ -153,10 +158,6 @@ def why_facts(w: Writer, findings, limit: int = 2) -> list[str]:
 
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
-    from assistant.compose.answers.instead import write_instead
-
-    if (part := write_instead(w, inp, ask)) is not None:
-        return part  # "could I use ep 16 instead?": the alternative judged, the user's layout kept
     d = inp.diagnosis
     st = inp.query.situation.stated
     if d is None or (not d.pasted and not st.sizes):
@@ -176,14 +177,47 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         if not numbers or inp.query.intent in ("limitations", "howto"):
             return fact.write(w, inp, ask)
         return recommendation.write(w, inp, ask)
+    d = _asked_alternative(inp, d, ask) or d
     w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
     r = d.report
+    if r is not None and r.ok and _worries_about_memory(inp.query.text):
+        # "will 70b blow up on 8 GPUs with tp 8?": past start-up is half the answer; the memory is the other
+        from assistant.compose.answers.quantity import quantity_line
+
+        w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, question=inp.query.text))
     if r is not None and r.ok and r.derived is not None and r.derived.ep_size > 1:
         # an EP layout passes or fails on (dp*cp*tp) % ep: that arithmetic is the reason, said with it
         from assistant.compose.answers.quantity import quantity_line
 
         w.answer(quantity_line(w, "ep_shard", r, d.judged))
     return judged_body(w, inp, d, sizing=True)
+
+
+def _asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None:
+    """"tp 2 and ep 8: what is dp, and could I use ep 16 instead?": the sizes the asking clause itself
+    states, when they differ from the layout read first, are the layout this verdict is on."""
+    from assistant.compose.judge import rejudge
+    from assistant.understand.params import extract_params
+
+    dist = (d.judged or {}).get("distributed")
+    text = getattr(ask, "text", "")
+    if d.pasted or not isinstance(dist, dict) or not text or text.strip() == inp.query.text.strip():
+        return None
+    p = extract_params(text)
+    changed = {k: v for k in _SIZES if isinstance(v := getattr(p, k, None), int) and k in dist and dist[k] != v}
+    if not changed:
+        return None
+    new = {**dist, **changed}
+    if new.get("pp_size", 1) > 1:
+        new.setdefault("pipeline", {})
+    judged = rejudge(inp.query, d, {**d.judged, "distributed": new})
+    return judged if judged.report is not None else None
+
+
+def _worries_about_memory(text: str) -> bool:
+    from assistant.understand.asks import load_asks
+
+    return bool(dict(load_asks().quantity_targets)["memory"].search(text))
 
 
 def _strategy_with_fields(inp: ComposeInput, ask) -> Diagnosis | None:

@@ -173,3 +173,12 @@ def test_english_terms_in_a_chinese_question_meet_the_chinese_chunk():
 
 def test_a_chinese_sentence_cut_by_a_chunk_boundary_is_not_quoted():
     assert select_sentences("moe 的 mesh 是几维的？", [hit("时 moe_mesh 为 `(2, 8)`，也就是二维 mesh。", lang="zh")], "zh") == []
+
+
+def test_a_sentence_about_the_excluded_dtype_loses_to_one_about_the_asked_one():
+    from assistant.compose.extract import _conflicts, _cue_data
+
+    ex = _cue_data().exclusive
+    assert _conflicts({"fp16", "param_dtype"}, {"bf16", "reduce"}, ex)
+    assert not _conflicts({"bf16", "fp16"}, {"bf16"}, ex)  # names the asked one too
+    assert not _conflicts({"fp16"}, {"fp16", "bf16"}, ex)  # the question names both

@@ -202,9 +202,9 @@ def test_every_field_a_question_lists_gets_its_sentence():
         assert lines[i].startswith(f"`distributed.{key}`: ")
     assert any(l.startswith("`distributed.sequence_parallel`: It is an FSDP2-only key") for l in lines)  # names its field
     defaults = answer("What are the defaults of overlap_grad_reduce, overlap_param_gather and zero_dp_strategy?")
-    assert defaults[:3] == ["`distributed.overlap_grad_reduce` defaults to `true`.",
-                            "`distributed.overlap_param_gather` defaults to `true`.",
-                            "`distributed.zero_dp_strategy` defaults to `3`."]
+    # several defaults asked at once are one sentence, so the lead holds every one of them
+    assert defaults[0] == ("`distributed.overlap_grad_reduce` defaults to `true`; `distributed.overlap_param_gather`"
+                           " defaults to `true`; `distributed.zero_dp_strategy` defaults to `3`.")
 
 
 @pytest.mark.parametrize("question,lang,lead", [
@@ -223,3 +223,72 @@ def test_what_value_a_strategy_uses_is_not_an_acceptance_question():
     assert "accept" not in asked_kinds(q) and "default" in asked_kinds(q)
     assert "reduce_dtype: float32" in answer(q)[0]
     assert "accept" in asked_kinds("Does fsdp2 use mp_policy?")
+
+
+# ---- session 2 (facts2): every asked fact leads, what runs instead of a default, names in capitals
+
+def facts(question: str, lang: str = "en"):
+    from assistant.compose.field_facts import field_facts
+
+    return field_facts(T.mentioned(question), question, lang)
+
+
+def test_defaults_of_two_fields_are_one_sentence():
+    first = facts("pipeline 里的 patch_inner_model 和 patch_causal_lm_model 默认是啥？", "zh").answer[0]
+    assert "patch_inner_model" in first and "patch_causal_lm_model" in first and "true" in first
+
+
+def test_a_default_the_recipe_replaces_says_what_runs():
+    first = facts("what are the defaults of pp_microbatch_size and pp_batch_size?").answer[0]
+    assert re.search(r"pp_batch_size[^.]*\.\s.*local_batch_size", first)
+
+
+@pytest.mark.parametrize("question,lang", [
+    ("pipeline 块里的 pp_batch_size 需要我自己填吗？", "zh"),
+    ("Where does pp_batch_size get its value at run time?", "en"),
+])
+def test_do_i_set_it_myself_is_answered_by_the_runtime_value(question, lang):
+    first = facts(question, lang).answer[0]
+    assert "local_batch_size" in first and re.search(r"no need|不用", first)
+
+
+@pytest.mark.parametrize("question,lang,name,cls", [
+    ("Does strategy: FSDP2 in capitals work, or does it have to be lowercase?", "en", "FSDP2", "FSDP2Config"),
+    ("strategy 写成 Megatron_FSDP 这种大小写混着的，会不会报错？", "zh", "Megatron_FSDP", "MegatronFSDPConfig"),
+])
+def test_strategy_names_are_case_insensitive(question, lang, name, cls):
+    first = facts(question, lang).answer[0]
+    assert name in first and cls in first and re.match(r"Yes|可以", first)
+    assert not re.search(r"No need|不需要", first)  # not read as "the default is already FSDP2"
+
+
+def test_options_asked_with_take_list_the_dataclass_fields():
+    first = facts("Besides activation checkpointing, what options does the ddp strategy take?").answer[0]
+    assert "find_unused_parameters" in first and not first.startswith("Yes")
+
+
+def test_does_that_mean_is_not_a_meaning_question():
+    assert asked_kinds("MegatronFSDP has no PP. Does that mean it has no tensor parallelism either?") == []
+
+
+def test_a_part_no_other_ask_took_is_answered_too():
+    # "X 默认是几？它能用 Y 吗？": the default of X, and the verdict on Y for the named strategy
+    lines = facts("两个问题：megatron_fsdp 的 zero_dp_strategy 默认是几？它能用 activation_checkpointing: selective 吗？",
+                  "zh").answer
+    assert any("zero_dp_strategy" in l and "`3`" in l for l in lines)
+    assert any(l.startswith("不行") and "selective" in l for l in lines)
+    assert not any("activation_checkpointing` 默认" in l for l in lines)  # its default was not asked
+
+
+@pytest.mark.parametrize("question,lang,line", [
+    ("how do I turn on find_unused_parameters, and is it off by default?", "en",
+     "Set `find_unused_parameters: true` under `distributed:` (a field of `DDPConfig`; default `false`)."),
+    ("ddp 下怎么打开 static_graph？", "zh", "在 `distributed:` 下写 `static_graph: true`（`DDPConfig` 的字段，默认 `false`）。"),
+])
+def test_turning_a_switch_on_names_the_key_and_value(question, lang, line):
+    assert facts(question, lang).answer[0] == line
+
+
+def test_should_i_turn_it_off_is_advice_not_a_key_to_write():
+    first = facts("what's ignore_router_for_ac and should I turn it off when I use activation checkpointing?").answer[0]
+    assert "false" not in first.lower().split("default")[0]

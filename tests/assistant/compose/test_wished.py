@@ -30,3 +30,16 @@ def test_activation_checkpointing_wished_and_written_without_overriding_the_user
     assert out["distributed"] == {"strategy": "fsdp2", "activation_checkpointing": "selective",
                                   "mp_policy": {"param_dtype": "bfloat16"}}
     assert recipe["distributed"] == {"strategy": "fsdp2", "activation_checkpointing": "selective"}
+
+
+def test_reduce_dtype_named_with_the_other_spelling_and_a_verb_between():
+    from assistant.compose.wished import mixed_precision
+
+    assert mixed_precision("mp_policy 想用 fp32 做梯度规约, bf16 参数, 怎么配?") == {
+        "param_dtype": "bfloat16", "reduce_dtype": "float32"}
+
+
+def test_asking_whether_it_is_off_by_default_wishes_nothing():
+    # facts2 session 2: "turn on X, and is it off by default?" was written into the config as X: false
+    q = understand("With strategy ddp, how do I turn on find_unused_parameters, and is it off by default?")
+    assert wished_options(q) == {"find_unused_parameters": True}

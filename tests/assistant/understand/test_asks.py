@@ -286,3 +286,37 @@ def test_an_elliptical_follow_up_is_read_with_the_clause_before():
 ])
 def test_colloquial_chinese_without_punctuation(question, asks):
     assert _asks(question) == asks
+
+
+@pytest.mark.parametrize("question", [
+    "16 GPUs, tp 2, ep 32 for a 64-expert model. Good to go?",
+    "想照着那个配置来：pp=4、ep=32、cp=1、不开 tp，8 节点 64 卡，mesh 能建起来吗？",
+    "16 卡，tp 2，ep_size 要是比卡数还大，比如设成 32 会怎样？",
+])
+def test_real_users_verdicts(question):
+    assert "verdict" in _kinds(question)
+
+
+@pytest.mark.parametrize(("question", "target"), [
+    ("16 卡，tp 2，pp_size=4，pp_microbatch_size 2。local_batch_size 最小多少？", "min_local_batch_size"),
+    ("With pp 4 and pp_microbatch_size 1, what is the minimum local_batch_size?", "min_local_batch_size"),
+    ("Llama 3.3 70B，32 卡 pp 8，1f1b 下每个 stage 分几层？", "layers_per_stage"),
+    ("llama 3 70b on 16 GPUs, pp 4: how many layers per stage?", "layers_per_stage"),
+    ("24 卡 tp 4 pp 2，gbs 48、lbs 4 每步累积几次？", "grad_acc_steps"),
+    ("16 卡 tp 2，local_batch_size 2，不想做梯度累积的话 global_batch_size 应该填几？", "gbs_no_acc"),
+    ("deepseek v3 在 128 张卡上 ep 64，每张卡上放几个路由专家？", "experts_per_rank"),
+    ("2 个节点 16 卡，tp1 pp2 cp1 ep2，expert 那套 mesh 到底是几乘几？", "moe_mesh_shape"),
+    ("7B，8 卡 fsdp2，每张卡参数+梯度+优化器状态大概要几个 G？", "memory"),
+])
+def test_real_users_quantities(question, target):
+    assert ("quantity", target) in _asks(question)
+
+
+def test_how_many_does_it_run_is_no_verdict():
+    assert _kinds("pp 4 and tp 2 on 32 GPUs, local_batch_size 16. How many microbatches does each pipeline step run?") \
+        == ["quantity"]
+
+
+def test_a_config_asked_after_a_quantity_is_its_own_ask():
+    assert _kinds("2 nodes x 8 GPUs: tp 4 and pp 2. What's dp, and give me the distributed block.") \
+        == ["quantity", "config"]

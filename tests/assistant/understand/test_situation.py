@@ -127,3 +127,13 @@ def test_an_upstream_name_quoted_in_prose_is_not_a_size():
 ])
 def test_a_schedule_named_in_words_is_the_schedule_it_names(question, schedule):
     assert understand(question).situation.stated.options["pipeline.pp_schedule"] == schedule
+
+
+def test_pure_data_parallel_states_the_model_parallel_sizes_as_1():
+    from assistant.understand import understand
+
+    for q in ("will llama 3 8b blow up on 8 H100s with plain fsdp2?", "16 卡 fsdp2 纯数据并行，dp_size 多少？"):
+        sizes = understand(q).situation.stated.sizes
+        assert (sizes.get("tp_size"), sizes.get("pp_size"), sizes.get("cp_size")) == (1, 1, 1)
+    # plain data parallelism with DDP asked about is a strategy question, not a layout
+    assert understand("I only need plain data parallelism on 4 GPUs. Is DDP okay?").situation.stated.sizes == {}

@@ -162,3 +162,16 @@ def test_subject_topics_reach_the_composer_but_not_the_wishes():
 def test_subject_topics_add_no_words_to_retrieval():
     q = understand("What happens if I set dp_size explicitly?")
     assert q.retrieval_text.rstrip().endswith("explicitly?")
+
+
+def test_an_elliptical_follow_up_asks_again_what_the_turn_before_asked():
+    history = (Turn("user", "32 GPUs with fsdp2 and tp_size 4 - what's dp?"), Turn("assistant", "dp_size = 8 ..."))
+    q = understand("and with pp 2 as well?", history=history)
+    assert [(a.kind, a.target) for a in q.asks] == [("quantity", "dp_size")]
+    assert q.situation.stated.sizes.get("tp_size") == 4 and q.situation.stated.sizes.get("pp_size") == 2
+
+
+def test_a_follow_up_with_its_own_ask_keeps_it():
+    history = (Turn("user", "16 GPUs, tp 4 - what's dp?"), Turn("assistant", "dp_size = 4 ..."))
+    q = understand("那 tp 开 2 可以吗?", history=history)
+    assert [a.kind for a in q.asks] == ["verdict"]

@@ -259,3 +259,12 @@ def test_mp_policy_defaults_are_fsdp2_default_policy():
     fsdp2 = _dataclass_fields(_src("components/distributed/config.py"), "FSDP2Config")["mp_policy"]
     assert T.defaults("distributed.mp_policy") == fsdp2
     assert T.get("distributed.mp_policy")[0].default == fsdp2
+
+
+def test_each_mention_of_a_two_block_key_is_narrowed_by_the_block_before_it():
+    # facts2 session 2: "fsdp2 顶层的 X ... moe 里那个 X" names both rows, not the moe one twice
+    paths = [r.path for r in field_table().mentioned(
+        "fsdp2 顶层的 reshard_after_forward 默认是啥？跟 moe 里那个 reshard_after_forward 一样吗")]
+    assert "distributed.reshard_after_forward" in paths and "distributed.moe.reshard_after_forward" in paths
+    assert [r.path for r in field_table().mentioned("What does reshard_after_forward default to in moe:?")][0] == \
+        "distributed.moe.reshard_after_forward"

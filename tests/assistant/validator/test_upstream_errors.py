@@ -127,3 +127,24 @@ def test_a_variants_message_names_the_variants_file():
     assert m.code == "MW-E-PP-SCHEDULE" and "autopipeline.py" in m.upstream
     (t,) = match_upstream_error("ValueError: Unknown schedule name 'dfs'. The valid options are ['1F1B']")
     assert t.code == "MW-E-PP-SCHEDULE" and t.values == {"got": "dfs"} and "torch/" in t.upstream
+
+
+# ---- a message quoted without its numbers (facts2, session 2)
+
+@pytest.mark.parametrize("text,code", [
+    ("non_pp_size must be a multiple of ep_size 这个检查在代码哪里？", "MW-E-EP-DIVIDES"),
+    ("Where is 'dp_replicate_size is only supported with FSDP2Config' raised?", "MW-E-HSDP-STRATEGY"),
+    ("报错 “selective activation checkpointing is supported only for FSDP2 and DDP configs.” 是哪个文件抛的",
+     "MW-E-AC-SELECTIVE"),
+])
+def test_quoted_rules_finds_the_rule_without_numbers(text, code):
+    from assistant.validator.upstream_errors import quoted_rules
+
+    assert [m.code for m in quoted_rules(text)][:1] == [code]
+
+
+@pytest.mark.parametrize("text", ["", "what is tp_size for?", "must be a multiple", None, 12, "x" * 300_000])
+def test_quoted_rules_is_total_and_quiet_on_prose(text):
+    from assistant.validator.upstream_errors import quoted_rules
+
+    assert quoted_rules(text) == []

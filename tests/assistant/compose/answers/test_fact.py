@@ -5,7 +5,7 @@ import re
 
 import pytest
 from answer_checks import shown_configs
-from tests.assistant.compose.answers.conftest import lead
+from tests.assistant.compose.answers.conftest import body, lead
 
 
 def test_a_field_default_is_the_first_sentence_and_no_config_is_shown(ask):
@@ -53,8 +53,9 @@ def test_two_fact_asks_each_get_their_answer(ask):
     # and facts counted by the first ask but not shown were missing from the second
     a = ask("两个问题：megatron_fsdp 的 zero_dp_strategy 默认是几？它能用 activation_checkpointing: selective 吗？")
     first = lead(a.text).splitlines()
-    assert "zero_dp_strategy" in first[0] and "`3`" in first[0]
-    assert any("selective" in line and "fsdp2" in line for line in first[1:])
+    assert "zero_dp_strategy" in first[0] and "`3`" in first[0] and len(first) >= 2  # each ask its direct line
+    assert "activation_checkpointing" in first[1]
+    assert any("selective" in line and "fsdp2" in line for line in body(a.text).splitlines())
 
 
 def test_a_pronoun_follow_up_is_answered_for_the_field_it_refers_to(ask):
@@ -84,3 +85,51 @@ def test_features_asked_together_get_a_yes_when_the_strategy_has_them_all(ask, q
 def test_features_together_where_one_is_missing_get_the_no(ask):
     a = ask("megatron_fsdp 能同时开 tp 和 pp 吗")
     assert lead(a.text).startswith("不行：`megatron_fsdp` 不支持流水线并行")
+
+
+# ---- session 2 (facts2): facts that answer by themselves, and neighbouring topics
+
+@pytest.mark.parametrize("question,no", [
+    ("Qwen2.5-0.5B 这种 tie_word_embeddings=True 的小模型能开 pp 吗？", "不能"),
+    ("Llama-3.2-1B ties its input embeddings and lm_head. Can I still train it with pp_size 2?", "No"),
+])
+def test_a_tied_embedding_model_gets_no_for_pp_and_no_pp_config(ask, question, no):
+    a = ask(question)
+    first = lead(a.text)
+    assert first.startswith(no) and "tie_word_embeddings" in first and "validate_hf_model_for_pipeline_support" in first
+    assert shown_configs(a.text) == []
+
+
+@pytest.mark.parametrize("question", [
+    "cp_size 2 用 sdpa 跑 packed 数据，一条 packed 序列里不同样本之间会不会互相 attend 到？",
+    "With cp_size 4 on the sdpa attention, what happens to the attention_mask I pass in?",
+])
+def test_cp_on_sdpa_says_the_mask_is_dropped_first(ask, question):
+    first = lead(ask(question).text)
+    assert "attention_mask" in first and "is_causal=True" in first and "THD" in first
+
+
+def test_fp32_master_weights_lead_with_model_torch_dtype(ask):
+    first = lead(ask("想要 fp32 的 master weights、计算用 bf16，fsdp2 下面咋配？").text)
+    assert "model.torch_dtype: float32" in first and "reduce_dtype" in first
+
+
+def test_a_capability_asked_in_prose_gets_the_strategy_limits(ask):
+    a = ask("The skill says MegatronFSDP has no PP, no EP and no sequence_parallel. "
+            "Does that mean it has no tensor parallelism either?")
+    assert re.search(r"megatron_fsdp` supports tensor parallelism", lead(a.text))
+
+
+def test_model_onboarding_asked_as_a_fact_is_pointed_upstream(ask):
+    first = lead(ask("咋用 AutoModel 训刚出的 Qwen3？需要自己写模型代码吗").text)
+    assert "不在 Meshwise 的范围内" in first and "model-onboarding" in first
+
+
+@pytest.mark.parametrize("question,want", [
+    ("Is the strategy field case sensitive?", "case-insensitive"),
+    ("patch_inner_model 什么时候要关？", "false"),
+    ("when should I set patch_inner_model to false?", "Hugging Face"),
+])
+def test_field_advice_and_case_are_answered_from_the_reference(ask, question, want):
+    a = ask(question)
+    assert want in lead(a.text) and "fact" in a.asks and shown_configs(a.text) == []

@@ -100,3 +100,72 @@ def test_how_many_nodes(ask):
     a = ask("A recipe header says world = tp1 * cp8 * pp1 * dp4 = 32. Do I have to write dp_size: 4 myself, "
             "and how many 8-GPU nodes is that?")
     assert "4 nodes of 8 GPUs" in lead(a.text) and a.asks == ["fact", "quantity", "quantity"]
+
+
+def test_minimum_local_batch_size_is_pp_times_microbatch(ask):
+    # train_ft.py: local_batch_size // pp_microbatch_size >= pp_size -> 4 * 2
+    a = ask("16 卡，tp 2，pp_size=4，pipeline 的 pp_microbatch_size 我设的是 2。这种情况下 local_batch_size 最小多少？",
+            world_size=16, lang="zh")
+    first = lead(a.text)
+    assert first.startswith("local_batch_size 最小为 8") and "4 × 2" in first
+    assert "dp_size" not in first  # the number asked, not the layout's dp
+    assert a.judged["distributed"]["pipeline"] == {"pp_microbatch_size": 2}
+
+
+def test_minimum_local_batch_size_with_the_ratio_asked(ask):
+    a = ask("Rule of thumb says 4x as many microbatches as stages. With pp 4 and pp_microbatch_size 1, what is "
+            "the minimum local_batch_size?", world_size=8)
+    first = lead(a.text)
+    assert "at least 4" in first and "4 × 4 × 1 = 16" in first
+
+
+def test_layers_per_stage_from_the_model_table(ask):
+    # Qwen3-30B-A3B: 48 layers over 4 single-stage (1f1b) ranks
+    a = ask("qwen3 30b a3b 单机 8 卡，想开 pp 4、ep 2，默认 1f1b 调度的话每个 stage 几层？", world_size=8, lang="zh")
+    assert "每个 stage 12 层" in lead(a.text) and "48 层 / 4 个 stage" in lead(a.text)
+
+
+def test_layers_per_stage_uneven_and_interleaved(ask):
+    # DeepSeek-V3: 61 layers, interleaved1f1b -> 2 stages per rank, 8 stages: 61 = 5*8 + 5
+    a = ask("deepseek v3 with pp 4 and pp_schedule interleaved1f1b on 64 GPUs, ep 16: how many layers per stage?",
+            world_size=64)
+    first = lead(a.text)
+    assert "7 or 8 layers per stage" in first and "first 5 stage(s) 8 layers" in first
+
+
+def test_layers_per_stage_from_a_stated_count(ask):
+    a = ask("A 60-layer model, pp 6 on 12 GPUs with tp 2: how many layers does each stage get?", world_size=12)
+    assert "10 layers per stage" in lead(a.text)
+
+
+def test_the_asked_run_of_a_story_is_judged(ask):
+    a = ask("之前 64 卡 tp 2 的时候 global_batch_size 512、local_batch_size 2。现在缩到 32 卡、tp 改成 4，"
+            "gbs 和 lbs 都不变，梯度累积几步？", lang="zh")
+    assert a.judged["distributed"]["tp_size"] == 4 and "梯度累积步数 = 32" in lead(a.text)
+
+
+def test_model_states_for_a_model_known_by_size(ask):
+    # 7B, bf16 weights: 2 + 2 + 4 bytes per parameter, sharded over 8 ranks = 7 GB
+    a = ask("7B 全参微调，8 卡 fsdp2 纯数据并行，torch_dtype 用 bf16、AdamW，每张卡参数+梯度+优化器状态大概要几个 G？",
+            world_size=8, lang="zh")
+    assert "每卡模型状态约 7.0 GB" in lead(a.text)
+
+
+def test_global_batch_without_accumulation_and_tp_not_dp(ask):
+    a = ask("16 卡 HSDP，dp_replicate_size 2、tp 2，local_batch_size 2。不想做梯度累积的话 global_batch_size 应该填几？"
+            "tp 那两张卡算不算数据并行", world_size=16, lang="zh")
+    first = lead(a.text)
+    assert "global_batch_size 填 16" in first and "2 × 8" in first and "不算数据并行" in first
+
+
+def test_an_unstated_global_batch_does_not_stop_the_microbatch_count(ask):
+    a = ask("pp 4 and tp 2 on 32 GPUs, local_batch_size 16, pp_microbatch_size 2. How many microbatches does each "
+            "pipeline step run?", world_size=32)
+    assert lead(a.text).startswith("8 microbatches per step") and shown_configs(a.text) == []
+
+
+def test_hsdp_described_by_nodes(ask):
+    a = ask("We have 2 nodes x 8 A100s. I want to replicate between machines and shard within each one. What do I "
+            "set dp_replicate_size to, and what's the shard group size then?", world_size=16, gpus_per_node=8)
+    assert "dp_shard = 8" in lead(a.text) and "dp_replicate_size 2" in lead(a.text)
+    assert a.judged["distributed"]["dp_replicate_size"] == 2

@@ -22,3 +22,12 @@ def test_config_carries_the_option_values_the_request_names(ask):
 def test_stated_layout_with_checkpointing_wished_writes_it(ask):
     a = ask("4 张 3090，不开 TP，激活检查点要打开，yaml 怎么写", lang="zh")
     assert "activation_checkpointing: true" in a.text and a.validation.ok
+
+
+def test_a_size_left_to_us_leads_with_its_number(ask):
+    a = ask("qwen3 30b a3b，两台机器 16 卡，不开 tp 也不开 pp，ep 设多少？", world_size=16, gpus_per_node=8, lang="zh")
+    first = lead(a.text)
+    assert first.startswith("`ep_size` 设为 ") and "recommendation" in a.asks
+    assert "**不要用**" not in a.text  # what other strategies lack was not asked
+    a = ask("qwen3 30b a3b on 2 nodes of 8 GPUs, no tp and no pp. what should ep be?", world_size=16, gpus_per_node=8)
+    assert lead(a.text).startswith("Set `ep_size: ")

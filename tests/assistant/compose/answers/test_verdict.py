@@ -67,3 +67,31 @@ def test_good_to_go_is_a_verdict_on_the_users_own_sizes(ask):
     a = ask("16 GPUs, tp 2, ep 32 for a 64-expert model. Good to go?")
     assert lead(a.text).startswith("No: ") and a.asks == ["verdict"]
     assert (a.judged["distributed"]["tp_size"], a.judged["distributed"]["ep_size"]) == (2, 32)
+
+
+def test_a_memory_worry_gets_the_model_states_after_the_verdict(ask):
+    # 70B known only by size, tp 8 on 8 GPUs: 70e9 * 16 B (fp32 weights, grads, AdamW) / 8 = 140 GB per GPU
+    a = ask("will 70b blow up on 8 GPUs with tp 8?")
+    first = lead(a.text)
+    assert "valid" in first and "About 140.0 GB of model states per GPU" in first
+
+
+def test_an_oom_worry_over_the_estimate_is_a_yes(ask):
+    # 70B fp32 states on 16 GPUs of pure data parallel are far over 80 GB: the run starts, then OOMs
+    a = ask("llama 3 70b 在 16 张 H100 上纯数据并行 fsdp2，会 OOM 吗？", lang="zh")
+    first = lead(a.text)
+    assert first.startswith("会：能启动，但显存不够") and "不会走到那一步" not in first
+    assert a.judged["distributed"]["tp_size"] == 1 and a.judged["distributed"]["pp_size"] == 1
+
+
+def test_plain_fsdp2_is_a_stated_layout_with_its_memory(ask):
+    a = ask("will llama 3 8b blow up on 8 H100s with plain fsdp2?")
+    first = lead(a.text)
+    assert "gets past start-up" in first and "Estimated memory per GPU" in first
+
+
+def test_an_alternative_asked_about_is_the_layout_judged(ask):
+    a = ask("MoE on 32 GPUs with tp 2 and ep 8: what is dp_size, and could I use ep 16 instead?", world_size=32)
+    first = lead(a.text)
+    assert "dp_size = 16" in first and "`ep_size: 16` is valid" in first
+    assert a.judged["distributed"]["ep_size"] == 8  # the user's own layout stays the one judged first
