@@ -191,7 +191,8 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
     """(kind, text, target) for each kind one clause asks. `about` is the clause with the one that
     named its field; `ident` the identifier it is about (its own, or the one "it" refers to)."""
     out: list[tuple[str, str, str | None]] = []
-    alt = instead_sizes(clause) if has_layout else None
+    # "之前 ... 改成 pp_size=8 才训起来" tells what was done; only a clause that asks proposes an alternative
+    alt = instead_sizes(clause) if has_layout and (kinds or _ASKING_WORD.search(clause)) else None
     if alt:
         # "or should I drop pp to 3?": a verdict on that change, not a wish for a layout of ours
         kinds = [(p, k) for p, k in kinds if k != "recommendation"]

@@ -320,3 +320,16 @@ def test_how_many_does_it_run_is_no_verdict():
 def test_a_config_asked_after_a_quantity_is_its_own_ask():
     assert _kinds("2 nodes x 8 GPUs: tp 4 and pp 2. What's dp, and give me the distributed block.") \
         == ["quantity", "config"]
+
+
+def test_a_change_told_as_history_is_no_alternative_asked():
+    # "改成 pp_size=8 才训起来" says what was done; the ask is the minimum local_batch_size at pp 4
+    q = ("Llama 3.3 70B 做 SFT，4 台机器 32 张 H100。之前 pp_size=4 一跑就 OOM，改成 pp_size=8 才训起来。"
+         "现在想回到 pp4 再开 activation checkpointing 试试，pp_microbatch_size 还是 1，local_batch_size 最小设多少？")
+    assert _kinds(q) == ["quantity"]
+
+
+def test_what_do_i_set_it_to_is_the_number_not_a_config():
+    q = ("We have 2 nodes x 8 A100s. I want to replicate between machines and shard within each one. "
+         "What do I set dp_replicate_size to, and what's the shard group size then?")
+    assert "config" not in _kinds(q)
