@@ -139,6 +139,11 @@ _LAYOUT_WISH = re.compile(r"什么样的.{0,8}(?:配置|方案)|从.{0,12}(?:配
                           r"|\bwhat\s+(?:\w+\s+)?(?:config(?:uration)?|setup|layout)\s+(?:should|to\s+start|would)", re.I)
 
 
+_WHY = re.compile(r"^\W*(?:why|how\s+come)\b|为什么|为啥|为何|怎么会", re.I)
+_DEFINITION = re.compile(r"^\W*(?:what\s+(?:is|are)|what's)\s+(?:an?\s+|the\s+)?`?[a-z_]+`?\s*(?:\?|$|and\b|,)"
+                         r"|什么是|是什么|什么意思|是啥|啥是", re.I)
+
+
 def _has_numbers(query) -> bool:
     sit = query.situation
     return bool(sit.world_size or sit.nodes or sit.model or query.params.model_size_b or sit.stated.sizes
@@ -159,6 +164,11 @@ def _reconciled(ask, query):
             return Ask("diagnosis", ask.text, ask.target)
         kinds = [k for _, k in _kinds_in(ask.text) if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
+    if ask.kind == "quantity" and not sit.pasted.configs and not sit.pasted.errors and (
+            _WHY.search(ask.text) or (_DEFINITION.search(ask.text) and not _has_numbers(query))):
+        # "为啥 ddp 不认 dp_size?", "what is ep_shard and when is it above 1?": a reason or a definition,
+        # not a number of ours
+        return Ask("fact", ask.text)
     if ask.kind == "quantity" and ask.target == "size_choice" and not _has_numbers(query):
         return Ask("fact", ask.text)  # "tp_size 设多大有什么讲究": how to choose, without a setup to choose for
     if ask.kind in ("quantity", "recommendation") and _SIZE_CHOICE.search(ask.text) and _has_numbers(query):

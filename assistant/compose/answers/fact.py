@@ -364,9 +364,19 @@ def _capability_asked(inp: ComposeInput, text: str) -> bool:
             and not asked_kinds(text) and not judges_value(text))
 
 
+def _strategy_on_field(w: Writer, inp: ComposeInput) -> None:
+    """"Why does ddp ignore dp_size?": what the named strategy does with the named field leads."""
+    strategy = inp.query.params.strategy
+    keys = {r.key for r in field_table().mentioned(inp.query.text) if not r.is_strategy_name}
+    for k in w.p.limitations.get(strategy or "", ()):
+        if any(f"`{key}`" in w.p.facts[k].en for key in keys):
+            w.answer(w.fact(k))
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if _answering(w, inp):
         return Part()
+    _strategy_on_field(w, inp)
     text = getattr(ask, "text", "") or inp.query.text
     if neighbour_topic(text) is not None and not names_the_domain(inp.query.text) \
             and not field_table().mentioned(inp.query.text):

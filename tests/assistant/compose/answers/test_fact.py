@@ -133,3 +133,15 @@ def test_model_onboarding_asked_as_a_fact_is_pointed_upstream(ask):
 def test_field_advice_and_case_are_answered_from_the_reference(ask, question, want):
     a = ask(question)
     assert want in lead(a.text) and "fact" in a.asks and shown_configs(a.text) == []
+
+
+@pytest.mark.parametrize("q, lead_has", [
+    ("What is ep_shard and when is it bigger than 1?", "`ep_shard = dp_size * cp_size * tp_size / ep_size`"),
+    ("ep_shard 是什么意思", "`ep_shard = dp_size * cp_size * tp_size / ep_size`"),
+    ("why does ddp ignore dp_size?", "`ddp` ignores `dp_size`"),
+    ("为啥 ddp 不认 dp_size?", "`ddp` 会忽略 `dp_size`"),
+])
+def test_a_definition_or_a_why_is_answered_as_a_fact_not_a_number(ask, q, lead_has):
+    a = ask(q)
+    assert a.asks == ["fact"] and lead_has in lead(a.text), a.text
+    assert shown_configs(a.text) == []
