@@ -8,11 +8,13 @@ whichever path (offline or LLM) words the answer.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from assistant.compose.answers import REGISTRY, ComposeInput
 from assistant.compose.citations import Citer
+from assistant.compose.corrected import plan_corrections
+from assistant.compose.corrected import say as say_corrections
 from assistant.compose.diagnose import Diagnosis
 from assistant.compose.phrases import Phrases
 from assistant.compose.writer import Writer
@@ -63,11 +65,26 @@ def _details(lines: Sequence[str]) -> tuple[str, ...]:
 def ask_notes(inp: ComposeInput, sources: Sequence[Hit], phrases: Phrases) -> tuple[AskNote, ...]:
     """Each ask's lead and body as its module writes them, citations numbered into `sources`."""
     w = Writer(inp.query.lang, phrases, Citer(sources, inp.query.lang))
+    corrected = plan_corrections(inp, tuple(inp.asks), w.lang)
+    inp = replace(inp, asks=corrected.asks)
     notes = []
-    for ask in inp.asks:
+
+    def correction_note() -> None:
+        # a wrong claim the question repeats: its correction is an answer the model must give too
+        if corrected.said:
+            n_leads = len(w.leads)
+            say_corrections(w, corrected)
+            notes.append(AskNote("fact", inp.query.situation.pasted.prose or inp.query.text, None,
+                                 tuple(w.leads[n_leads:]), ()))
+
+    for i, ask in enumerate(corrected.asks):
+        if i == corrected.at:
+            correction_note()
         n_leads, n_lines = len(w.leads), len(w.lines)
         REGISTRY[ask.kind].write(w, inp, ask)
         notes.append(AskNote(ask.kind, ask.text, ask.target, tuple(w.leads[n_leads:]), _details(w.lines[n_lines:])))
+    if len(corrected.asks) <= corrected.at:
+        correction_note()
     return tuple(notes)
 
 

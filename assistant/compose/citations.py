@@ -56,6 +56,11 @@ class Citer:
         self._ids.add(hit.id)
         return len(self.sources) - 1
 
+    def chunks_of(self, doc: str) -> list[Hit]:
+        """Every chunk of one kb document in the answer's language, straight from the index (no
+        retrieval); [] without a lookup."""
+        return list(self._lookup("", [doc])) if self._lookup is not None else []
+
     def keep_only(self, hits: Sequence[Hit]) -> None:
         """A short answer lists only the chunks it stands on, not every retrieved one."""
         self.sources = list(hits)

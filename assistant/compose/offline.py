@@ -12,6 +12,8 @@ from functools import lru_cache
 
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
 from assistant.compose.citations import Citer
+from assistant.compose.corrected import plan_corrections
+from assistant.compose.corrected import say as say_corrections
 from assistant.compose.field_facts import asked_kinds
 from assistant.compose.phrases import Phrases
 from assistant.compose.scope import is_off_topic, neighbour_topic
@@ -67,11 +69,13 @@ def plan_asks(asks: tuple, query) -> tuple:
     asks = tuple(_reconciled(a, query) for a in asks)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."
-    if query.situation.pasted.errors or match_upstream_error(query.text):
+    errors = bool(query.situation.pasted.errors or match_upstream_error(query.text))
+    if errors:
         # a pasted or quoted upstream error is what the question is about: its explanation comes first,
         # and "what does that mean?" is that explanation
-        asks = tuple(a for a in asks if a.kind != "fact" or field_table().mentioned(a.text)) or \
-            (Ask("diagnosis", query.text),)
+        asks = tuple(a for a in asks if a.kind != "fact" or field_table().mentioned(a.text))
+        # "from the Python API:" introducing the paste names where it ran; it requests no config
+        asks = tuple(a for a in asks if a.kind != "config" or _REQUEST.search(a.text)) or (Ask("diagnosis", query.text),)
         if not any(a.kind in ("diagnosis", "location") for a in asks):
             asks = (Ask("diagnosis", query.text),) + asks
         asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
@@ -100,7 +104,7 @@ def plan_asks(asks: tuple, query) -> tuple:
         if fact_clauses:
             asks = tuple(a for a in asks if a.kind not in ("recommendation", "config") or a.text not in fact_clauses
                          and (a.kind == "config" or _STRATEGY_WORD.search(a.text)))
-    if query.intent == "python_api":
+    if query.intent == "python_api" and not errors:
         # "how do I pass MoE settings from Python?": the Python API (with its facts) is the config asked for
         asks = tuple(Ask("config", a.text) if a.kind in ("fact", "recommendation") else a for a in asks)
     if _refused(query.text) and any(a.kind in ("verdict", "recommendation", "config") for a in asks):
@@ -129,6 +133,8 @@ def _config_after_numbers(asks: list) -> tuple:
 # what the field reference states outright (whether a strategy accepts a field is, with sizes, the validator's)
 _STATED_FACTS = frozenset({"default", "allowed", "options", "same"})
 _NEEDS = re.compile(r"\bneeds?\b|\brequires?\b|\b(?:have|has)\s+to\b|需要|要不要|是不是要|必须", re.I)
+_REQUEST = re.compile(r"[?？]|\b(how|what|which|give|show|write|need|want|should|could|can|please)\b"
+                      r"|怎么|如何|给|写|要|请|帮|哪", re.I)
 _YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
 _ONCE = ("config", "recommendation", "nonsense", "out_of_scope")
 _SIZE_CHOICE = dict(load_asks().quantity_targets)["size_choice"]
@@ -204,10 +210,18 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
     if inp.query.injection:
         w.notice(w.say("injection"))
     asks = inp.asks or plan_asks(asks_of(inp.query), inp.query)
-    inp = replace(inp, asks=asks)
-    parts: list[Part] = [REGISTRY[a.kind].write(w, inp, a) for a in asks]
+    corrected = plan_corrections(inp, asks, w.lang)
+    inp = replace(inp, asks=corrected.asks)
+    parts: list[Part] = []
+    for i, a in enumerate(corrected.asks):
+        if i == corrected.at:
+            say_corrections(w, corrected)
+        parts.append(REGISTRY[a.kind].write(w, inp, a))
+    if len(corrected.asks) <= corrected.at:
+        say_corrections(w, corrected)
     # The answer's verdict is the first one given: the user's layout before any recommendation.
     main = next((p for p in parts if p.report is not None), None) or next((p for p in parts if p.yaml), Part())
     strategy = main.strategy or next((p.strategy for p in parts if p.strategy), None)
-    return Composed(w.render(), main.yaml, main.report, strategy, main.judged, [a.kind for a in asks],
-                    list(w.leads), w.uncited)
+    return Composed(w.render(), main.yaml, main.report, strategy, main.judged, list(corrected.kinds), list(w.leads),
+                    w.uncited)
+

@@ -219,7 +219,8 @@ def understand(
         params = replace(params, **{k: None for k in dropped if k in SIZE_KEYS})
     return Query(
         text=question,
-        lang=resolve_language(question, lang),
+        # a pasted log is English whatever the asker writes: the language is the prose's around it
+        lang=resolve_language(pasted.prose if pasted.errors and pasted.prose.strip() else question, lang),
         intent=intent,
         params=params,
         topics=topics,

@@ -81,7 +81,8 @@ def test_pasted_log_is_sent_as_error_output_with_its_rule(openai_engine, scripte
     errors = block(user, "UPSTREAM ERRORS MATCHED")
     assert "MW-E-PP-MICROBATCH-COUNT" in errors and "train_ft.py" in errors
     asks = block(user, "ASKS (")
-    assert "1. diagnosis" in asks and "(4 // 1 = 4) must be >= pp_size (8)" in asks
+    # the computed answer carries the run's arithmetic (error_fixes: 4 // 1 = 4 microbatches < pp_size 8)
+    assert "1. diagnosis" in asks and "4 // 1 = 4" in asks and "pp_size 8" in asks
     assert "AssertionError" not in block(user, "VALIDATOR ON THE USER'S OWN LAYOUT")  # never judged as a config
     assert a.validation is not None and "MW-E-PP-MICROBATCH-COUNT" in a.validation.codes
 

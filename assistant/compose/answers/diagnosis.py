@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from assistant.compose.answers import fact
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.error_fixes import explain
 from assistant.compose.answers.quantity import quantity_line
 from assistant.compose.answers.recommendation import pitfalls
 from assistant.compose.field_facts import judges_value
 from assistant.compose.answers.verdict import fix_changes, fix_line, judged_body, verdict_line
-from assistant.compose.writer import Writer, features_of
+from assistant.compose.writer import Writer, features_of, size_of
 
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
@@ -20,6 +21,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if d is not None and d.pasted:
         for m in inp.errors:
             w.answer(w.say("error_matched", code=m.code, upstream=m.upstream, message=m.matched.rstrip(" .")))
+            w.answer(explain(m, w.lang, text=inp.query.text, non_pp=_non_pp(d), gpus_per_node=inp.gpus_per_node))
         return _pasted(w, inp, d, ask)
     if inp.errors:
         return _errors(w, inp, d)
@@ -61,8 +63,11 @@ def _errors(w: Writer, inp: ComposeInput, d) -> Part:
     r = d.report if d is not None else None
     for m in inp.errors:
         f = next((f for f in r.errors if f.code == m.code), None) if r is not None else None
-        message = (f.message_zh if w.lang == "zh" else f.message) if f is not None else m.matched
+        explained = explain(m, w.lang, text=inp.query.text, non_pp=_non_pp(d), gpus_per_node=inp.gpus_per_node)
+        # the explanation carries the numbers: the error is quoted as written, not restated
+        message = (f.message_zh if w.lang == "zh" else f.message) if f is not None and not explained else m.matched
         w.answer(w.say("error_matched", code=m.code, upstream=m.upstream, message=message.rstrip(" .。")))
+        w.answer(explained)
         if f is not None and "dp_size" in f.message:
             w.answer(quantity_line(w, "dp_size", r, d.judged))
     if r is None or r.ok:
@@ -73,6 +78,15 @@ def _errors(w: Writer, inp: ComposeInput, d) -> Part:
     w.answer(fix_line(w, d))
     # a fix of a value or two is said in the lead; a config is shown for a bigger change
     return judged_body(w, inp, d, listed={m.code for m in inp.errors}, fix_yaml=len(changes) > 2)
+
+
+def _non_pp(d) -> int | None:
+    """dp * cp * tp of the judged layout (the ranks EP and the experts are split over)."""
+    world = d.world_size if d is not None else None
+    dist = (d.judged or {}).get("distributed") if d is not None else None
+    if not world or not isinstance(dist, dict):
+        return world
+    return max(1, world // size_of(dist, "pp_size"))
 
 
 def _pasted(w: Writer, inp: ComposeInput, d, ask) -> Part:

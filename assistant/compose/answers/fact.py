@@ -260,7 +260,10 @@ def explain_error(w: Writer, inp: ComposeInput, error: str) -> bool:
     """A pasted error that no validator rule matches, explained by the kb section headed by its
     message: its first two sentences (where and why it is raised, then the fix); False when no
     retrieved section quotes it."""
-    hit = next((h for h in w.citer.sources if _quotes_error(h.heading, error)), None)
+    # the kb section headed by the message: among the retrieved chunks in the answer's language, else
+    # in the error-messages document itself, else a retrieved one in the other language
+    pool = [h for h in w.citer.sources if h.lang == w.lang] + w.citer.chunks_of(_ERRORS_DOC) + list(w.citer.sources)
+    hit = next((h for h in pool if any(_quotes_error(t, error) for t in _headings(h))), None)
     sentences = split_sentences(hit.text) if hit is not None else []
     if not sentences:
         return False
@@ -268,6 +271,15 @@ def explain_error(w: Writer, inp: ComposeInput, error: str) -> bool:
     w.citer.cited.add(n)
     w.answer(with_citation(w.space.join(s.rstrip() for s in sentences[:2]), [n]))
     return True
+
+
+_ERRORS_DOC = "error-messages"  # kb/{en,zh}/error-messages.md: one section per message, headed by it
+
+
+def _headings(hit) -> list[str]:
+    """The chunk's heading path and the headings inside its text (the chunker keeps a short section's
+    own heading in the text of the chunk it joins)."""
+    return [hit.heading] + [line for line in hit.text.splitlines() if line.startswith("#")]
 
 
 def _quotes_error(heading: str, error: str) -> bool:

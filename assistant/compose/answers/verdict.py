@@ -51,7 +51,16 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
     key = "verdict_no_worry" if _WORRY.search(ask_text) else "verdict_no"
     if key == "verdict_no_worry" and {f.code for f in r.errors} <= ESTIMATES and _worries_about_memory(ask_text):
         key = "verdict_oom"  # "会爆显存吗" over the estimate: the run starts, then runs out of memory
+    if _passes_start_up(first):
+        # a mesh smaller than the world: start-up accepts it, the run then hangs or idles (CODE-FACTS 4)
+        key = "verdict_later_worry" if _WORRY.search(ask_text) else "verdict_later"
     return w.say(key, message=message, code=first.code) + (w.space + fix if (fix := fix_line(w, d)) else "")
+
+
+def _passes_start_up(f) -> bool:
+    """An error the run only meets after start-up: an explicit dp_size that leaves ranks outside the
+    mesh (torch refuses only a mesh bigger than the world when it is built)."""
+    return f.code == "MW-E-DP-MISMATCH" and "init_device_mesh" not in f.message
 
 
 def _flat(data, prefix: str = "") -> dict[str, object]:

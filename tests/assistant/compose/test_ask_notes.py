@@ -19,6 +19,9 @@ QUESTIONS = [
     "Where is the device mesh built?",
     "What does `reshard_after_forward` default to in `moe:`?",
     "I am training a 70B LLM on 8 nodes and want tensor plus pipeline parallelism. Which strategy and YAML?",
+    # a wrong claim: its correction is a note of its own, where the offline answer puts it
+    "The FSDP2Config docstring says enable_fsdp2_prefetch defaults to True, so I get prefetching for free?",
+    "The skill doc says ep_size must divide dp_size * cp_size, so tp_size 2 with ep_size 8 on 8 GPUs is rejected?",
 ]
 
 

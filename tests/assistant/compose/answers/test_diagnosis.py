@@ -51,3 +51,45 @@ def test_a_runtime_error_no_rule_raises_is_explained_by_its_kb_section(ask):
             "(loaded via trust_remote_code=True)\n怎么办？")
     first = lead(a.text)
     assert "parallelizer.py" in first and "tp_plan" in first and not first.startswith("可以")
+
+
+def test_a_model_rule_error_is_explained_with_its_numbers_and_the_sizes_that_pass(ask):
+    a = ask("AssertionError: n_routed_experts 60 must be divisible by expert_parallel_degree 8\n"
+            "(Qwen1.5-MoE-A2.7B, one node of 8 GPUs, ep_size 8)", world_size=8)
+    first = lead(a.text)
+    assert "60 % 8 = 4" in first and "`ep_size` 4 or 2" in first
+
+
+def test_a_runtime_error_no_rule_raises_is_found_in_the_kb_by_its_text(ask):
+    a = ask("tp_size 2 on a trust_remote_code model crashes:\n```\n"
+            "  File \".../torch/distributed/tensor/_redistribute.py\", line 752, in _gen_transform_infos_non_cached\n"
+            "    assert src_shard_order is not None and dst_shard_order is not None\nAssertionError\n```\nwhy?")
+    first = lead(a.text)
+    assert "_tp_plan" in first and "gets past start-up" not in first
+
+
+def test_an_attribute_error_in_model_code_is_not_a_layout_verdict(ask):
+    a = ask("16 GPUs, global_batch_size 32, local_batch_size 1, parallelization fails with\n"
+            "AttributeError: 'NemotronHForCausalLM' object has no attribute 'model'\nIs my distributed config wrong?")
+    first = lead(a.text)
+    assert "not a layout or sizing error" in first and "backbone" in first
+
+
+def test_a_python_api_error_is_explained_without_an_api_config(ask):
+    a = ask("```\nDistributedSetup.build(strategy=\"fsdp2\", parallelism_sizes=ParallelismSizes(tp_size=2), "
+            "moe_parallel_config=MoEParallelizerConfig())\nValueError: moe_parallel_config requires ep_size > 1\n```\n"
+            "the YAML never complained, why?")
+    assert "drops" in lead(a.text) and "```python" not in a.text
+
+
+def test_a_claim_around_a_pasted_error_is_corrected_after_the_error(ask):
+    a = ask("[rank0]: ValueError: Unknown options for strategy 'megatron_fsdp': ['sequence_parallel']\n"
+            "我写的是 sequence_parallel: false，关掉也不行？")
+    first = lead(a.text)
+    assert first.index("MW-E-STRATEGY-OPTION") < first.index("写 `false` 也一样")
+
+
+def test_an_english_log_asked_about_in_chinese_is_explained_in_chinese_from_the_error_doc(ask):
+    a = ask("[rank0]: KeyError: \"Mesh dim 'ep' not found in mesh_dim_names ('pp', 'dp_replicate', 'dp_shard', "
+            "'cp', 'tp') or root _flatten_mapping {'dp', 'dp_shard_cp', 'dp_cp'}\"\ntp 2 跑不起来，这是什么错")
+    assert a.language == "zh" and "get_flat_mesh" in lead(a.text) and "moe_mesh" in lead(a.text)

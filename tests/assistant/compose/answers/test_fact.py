@@ -145,3 +145,8 @@ def test_a_definition_or_a_why_is_answered_as_a_fact_not_a_number(ask, q, lead_h
     a = ask(q)
     assert a.asks == ["fact"] and lead_has in lead(a.text), a.text
     assert shown_configs(a.text) == []
+
+
+@pytest.mark.parametrize("q", ["fsdp2 和 ddp 哪个省显存", "fsdp2 or ddp, which uses less memory?"])
+def test_which_strategy_saves_memory_is_answered_first(ask, q):
+    assert lead(ask(q).text).startswith("`fsdp2`")

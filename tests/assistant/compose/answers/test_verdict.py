@@ -95,3 +95,13 @@ def test_an_alternative_asked_about_is_the_layout_judged(ask):
     first = lead(a.text)
     assert "dp_size = 16" in first and "`ep_size: 16` is valid" in first
     assert a.judged["distributed"]["ep_size"] == 8  # the user's own layout stays the one judged first
+
+
+def test_a_mesh_smaller_than_the_world_passes_start_up_and_then_does_not_work(ask):
+    from tests.assistant.compose.answers.conftest import lead
+
+    a = ask("单机 4 卡，distributed 里只写了 dp_size: 2，会不会卡住？", world_size=4)
+    first = lead(a.text)
+    assert first.startswith("会出问题：启动能通过") and "MW-E-DP-MISMATCH" in first and "启动时就会报错" not in first
+    a = ask("2 nodes x 8 GPUs with dp_size: 8 and tp, pp, cp at 1: will it hang?", world_size=16, gpus_per_node=8)
+    assert lead(a.text).startswith("Yes, that is the problem: it passes start-up")
