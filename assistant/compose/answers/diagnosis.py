@@ -54,6 +54,10 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         part = fact.fields(w, inp, ask)
         if part is not None:
             return part
+    if any(a.kind in ("config", "fact") for a in inp.asks if a is not ask):
+        # "crashes with the unused-parameters error; how do I turn on X?": the other asks answer it, and
+        # a layout of our own beside them would be a second config
+        return fact.howto(w, inp, with_config=False) or Part()
     return fact.howto(w, inp, with_config=False) or recommendation.write(w, inp, ask)
 
 

@@ -93,3 +93,9 @@ def test_an_english_log_asked_about_in_chinese_is_explained_in_chinese_from_the_
     a = ask("[rank0]: KeyError: \"Mesh dim 'ep' not found in mesh_dim_names ('pp', 'dp_replicate', 'dp_shard', "
             "'cp', 'tp') or root _flatten_mapping {'dp', 'dp_shard_cp', 'dp_cp'}\"\ntp 2 跑不起来，这是什么错")
     assert a.language == "zh" and "get_flat_mesh" in lead(a.text) and "moe_mesh" in lead(a.text)
+
+
+def test_a_described_crash_beside_a_how_to_shows_one_config(ask):
+    a = ask("Multi-GPU DDP training crashes with the \"unused parameters\" error. With strategy ddp in AutoModel, "
+            "how do I turn on find_unused_parameters, and is it off by default?")
+    assert a.text.count("```yaml") == 1 and "find_unused_parameters: true" in a.text
