@@ -14,6 +14,7 @@ from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
 from assistant.compose.citations import Citer
 from assistant.compose.corrected import plan_corrections
 from assistant.compose.corrected import say as say_corrections
+from assistant.compose.field_facts import asked_kinds
 from assistant.compose.phrases import Phrases
 from assistant.compose.scope import is_off_topic, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
@@ -60,6 +61,11 @@ def plan_asks(asks: tuple, query) -> tuple:
     weaker than the whole question's, and without kinds another ask already covers."""
     if len(asks) == 1 and asks[0].kind == "nonsense":
         return asks  # understanding found nothing asked (keyboard mash): nothing to reconcile
+    sit = query.situation
+    if is_off_topic(query.text) and not (sit.stated.sizes or sit.stated.options or sit.pasted.configs
+                                         or sit.pasted.errors or sit.world_size):
+        # "帮我写个周报，内容就是这周调了调 FSDP2": other work that names the domain in passing
+        return (Ask("out_of_scope", query.text),)
     asks = tuple(_reconciled(a, query) for a in asks)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."
@@ -76,7 +82,7 @@ def plan_asks(asks: tuple, query) -> tuple:
     if _has_numbers(query):
         # "4 nodes of 8 GPUs ... What do I set?": a clause that asks for a config and a fact about no
         # field is a request for the config of the user's situation
-        config_texts = {a.text for a in asks if a.kind == "config"}
+        config_texts = {a.text for a in asks if a.kind == "config" and not _YAML_AS_PLACE.search(a.text)}
         asks = tuple(a for a in asks if not (a.kind == "fact" and a.target is None and a.text in config_texts))
     # "where is 'X' raised?": the location answers it; the same clause read as a fact would repeat it
     located = {a.text for a in asks if a.kind == "location"}
@@ -110,9 +116,23 @@ def plan_asks(asks: tuple, query) -> tuple:
     out = tuple(a for a in asks if not any(k in kinds for k in _COVERED_BY.get(a.kind, ())))
     # one config, one recommendation: a second would only repeat the first
     once = [a for i, a in enumerate(out) if a.kind not in _ONCE or all(b.kind != a.kind for b in out[:i])]
-    return tuple(dict.fromkeys(once))
+    return _config_after_numbers(list(dict.fromkeys(once)))
 
 
+def _config_after_numbers(asks: list) -> tuple:
+    """"合法吗？给我 yaml，dp 顺便说下": the config's "your layout as YAML:" line stands just above its
+    YAML, so the verdicts and numbers on that layout come before it; an out-of-scope note comes last."""
+    config = [a for a in asks if a.kind == "config"]
+    rest = [a for a in asks if a.kind != "config"]
+    judged = [i for i, a in enumerate(rest) if a.kind in ("verdict", "quantity")]
+    if config and judged and asks.index(config[0]) < asks.index(rest[judged[-1]]):
+        asks = rest[:judged[-1] + 1] + config + rest[judged[-1] + 1:]
+    return tuple(sorted(asks, key=lambda a: a.kind == "out_of_scope"))
+
+
+# what the field reference states outright (whether a strategy accepts a field is, with sizes, the validator's)
+_STATED_FACTS = frozenset({"default", "allowed", "options", "same"})
+_NEEDS = re.compile(r"\bneeds?\b|\brequires?\b|\b(?:have|has)\s+to\b|需要|要不要|是不是要|必须", re.I)
 _REQUEST = re.compile(r"[?？]|\b(how|what|which|give|show|write|need|want|should|could|can|please)\b"
                       r"|怎么|如何|给|写|要|请|帮|哪", re.I)
 _YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
@@ -168,7 +188,9 @@ def _reconciled(ask, query):
         return Ask("fact", ask.text)  # "pad to a multiple of how much?": a number the docs state, not one we derive
     if ask.kind == "fact" and _LAYOUT_WISH.search(ask.text):
         return Ask("recommendation", ask.text)
-    if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose"):
+    if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
+            and not _NEEDS.search(ask.text) and not set(asked_kinds(ask.text)) & _STATED_FACTS:
+        # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged
     if ask.kind == "recommendation" and sit.stated.sizes and query.intent in ("sizing", "strategy"):
         # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them

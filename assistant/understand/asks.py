@@ -10,16 +10,19 @@ from functools import lru_cache
 from pathlib import Path
 
 from assistant.datafile import read_yaml
-from assistant.understand.gibberish import looks_like_gibberish
+from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
 from assistant.understand.intent import load_table, neutralised
-from assistant.understand.params import MAX_PROSE_CHARS, normalize, tame
-from assistant.understand.query import Ask, Pasted
+from assistant.understand.params import MAX_PROSE_CHARS, extract_params, normalize, tame
+from assistant.understand.pasted import split_pasted
+from assistant.understand.query import SIZE_KEYS, Ask, Pasted
+from assistant.understand.spelling import respelled
+from assistant.validator.fields import field_table
 
 _TABLE_PATH = Path(__file__).with_name("asks.yaml")
 MAX_ASKS = 6  # more than this is a list of topics, not questions; the first ones are answered
 _IDENT = re.compile(r"`([^`\n]{2,80})`|(?<![A-Za-z0-9_])(_?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Z][a-z]+(?:[A-Z][A-Za-z0-9]*)+)(?![A-Za-z0-9_])")
 _QUESTION_FORM = re.compile(r"[?？]\s*$|^\W*(?:what|how|where|when|who|why|which|can|could|is|are|do|does|will|would|should|tell|give|write|recommend)\b"
-                            r"|吗|么\s*$|呢|咋|怎么|怎样|如何|什么|哪|为什么|能不能|可以|推荐|帮我|不\s*$", re.I)
+                            r"|吗|么\s*$|呢|咋|怎么|怎样|如何|什么|哪|为什么|能不能|可以|推荐|帮我|不\s*$|多少|几(?:个|张|步|次)", re.I)
 
 _QUOTED = re.compile(r"[\"'“‘「]([^\"'”’」\n]{8,200})[\"'”’」]")
 
@@ -56,7 +59,7 @@ def rescued_intent(question: str, intent: str) -> str:
     if intent != "nonsense":
         return intent
     t = load_asks()
-    prose = tame(normalize(question)[:MAX_PROSE_CHARS])
+    prose = _prose(question)
     if not t.domain.search(prose):
         return intent
     for clause in clauses(prose):
@@ -66,10 +69,20 @@ def rescued_intent(question: str, intent: str) -> str:
     return intent
 
 
+def _prose(text: str) -> str:
+    """The text clauses are cut from. A full-width comma ends a Chinese clause ("给我 yaml，dp 顺便说下")
+    and NFKC would make it an ASCII one, so it becomes a clause break first."""
+    return tame(normalize(text.replace("，", "；"))[:MAX_PROSE_CHARS])
+
+
 def clauses(prose: str) -> list[str]:
     t = load_asks()
-    parts = [p.strip(" \t,，、:：") for p in t.split.split(prose)]
+    parts = [_LEADING_LINK.sub("", p.strip(" \t,，、:：")) for p in t.split.split(respelled(prose))]
     return [p for p in parts if p and re.search(r"\w", p)]
+
+
+# "..., and could I use ep 16 instead?": the link word opens the clause, the ask follows it
+_LEADING_LINK = re.compile(r"^(?:(?:and|or|but|so|also|plus|then)\b[\s,]*)+|^(?:那么|那|而且|并且|还有|另外|能的话|可以的话|行的话)[\s,]*", re.I)
 
 
 def _quantity_targets(clause: str) -> list[str]:
@@ -89,6 +102,9 @@ def _identifier(clause: str) -> str | None:
     q = _QUOTED.search(clause)
     if q:
         return q.group(1).strip()
+    field = next((r.key for r in field_table().mentioned(clause) if not r.is_strategy_name), None)
+    if field:
+        return field  # "minimax LoRA ...: do I need a distributed.pipeline block": the field, not "LoRA"
     m = _IDENT.search(clause)
     if m:
         return (m.group(1) or m.group(2)).strip()
@@ -137,6 +153,67 @@ def _capability(clause: str) -> bool:
             and _CAPABILITY_VERB.search(clause) is not None and _REFERS.search(clause) is None)
 
 
+_DERIVED = frozenset({"dp_size", "dp_shard", "ep_shard", "dp_replicate"})  # sizes upstream infers from the others
+_NEED = re.compile(r"\b(?:need|have)\s+to\b|\bmyself\b|\bby\s+hand\b|要不要|是不是要|需不需要|用不用|自己写|手动", re.I)
+_ASIDE = re.compile(r"\([^()]{1,60}\)")
+_BARE_LAYOUT_QUESTION = re.compile(r"[?？]\s*$")
+_ASKING_WORD = re.compile(r"\b(?:what|how|which|why|where|when|does|do|is|are|can|could|should|would|will|mean)\b"
+                          r"|吗|么|什么|怎么|咋|多少|几|哪|呢|([\u4e00-\u9fff])不\1", re.I)  # 会不会, 能不能: A-not-A asks
+_CONDITION = re.compile(r"^\W*(?:if|when|whenever|suppose|assuming|如果|假如|要是|假设)\b", re.I)
+_PRONOUN = re.compile(r"\b(?:it|that|this|them|they|its)\b|它|这个|那个|该(?:字段|选项|参数)", re.I)
+_INSTEAD = re.compile(r"\binstead\b|\bswitch(?:ed)?\s+to\b|\bgo\s+(?:down|up)\s+to\b"
+                      r"|\b(?:change|drop|lower|reduce|raise|increase|bump|set|move|cut)\s+(?:\w+\s+){0,2}to\s+\d"
+                      r"|\b(?:what|how)\s+about\b|(?:换|改)(?:成|到|为)|如果改|要是改", re.I)
+
+
+def _asks_in_scope(clause: str, kinds: list[tuple[int, str]]) -> bool:
+    """A clause that names a neighbouring topic still asks about our part when it asks a number, a
+    verdict or a code location, or asks anything about a `distributed:` field it names ("how do I
+    write the sbatch script" asks about the script)."""
+    found = {k for _, k in kinds}
+    if found & {"verdict", "location"} or "quantity" in found and _quantity_targets(clause):
+        return True  # "lora 的 rank 设多少合适" asks a number, but none of ours
+    return bool(found) and any(not r.is_strategy_name for r in field_table().mentioned(clause))
+
+
+def instead_sizes(clause: str) -> str | None:
+    """"could I use ep 16 instead?", "能不能换成 tp 4": the sizes of the alternative the user asks about,
+    as `ep_size=16` (several joined by commas); None when the clause proposes no other size."""
+    if not _INSTEAD.search(clause):
+        return None
+    p = extract_params(clause)
+    sizes = [f"{k}={getattr(p, k)}" for k in SIZE_KEYS if isinstance(getattr(p, k, None), int)]
+    return ",".join(sizes) or None
+
+
+def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str | None, ident: str | None,
+                 error: str | None, has_layout: bool) -> list[tuple[str, str, str | None]]:
+    """(kind, text, target) for each kind one clause asks. `about` is the clause with the one that
+    named its field; `ident` the identifier it is about (its own, or the one "it" refers to)."""
+    out: list[tuple[str, str, str | None]] = []
+    # "之前 ... 改成 pp_size=8 才训起来" tells what was done; only a clause that asks proposes an alternative
+    alt = instead_sizes(clause) if has_layout and (kinds or _ASKING_WORD.search(clause)) else None
+    if alt:
+        # "or should I drop pp to 3?": a verdict on that change, not a wish for a layout of ours
+        kinds = [(p, k) for p, k in kinds if k != "recommendation"]
+        kinds = kinds if any(k == "verdict" for _, k in kinds) else kinds + [(len(clause), "verdict")]
+    for _, kind in kinds:
+        if kind == "quantity":
+            out += [("quantity", clause, target) for target in _quantity_targets(clause) or [None]]
+        elif kind in ("fact", "location"):
+            target = ident or (error if kind == "location" else None)
+            out.append((kind, about if kind == "fact" else clause, target))
+            if kind == "fact" and has_layout and target in _DERIVED and _NEED.search(clause):
+                out.append(("quantity", clause, target))  # "with pp 4 on 32 GPUs, do I set dp_size myself?": and its value
+        elif kind == "verdict" and alt:
+            out.append((kind, clause, alt))  # "could I use ep 16 instead?": the user's layout with that change
+        elif kind == "verdict" and (not has_layout or _capability(clause)):
+            out.append(("fact", about, ident))
+        else:
+            out.append((kind, clause, own if kind == "verdict" else None))
+    return out
+
+
 def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool = False,
                 states_layout: bool = False) -> tuple[Ask, ...]:
     """One Ask per thing asked, in order; the intent decides only when no clause asks anything.
@@ -145,44 +222,74 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     strategy or field, not a verdict on a config; a quoted error message is also diagnosed. Keyboard
     mash around a domain word ("tp tp asdkj qwe") asks nothing unless it also states a layout, pastes
     a config or an error (`states_layout`)."""
-    if looks_like_gibberish(question) and not states_layout:
+    if looks_like_gibberish(question) and not states_layout or keyword_soup(question):
+        # soup has no number to state a size with: a strategy named in it ("fsdp tp blah") is no layout
         return (Ask("nonsense", question.strip()[:200]),)
     if intent == "nonsense":
         # A real question about something else is out of scope and is told so; keyboard mash is nonsense.
         kind = "out_of_scope" if _QUESTION_FORM.search(normalize(question)) else "nonsense"
         return (Ask(kind, question.strip()[:200]),)  # type: ignore[arg-type]
-    prose = tame(normalize(pasted.prose)[:MAX_PROSE_CHARS])
+    # the prose is split again from the question as typed: NFKC has already made its full-width commas ASCII
+    prose = _prose(split_pasted(question).prose if "，" in question else pasted.prose)
     asks: list[Ask] = []
-    seen: set[tuple[str, str | None]] = set()
+    seen: set[tuple[str, str | None, str | None]] = set()
 
     def add(kind: str, text: str, target: str | None) -> None:
-        if (kind, target) not in seen and len(asks) < MAX_ASKS:
-            seen.add((kind, target))
+        # the same number asked twice is one ask; two questions about one field are two
+        key = (kind, target, text if kind == "fact" else None)
+        if key not in seen and len(asks) < MAX_ASKS:
+            seen.add(key)
             asks.append(Ask(kind, text, target))  # type: ignore[arg-type]
 
+    named: str | None = None  # the identifier the clauses so far are about: what "it" refers to
+    named_in = ""  # the clause that named it
+    previous = ""  # the clause before this one
+    asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
+    condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
     for clause in clauses(prose):
-        kinds = _kinds_in(clause)
-        if _out_of_scope(clause) and not any(k in ("quantity", "verdict", "location") for _, k in kinds):
+        # "tp 4 pp 2 (pipeline 默认)": an aside asks nothing; a quoted message ("... is supported only for
+        # FSDP2") is what is asked about, not how it is asked
+        kinds = _kinds_in(_QUOTED.sub(" ", _ASIDE.sub(" ", clause)))
+        if _CONDITION.match(clause):
+            kinds = [(p, k) for p, k in kinds if k != "config"]  # "if I write tp_size: 2.0 in the YAML": a condition
+            if not kinds:
+                condition = clause
+                continue
+        clause, condition = (f"{condition}, {clause}" if condition else clause), ""
+        own = _identifier(clause)
+        if _out_of_scope(clause) and not _asks_in_scope(clause, kinds):
+            # a clause about LoRA or Slurm that asks nothing in scope; one that does ("minimax LoRA with
+            # ep=32 ...: do I need a pipeline block", "... what dp do I get?") asks that
             add("out_of_scope", clause, None)
+            if _QUESTION_FORM.search(clause):
+                asked_elsewhere.add(clause)
             continue
-        for _, kind in kinds:
-            if kind == "quantity":
-                for target in _quantity_targets(clause) or [None]:
-                    add("quantity", clause, target)
-            elif kind in ("fact", "location"):
-                target = _identifier(clause) or (pasted.errors[0].strip().splitlines()[-1][:200]
-                                                 if kind == "location" and pasted.errors else None)
-                add(kind, clause, target)
-            elif kind == "verdict" and (not has_layout or _capability(clause)):
-                add("fact", clause, _identifier(clause))
-            elif kind == "verdict":
-                add(kind, clause, _identifier(clause))
-            else:
-                add(kind, clause, None)
+        # "activation_checkpointing 能填哪些值？写 partial 可以不": a fact about a field not said again is
+        # read with the clause that named it
+        # ("cp 2 的话序列长度有要求吗？需要能被什么整除？": the clause before, when none named one)
+        context = named_in if named is not None else previous
+        about = f"{context}, {clause}" if own is None and context and not _PRONOUN.search(clause) else clause
+        error = pasted.errors[0].strip().splitlines()[-1][:200] if pasted.errors else None
+        for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout):
+            add(kind, text, target)
+        if own:
+            named, named_in = own, clause
+        previous = clause
     if not asks and looks_like_gibberish(prose):
         return (Ask("nonsense", question.strip()[:200]),)
+    if any(a.kind != "out_of_scope" for a in asks):
+        # the in-scope answers first; a neighbouring topic only mentioned ("my Slurm job runs ...") is
+        # context, one that is asked about gets its one sentence after them
+        asks = [a for a in asks if a.kind != "out_of_scope"] + \
+            [a for a in asks if a.kind == "out_of_scope" and a.text in asked_elsewhere]
+    fallback = load_asks().from_intent.get(intent, "fact")
+    if not asks and has_layout and fallback in ("recommendation", "fact") and _BARE_LAYOUT_QUESTION.search(prose) \
+            and not _ASKING_WORD.search(prose) and not _LEADING_LINK.match(prose.strip()):
+        # "fsdp2 + cp 4 + tp 2 on 8 gpus??": only the layout and a question mark, so the layout is asked
+        # about ("and with pp 2 as well?" asks again what the turn before asked)
+        fallback = "verdict"
     if not asks:
-        kind = load_asks().from_intent.get(intent, "fact")
+        kind = fallback
         add(kind, prose.strip()[:300] or question.strip()[:300], None)
     quoted = next((m.group(1).strip() for m in _QUOTED.finditer(prose) if _ERROR_WORDING.search(m.group(1))), None)
     if quoted and not any(a.kind == "diagnosis" for a in asks):

@@ -17,6 +17,7 @@ MAX_TEXT_CHARS = 4000
 _REPEAT = re.compile(r"(.)\1{2,}")
 _WORDS = re.compile(r"[a-z]+|[\u3400-\u9fff]+")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
+_SOUP_WORDS = re.compile(r"[a-z][a-z0-9]*|[\u3400-\u9fff]")
 _IDENTIFIER = re.compile(r"[a-z0-9]+(?:[_.][a-z0-9]+)+")  # tp_size, moe.mp_policy: code, not words
 
 
@@ -24,6 +25,7 @@ _IDENTIFIER = re.compile(r"[a-z0-9]+(?:[_.][a-z0-9]+)+")  # tp_size, moe.mp_poli
 class _Scope:
     key_rows: tuple[str, ...]
     known: frozenset[str]
+    filler: frozenset[str]
     min_len: int
     max_logprob: float
     share: float
@@ -32,8 +34,8 @@ class _Scope:
 @lru_cache(maxsize=1)
 def _scope() -> _Scope:
     g = read_yaml(_FILE)["gibberish"]
-    return _Scope(tuple(g["key_rows"]), frozenset(g["known"]), int(g["min_len"]), float(g["max_logprob"]),
-                  float(g["share"]))
+    return _Scope(tuple(g["key_rows"]), frozenset(g["known"]), frozenset(g["filler"]), int(g["min_len"]),
+                  float(g["max_logprob"]), float(g["share"]))
 
 
 def looks_like_gibberish(text: str) -> bool:
@@ -48,6 +50,21 @@ def looks_like_gibberish(text: str) -> bool:
     bad = [w for w in judged if _mashed(w, s)]
     return bool(bad) and len(bad) >= s.share * len(judged)
 
+
+
+def keyword_soup(text: str) -> bool:
+    """"ep ep ep lorem ipsum ???", "tp tp 嗯嗯 那个": terms of the trade among filler, no number and nothing
+    else; a question needs more than its keywords. A bare "tp?" or "fsdp2 ddp" is not soup: it needs
+    filler or a term said three times over."""
+    s = _scope()
+    low = (text or "")[:MAX_TEXT_CHARS].lower()
+    if re.search(r"\d", _IDENTIFIER.sub(" ", low).replace("fsdp2", "")):
+        return False
+    words = _SOUP_WORDS.findall(low)
+    if not words or any(w not in s.known and w not in s.filler for w in words):
+        return False
+    said = Counter(words)
+    return any(w in s.filler for w in words) or max(said.values()) >= 3
 
 
 def _mashed(word: str, s: _Scope) -> bool:
@@ -71,16 +88,23 @@ def _logprob(word: str) -> float:
 
 
 @lru_cache(maxsize=1)
-def _bigrams() -> tuple[Counter, Counter]:
-    """Letter-pair counts of the kb's English prose: what English in this domain looks like."""
+def kb_words() -> tuple[str, ...]:
+    """The words of the kb's English prose, lower-cased, in file order: what English in this domain
+    looks like (the letter model here, the spellings in spelling.py)."""
     from assistant.config import KB_DIR
 
+    return tuple(w for path in sorted((KB_DIR / "en").rglob("*.md"))
+                 for w in re.findall(r"[a-z]+", path.read_text(encoding="utf-8").lower()))
+
+
+@lru_cache(maxsize=1)
+def _bigrams() -> tuple[Counter, Counter]:
+    """Letter-pair counts of the kb's English prose."""
     pairs: Counter = Counter()
     firsts: Counter = Counter()
-    for path in sorted((KB_DIR / "en").rglob("*.md")):
-        for word in re.findall(r"[a-z]+", path.read_text(encoding="utf-8").lower()):
-            w = f"^{word}$"
-            for a, b in zip(w, w[1:]):
-                pairs[a + b] += 1
-                firsts[a] += 1
+    for word in kb_words():
+        w = f"^{word}$"
+        for a, b in zip(w, w[1:]):
+            pairs[a + b] += 1
+            firsts[a] += 1
     return pairs, firsts

@@ -30,11 +30,14 @@ _MAX_HOWTO_FACTS = 4
 _ABOUT_A_NAME = frozenset({"same", "options", "case"})  # asks about a strategy name itself
 
 
-def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str]) -> list[str]:
-    """The facts as cited sentences, each followed by its rule on the user's stated sizes."""
+def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str], limit: int | None = None) -> list[str]:
+    """The facts as cited sentences, each followed by its rule on the user's stated sizes; at most
+    `limit`, and only those are marked as said (a later ask of the question may need the rest)."""
     sizes = dict(inp.query.situation.stated.sizes)
     out = []
     for key in keys:
+        if limit is not None and len(out) >= limit:
+            break
         f = w.fact(key)
         if f:
             worked = w.p.worked_out(key, w.lang, sizes)
@@ -82,7 +85,8 @@ def _plan_is_relevant(plan: Plan | None, query: Query, feats: Sequence[str]) -> 
     return bool(p.world_size or p.nodes or p.model or p.model_size_b)
 
 
-def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True, lead: bool = True) -> Part | None:
+def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True, lead: bool = True,
+          asked: str = "") -> Part | None:
     """The facts of the features and subjects the question names; None when it names none. With the
     user's cluster or model (and `with_config`), the plan sized for it follows."""
     query, plan = inp.query, inp.plan
@@ -104,8 +108,9 @@ def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True, lead: bool 
     rank = {k: min(ks.index(k) for ks in per_group if k in ks) for k in keys}
     keys.sort(key=lambda k: (-shared[k], rank[k]))
     # a fact the question's words single out answers a part of it: it comes on top of the topics' share
-    limit = _MAX_HOWTO_FACTS + min(1, len(set(_cued(w, query.text)) & set(keys)))
-    facts = _facts(w, inp, _asked_first(w, keys, query.text))[:limit]
+    cue_text = f"{query.text} {asked}"  # the ask's clause as understood ("a pipline block" read as "pipeline")
+    limit = _MAX_HOWTO_FACTS + min(1, len(set(_cued(w, cue_text)) & set(keys)))
+    facts = _facts(w, inp, _asked_first(w, keys, cue_text), limit)
     if facts and lead:
         w.answer(facts.pop(0))
     w.bullets(facts)
@@ -412,9 +417,11 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # what the named strategy does with the field first ("does ddp read dp_size?"), then the features'
         keys = list(w.p.limitations.get(inp.query.params.strategy or "", ()))
         keys += [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
-        w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text))[:_MAX_TOPIC_FACTS])
+        w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text), _MAX_TOPIC_FACTS))
         return Part()
-    part = howto(w, inp) or located(w, inp)
+    # another ask of the question judges or shows the user's layout: this one states the fact only
+    covered = any(a.kind in ("verdict", "quantity", "config") for a in inp.asks if a is not ask)
+    part = howto(w, inp, with_config=not covered, asked=text) or located(w, inp)
     if part is not None:
         return part
     sit = inp.query.situation

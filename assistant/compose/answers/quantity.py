@@ -204,6 +204,11 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         if m is None or not m.capacity_gib:
             return w.say("q_memory_unknown")
         return w.say("q_memory", total=m.total_gib, cap=f"{m.capacity_gib:g}", gpu=m.gpu or "?")
+    if target == "nodes" and r.gpus_per_node:
+        gpn = r.gpus_per_node
+        nodes = -(-d.world_size // gpn)
+        key = "q_nodes" if d.world_size % gpn == 0 else "q_nodes_partial"
+        return w.say(key, nodes=nodes, gpn=gpn, world=d.world_size)
     if target == "world_size":
         line = w.say("q_world", tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, dp=d.dp_size, world=d.world_size)
         gpn = r.gpus_per_node
@@ -220,7 +225,7 @@ def _targets(ask, r: ValidationReport, judged: dict | None, question: str = "") 
     """This ask's quantity; without one, the quantities the user's layout has: dp_size, ep_shard
     with EP, grad-acc steps with batch sizes, the mesh."""
     target = getattr(ask, "target", None)
-    mesh = [] if target in ("mesh_shape", "memory", "world_size", "min_local_batch_size", "layers_per_stage") \
+    mesh = [] if target in ("mesh_shape", "memory", "world_size", "nodes", "min_local_batch_size", "layers_per_stage") \
         else ["mesh_shape"]  # the whole picture, after
     # other quantities of the layout the question names ("... enough microbatches for pp 4?"), in case
     # the asks did not single them out
@@ -306,7 +311,7 @@ def _write_compared(w: Writer, inp: ComposeInput, ask, base: dict, world: int, g
 def _write_world_needed(w: Writer, inp: ComposeInput, ask) -> Part | None:
     """"How many GPUs does this model need?": no world stated, a model known, the world is the answer."""
     sit = inp.query.situation
-    if getattr(ask, "target", None) != "world_size" or sit.world_size or sit.nodes:
+    if getattr(ask, "target", None) not in ("world_size", "nodes") or sit.world_size or sit.nodes:
         return None
     from assistant.compose.world_needed import world_needed
 

@@ -311,3 +311,29 @@ def test_code_location_puts_the_anchor_naming_the_questions_identifier_first():
     c = compose(ComposeInput(q, None, 8, None, hits, TABLE), Citer([], "en", lookup=lookup), PHRASES)
     first = prose(c.text).split("\n")[0]
     assert first.startswith("`nemo_automodel/components/training/step_scheduler.py` — `StepScheduler`")
+
+
+@pytest.mark.parametrize("question, kinds", [
+    # a fact the field reference states stays a fact beside stated sizes (it was turned into a second verdict)
+    ("Two things: (1) is ep 8 fine on 16 GPUs with tp 2, (2) what's the default for reshard_after_forward in moe?",
+     ["verdict", "fact"]),
+    ("does pp_schedule interleaved1f1b need layers_per_stage, and is pp 2 ok on 8 gpus", ["fact", "verdict"]),
+    # other work that names the domain in passing is out of scope as a whole
+    ("帮我写个周报，内容就是这周调了调 FSDP2", ["out_of_scope"]),
+])
+def test_plan_asks_keeps_each_ask_its_kind(question, kinds):
+    from assistant.compose.answers import asks_of
+    from assistant.compose.offline import plan_asks
+    from assistant.understand import understand
+
+    q = understand(question)
+    assert [a.kind for a in plan_asks(asks_of(q), q)] == kinds
+
+
+def test_the_config_line_stands_above_its_yaml_after_the_numbers_on_the_layout(mw_assistant):
+    from assistant.answer import AskRequest
+
+    a = mw_assistant.ask(AskRequest(question="16 卡 tp 4 pp 2 合法吗？给我 yaml，dp 顺便说下"))
+    assert a.asks == ["verdict", "quantity", "config"]
+    lines = a.text.split("```")[0].strip().splitlines()
+    assert lines[0].startswith("可以") and "dp_size = 2" in a.text.split("```")[0] and "YAML" in lines[-1]

@@ -29,3 +29,18 @@ def test_real_text_is_not_gibberish(text):
 
 def test_bounded_input():
     assert looks_like_gibberish("qwpeoi " * 100_000)
+
+
+@pytest.mark.parametrize("text, soup", [
+    ("ep ep ep lorem ipsum ???", True),
+    ("fsdp tp pp blah blah foo bar ??? lorem", True),
+    ("tp tp 嗯嗯嗯 ep 那个那个 ？？？", True),
+    ("tp?", False),            # a terse question, not soup
+    ("fsdp2 ddp", False),
+    ("tp 4 pp 2", False),      # numbers state a layout
+    ("what is tp", False),
+])
+def test_keyword_soup(text, soup):
+    from assistant.understand.gibberish import keyword_soup
+
+    assert keyword_soup(text) is soup

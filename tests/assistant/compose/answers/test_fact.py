@@ -5,7 +5,7 @@ import re
 
 import pytest
 from answer_checks import shown_configs
-from tests.assistant.compose.answers.conftest import lead
+from tests.assistant.compose.answers.conftest import body, lead
 
 
 def test_a_field_default_is_the_first_sentence_and_no_config_is_shown(ask):
@@ -46,6 +46,29 @@ def test_packing_with_cp_says_which_attention_path_it_needs(ask):
     # "CP + packing: does the attention backend matter?" got only the padding rule and the CP summary
     a = ask("用 context parallel 的时候再开 sequence packing，对 attention 后端有什么限制？")
     assert "THD" in a.text.split("**来源**")[0] and "Transformer Engine" in a.text
+
+
+def test_two_fact_asks_each_get_their_answer(ask):
+    # h-zh-fact-megatron-zero-selective: the first ask (the default) was dropped for the topic summary,
+    # and facts counted by the first ask but not shown were missing from the second
+    a = ask("两个问题：megatron_fsdp 的 zero_dp_strategy 默认是几？它能用 activation_checkpointing: selective 吗？")
+    first = lead(a.text).splitlines()
+    assert "zero_dp_strategy" in first[0] and "`3`" in first[0] and len(first) >= 2  # each ask its direct line
+    assert "activation_checkpointing" in first[1]
+    assert any("selective" in line and "fsdp2" in line for line in body(a.text).splitlines())
+
+
+def test_a_pronoun_follow_up_is_answered_for_the_field_it_refers_to(ask):
+    a = ask("zero_dp_strategy 默认多少？fsdp2 下面能不能写它？")
+    first = lead(a.text).splitlines()
+    assert "`3`" in first[0] and first[1].startswith("不行") and "fsdp2" in first[1]
+    bullets = [line for line in a.text.splitlines() if line.startswith("- ")]
+    assert len(bullets) == len(set(bullets))  # the second ask repeats none of the first one's facts
+
+
+def test_do_i_need_a_block_is_answered_by_the_rule_even_with_a_typo(ask):
+    a = ask("with pp_size 2, do i need a pipline block in the yaml?")
+    assert lead(a.text).startswith("With `pp_size > 1` the `pipeline:` block is required")
 
 
 @pytest.mark.parametrize("q, yes", [

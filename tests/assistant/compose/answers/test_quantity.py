@@ -96,6 +96,12 @@ def test_a_per_node_count_in_the_sentence_is_not_the_world_asked_about(ask):
     assert "Gradient accumulation = 2" in lead(a.text) and "16 / (1 × 8)" in lead(a.text)
 
 
+def test_how_many_nodes(ask):
+    a = ask("A recipe header says world = tp1 * cp8 * pp1 * dp4 = 32. Do I have to write dp_size: 4 myself, "
+            "and how many 8-GPU nodes is that?")
+    assert "4 nodes of 8 GPUs" in lead(a.text) and a.asks == ["fact", "quantity", "quantity"]
+
+
 def test_minimum_local_batch_size_is_pp_times_microbatch(ask):
     # train_ft.py: local_batch_size // pp_microbatch_size >= pp_size -> 4 * 2
     a = ask("16 卡，tp 2，pp_size=4，pipeline 的 pp_microbatch_size 我设的是 2。这种情况下 local_batch_size 最小多少？",

@@ -45,6 +45,30 @@ def test_strategy_with_a_field_is_the_validators_verdict(ask):
     assert re.search(r"`strategy` 改为 `fsdp2`", first)  # the fix, in the lead
 
 
+def test_an_alternative_is_judged_as_the_users_layout_with_that_change(ask):
+    # h-en-multi-ep-three-parts: "could I use ep 16 instead?" was dropped; the user's ep 8 stays judged
+    a = ask("MoE on 32 GPUs with tp 2 and ep 8: what is dp_size, what is ep_shard, and could I use ep 16 instead?")
+    first = lead(a.text).splitlines()
+    assert first[0].startswith("dp_size = 16")
+    assert any(line.startswith("Yes: ") and "`ep_size: 16`" in line and "`tp_size: 2`" in line for line in first)
+    assert a.judged["distributed"]["ep_size"] == 8 and a.asks == ["quantity", "quantity", "verdict"]
+
+
+def test_an_alternative_that_fails_says_no_with_the_arithmetic(ask):
+    a = ask("64 卡 pp 4 ep 16，行不行，不行的话改成 ep 32 呢")
+    lines = lead(a.text).splitlines()
+    no = [line for line in lines[1:] if line.startswith("不行")]
+    assert lines[0].startswith("可以") and len(no) == 1 and "32" in no[0] and "16" in no[0]
+    assert a.judged["distributed"]["ep_size"] == 16
+
+
+def test_good_to_go_is_a_verdict_on_the_users_own_sizes(ask):
+    # h-en-verdict-ep32-on-16: answered as a recommendation with ep changed to 16
+    a = ask("16 GPUs, tp 2, ep 32 for a 64-expert model. Good to go?")
+    assert lead(a.text).startswith("No: ") and a.asks == ["verdict"]
+    assert (a.judged["distributed"]["tp_size"], a.judged["distributed"]["ep_size"]) == (2, 32)
+
+
 def test_a_memory_worry_gets_the_model_states_after_the_verdict(ask):
     # 70B known only by size, tp 8 on 8 GPUs: 70e9 * 16 B (fp32 weights, grads, AdamW) / 8 = 140 GB per GPU
     a = ask("will 70b blow up on 8 GPUs with tp 8?")

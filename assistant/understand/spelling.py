@@ -1,0 +1,54 @@
+"""Slips of the keyboard in a question's prose ("is this valdi?", "a pipline block", "what does it
+meen"), read as the word of the ask patterns (asks.yaml) they are one slip away from, so the asks are
+detected as meant. Pasted config and error text are never respelled (asks.py reads only the prose)."""
+from __future__ import annotations
+
+import difflib
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from assistant.datafile import read_yaml
+from assistant.understand.gibberish import kb_words
+
+_HERE = Path(__file__)
+_ASKS_PATH = _HERE.with_name("asks.yaml")
+_WORD = re.compile(r"[A-Za-z]{4,}")
+
+
+@lru_cache(maxsize=1)
+def _vocabulary() -> tuple[frozenset[str], tuple[str, ...]]:
+    """Every word spelled as meant (the kb's English prose, the model table, the ask patterns), and the
+    words of the ask patterns, which a misspelling is corrected to."""
+    from assistant.config import KB_DIR
+
+    data = read_yaml(_ASKS_PATH)
+    sources = [data["split"], data["domain"]] + [p for ps in data["kinds"].values() for p in ps] + \
+        [p for ps in data["quantity_targets"].values() for p in ps]
+    # the letters of a regex's literal words; `\b`, `\s` and `\w` escapes leave a stray letter in front
+    trigger = {w.lower() for src in sources for w in re.findall(r"(?<![\\])[a-z]{4,}", re.sub(r"\\[a-zA-Z]", " ", src))}
+    texts = [(KB_DIR / "models.yaml").read_text(encoding="utf-8"), _HERE.with_name("intents.yaml").read_text(encoding="utf-8")]
+    known = {w.lower() for text in texts for w in _WORD.findall(text)} | set(kb_words())
+    return frozenset(known | trigger), tuple(sorted(trigger))
+
+
+def respelled(prose: str) -> str:
+    """"is this valdi?", "a pipline block", "what does it meen": a word that is in neither the kb
+    nor the ask patterns, one slip away from a word of the patterns, read as that word (difflib's
+    ratio, as the validator's "did you mean")."""
+    known, trigger = _vocabulary()
+
+    def fix(m: re.Match) -> str:
+        word = m.group(0)
+        low = word.lower()
+        if low in known or _VERSION_NEXT.match(prose, m.end()):
+            return word  # "minimax m2.5", "kimi-k2": a name with its version is not a slip
+        close = difflib.get_close_matches(low, trigger, n=1, cutoff=_SPELLING_CUTOFF)
+        # a slip keeps the first letter: "sbatch" is no "batch"
+        return close[0] if close and close[0][0] == low[0] else word
+
+    return _WORD.sub(fix, prose)
+
+
+_VERSION_NEXT = re.compile(r"[\s_-]*[A-Za-z]?\d")
+_SPELLING_CUTOFF = 0.75  # "meen" -> "mean" scores 0.75; "lorem" is nothing's slip
