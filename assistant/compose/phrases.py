@@ -48,6 +48,7 @@ class Phrases:
     worked: dict = field(default_factory=dict)  # fact key -> the same rule worked out on the user's stated sizes
     answering_facts: tuple[str, ...] = ()  # facts that lead when the question's words cue them
     refusing_facts: tuple[str, ...] = ()  # facts that say the asked feature cannot be used: no config beside them
+    answering_quantities: dict[str, str] = field(default_factory=dict)  # answering fact -> quantity on the user's layout
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Phrases":
@@ -84,6 +85,7 @@ class Phrases:
             strategy_can={str(k): str(v) for k, v in (data.get("strategy_can") or {}).items()},
             answering_facts=tuple(str(k) for k in data.get("answering_facts") or ()),
             refusing_facts=tuple(str(k) for k in data.get("refusing_facts") or ()),
+            answering_quantities={str(k): str(v) for k, v in (data.get("answering_quantities") or {}).items()},
         )
         p._check()
         return p
@@ -96,6 +98,7 @@ class Phrases:
                                                             "strategy_can": tuple(self.strategy_can.values()),
                                                             "refusing_facts": self.refusing_facts,
                                                             "answering_facts": self.answering_facts,
+                                                            "answering_quantities": tuple(self.answering_quantities),
                                                             "worked": tuple(self.worked)}):
             for name, keys in section.items():
                 missing = [k for k in keys if k not in self.facts]
@@ -122,6 +125,11 @@ class Phrases:
                 values[f] = v
                 prod *= v
             values[name] = prod
+        for name, (num, den) in (entry.get("quotients") or {}).items():
+            a, b = sizes.get(num), sizes.get(den)
+            if not isinstance(a, int) or not isinstance(b, int) or b <= 0:
+                return None
+            values.update({num: a, den: b, name: a // b})
         return entry[lang].format(**values)
 
     def heading(self, key: str, lang: str) -> str:

@@ -34,6 +34,8 @@ def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str], limit: int | None 
     """The facts as cited sentences, each followed by its rule on the user's stated sizes; at most
     `limit`, and only those are marked as said (a later ask of the question may need the rest)."""
     sizes = dict(inp.query.situation.stated.sizes)
+    if inp.query.situation.seq_len:
+        sizes["seq_len"] = inp.query.situation.seq_len
     out = []
     for key in keys:
         if limit is not None and len(out) >= limit:
@@ -359,14 +361,24 @@ def _answering(w: Writer, inp: ComposeInput) -> bool:
     """A fact the question's words single out that answers it by itself ("tie_word_embeddings ... pp?",
     "does CP keep my attention_mask?"): it leads, the features' facts follow as the body."""
     keys = [k for k in _cued(w, inp.query.text) if k in w.p.answering_facts]
-    said = w.fact(keys[0], required=True) if keys else None
+    said = _facts(w, inp, keys[:1]) if keys else None
     if not said:
         return False
-    w.answer(said)
+    w.answer(said[0])
+    _answer_quantity(w, inp, w.p.answering_quantities.get(keys[0]))
     if keys[0] in w.p.refusing_facts:  # the feature cannot be used: its facts and config are beside the point
         return True
     howto(w, inp, with_config=False, lead=False)
     return True
+
+
+def _answer_quantity(w: Writer, inp: ComposeInput, target: str | None) -> None:
+    """The leading fact's quantity on the user's own layout ("EP shares ranks" -> ep_shard = 8 / 8 = 1)."""
+    d = inp.diagnosis
+    if target and d is not None and d.report is not None and d.report.ok and d.judged:
+        from assistant.compose.answers.quantity import quantity_line
+
+        w.answer(quantity_line(w, target, d.report, d.judged, question=inp.query.text))
 
 
 def _capability_asked(inp: ComposeInput, text: str) -> bool:

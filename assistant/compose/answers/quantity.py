@@ -128,6 +128,20 @@ def _layers_line(w: Writer, pp: int, judged: dict | None, layers: int | None) ->
                  spr=stages // pp, schedule=schedule)
 
 
+_INTERLEAVED = re.compile(r"interleaved|zero[\s_-]*bubble|\bzbv\b|dualpipe|looped", re.I)
+
+
+def _microbatches_needed(w: Writer, pp: int, pipe: dict, question: str) -> str | None:
+    """"How many microbatches does 1f1b need with pp 4?" without batch sizes: the minimum the recipe
+    asserts (local_batch_size // pp_microbatch_size >= pp_size), and the interleaved schedules' rounds."""
+    if pp <= 1:
+        return None
+    line = w.say("q_microbatches_needed", pp=pp)
+    if _INTERLEAVED.search(f"{pipe.get('pp_schedule') or ''} {question}"):
+        line += w.space + w.say("q_microbatches_interleaved", pp=pp, bad=2 * pp + 1, good=2 * pp)
+    return line
+
+
 _BF16 = re.compile(r"\bbf16\b|bfloat16", re.I)
 
 
@@ -196,7 +210,7 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
             n = lbs // mbs
             enough = w.say("q_microbatches_enough" if n >= d.pp_size else "q_microbatches_short", pp=d.pp_size)
             return w.say("q_microbatches", lbs=lbs, mbs=mbs, n=n, enough=enough)
-        return None
+        return _microbatches_needed(w, d.pp_size, pipe if isinstance(pipe, dict) else {}, question)
     if target == "memory":
         m = r.memory
         if (m is None or not m.capacity_gib) and size_b:
