@@ -200,7 +200,11 @@ class _Renderer:
                 ref = self.t.get(spellings[0])[0]
                 return [self.say("same_strategy", names=names, dataclass=ref.dataclasses[0], key=ref.key)]
             parts = [self.say("strategy_part", key=s, dataclass=self.t.strategy_map()[s]) for s in spellings]
-            return [self.say("different_strategies", names=names, parts=self.say("part_sep").join(parts))]
+            # how they differ is what each one does: its line per strategy, after the one-line answer
+            self.meant.update(self.t.get(s)[0].path for s in spellings)
+            return [self.say("different_strategies", names=names, parts=self.say("part_sep").join(parts))] + [
+                self.say("strategy_meaning", key=s, dataclass=self.t.strategy_map()[s],
+                         meaning=self.t.get(s)[0].meaning(self.lang)) for s in spellings]
         if len(self.subjects) >= 2:
             two = self.subjects[:2]
             names = self._join([f"`{r.path}`" for r in two], "list_and")
@@ -215,7 +219,7 @@ class _Renderer:
             if block is None or block.read_when_key is None:
                 continue
             holder = self.t.get(block.name)[0]  # the `moe` / `pipeline` key itself carries the drop note
-            value = _stated_size(self.q, block.read_when_key)
+            value = stated_size(self.q, block.read_when_key)
             fill = dict(block=block.block_key, cond=block.read_when_key, above=block.read_when_above,
                         note=holder.note(self.lang))
             if value is None:
@@ -519,7 +523,7 @@ def _named_strategy_value(question: str, ref: FieldRef) -> str | None:
                  if re.search(rf"(?<![a-z0-9_]){re.escape(v.lower())}(?![a-z0-9_])", low)), None)
 
 
-def _stated_size(question: str, key: str) -> int | None:
+def stated_size(question: str, key: str) -> int | None:
     """The value the question gives a size (`ep_size is 1`, `ep_size=1`, `ep 1`, `ep_size 设为 1`)."""
     stem = re.escape(key.removesuffix("_size"))
     m = re.search(rf"(?<![a-z0-9_]){stem}(?:_size)?`?\s*(?:is|was|=|:|of|to|at|为|是|设为|设成|设置为|等于|==)?\s*(-?\d+)\b",

@@ -16,7 +16,7 @@ from assistant.compose.answers.recommendation import (
 from assistant.compose.citations import with_citation
 from assistant.compose.extract import select_sentences, split_sentences
 from assistant.compose.scope import names_the_domain, neighbour_topic
-from assistant.compose.field_facts import asked_kinds, field_facts, judges_value
+from assistant.compose.field_facts import asked_kinds, field_facts, judges_value, stated_size
 from assistant.compose.writer import Writer, features_of, first_sentence, identifiers
 from assistant.planner.plan import Plan
 from assistant.understand.query import Query
@@ -329,6 +329,11 @@ def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
     if not refs and "case" in asked_kinds(text):
         # "is the strategy field case sensitive?" names the key in words: the keys upstream lowercases
         refs = [r for r in table.refs if r.lowercased]
+    # a size given a value ("tp_size 4 的时候 sequence_parallel 有什么用") is the user's setting, not the
+    # subject, when the question names another field
+    unvalued = [r for r in refs if r.is_strategy_name or stated_size(text, r.key) is None]
+    if any(not r.is_strategy_name for r in unvalued):
+        refs = unvalued
     if all(r.is_strategy_name for r in refs):
         # the clause names only a strategy ("AutoModel 默认也是这样吗？"): the field is named elsewhere
         # in the question ("梯度 reduce 用啥精度")
