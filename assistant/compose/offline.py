@@ -49,11 +49,15 @@ def _phrases() -> Phrases:
     return Phrases.load()
 
 
-def _refused(question: str) -> bool:
-    """The question's words single out a fact that says the feature asked about cannot be used."""
+def _cues(question: str, keys) -> bool:
     p = _phrases()
     q = question.lower()
-    return any(any(c in q for c in p.code_cues.get(k, ())) for k in p.refusing_facts)
+    return any(any(c in q for c in p.code_cues.get(k, ())) for k in keys)
+
+
+def _refused(question: str) -> bool:
+    """The question's words single out a fact that says the feature asked about cannot be used."""
+    return _cues(question, _phrases().refusing_facts)
 
 
 def plan_asks(asks: tuple, query) -> tuple:
@@ -189,8 +193,10 @@ def _reconciled(ask, query):
     if ask.kind == "fact" and _LAYOUT_WISH.search(ask.text):
         return Ask("recommendation", ask.text)
     if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
-            and not _NEEDS.search(ask.text) and not set(asked_kinds(ask.text)) & _STATED_FACTS:
-        # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts
+            and not _NEEDS.search(ask.text) and not set(asked_kinds(ask.text)) & _STATED_FACTS \
+            and not _cues(ask.text, _phrases().answering_quantities):
+        # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,
+        # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes)
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged
     if ask.kind == "recommendation" and sit.stated.sizes and query.intent in ("sizing", "strategy"):
         # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them

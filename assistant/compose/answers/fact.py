@@ -33,18 +33,23 @@ _ABOUT_A_NAME = frozenset({"same", "options", "case"})  # asks about a strategy 
 def _facts(w: Writer, inp: ComposeInput, keys: Sequence[str], limit: int | None = None) -> list[str]:
     """The facts as cited sentences, each followed by its rule on the user's stated sizes; at most
     `limit`, and only those are marked as said (a later ask of the question may need the rest)."""
-    sizes = dict(inp.query.situation.stated.sizes)
-    if inp.query.situation.seq_len:
-        sizes["seq_len"] = inp.query.situation.seq_len
     out = []
     for key in keys:
         if limit is not None and len(out) >= limit:
             break
         f = w.fact(key)
         if f:
-            worked = w.p.worked_out(key, w.lang, sizes)
-            out.append(f + (w.space + worked if worked else ""))
+            out.append(_worked(w, inp, key, f))
     return out
+
+
+def _worked(w: Writer, inp: ComposeInput, key: str, said: str) -> str:
+    """The fact followed by its rule on the user's stated sizes and sequence length, when it has one."""
+    sizes = dict(inp.query.situation.stated.sizes)
+    if inp.query.situation.seq_len:
+        sizes["seq_len"] = inp.query.situation.seq_len
+    worked = w.p.worked_out(key, w.lang, sizes)
+    return said + (w.space + worked if worked else "")
 
 
 def _named_topic_facts(w: Writer, inp: ComposeInput, ask) -> list[str]:
@@ -366,10 +371,14 @@ def _answering(w: Writer, inp: ComposeInput) -> bool:
     """A fact the question's words single out that answers it by itself ("tie_word_embeddings ... pp?",
     "does CP keep my attention_mask?"): it leads, the features' facts follow as the body."""
     keys = [k for k in _cued(w, inp.query.text) if k in w.p.answering_facts]
-    said = _facts(w, inp, keys[:1]) if keys else None
+    if not keys:
+        return False
+    if f"facts.{keys[0]}" in w.stated:
+        return True  # an earlier ask of the question said it ("..., or are they the same GPUs?")
+    said = w.fact(keys[0], required=True)
     if not said:
         return False
-    w.answer(said[0])
+    w.answer(_worked(w, inp, keys[0], said))
     _answer_quantity(w, inp, w.p.answering_quantities.get(keys[0]))
     if keys[0] in w.p.refusing_facts:  # the feature cannot be used: its facts and config are beside the point
         return True
@@ -378,12 +387,25 @@ def _answering(w: Writer, inp: ComposeInput) -> bool:
 
 
 def _answer_quantity(w: Writer, inp: ComposeInput, target: str | None) -> None:
-    """The leading fact's quantity on the user's own layout ("EP shares ranks" -> ep_shard = 8 / 8 = 1)."""
-    d = inp.diagnosis
-    if target and d is not None and d.report is not None and d.report.ok and d.judged:
-        from assistant.compose.answers.quantity import quantity_line
+    """The leading fact's quantity on the user's own layout ("EP shares ranks" -> ep_shard = 8 / 8 = 1),
+    then the rule it breaks, if any (the concept was asked; the verdict comes second)."""
+    sit = inp.query.situation
+    recipe = sit.user_recipe()
+    if not target or recipe is None or not sit.world_size:
+        return
+    from assistant.compose.answers.quantity import quantity_line
+    from assistant.compose.diagnose import judge_stated
+    from assistant.validator import UnusableInput, validate
 
-        w.answer(quantity_line(w, target, d.report, d.judged, question=inp.query.text))
+    d = judge_stated(recipe, world_size=sit.world_size, gpus_per_node=sit.gpus_per_node or inp.gpus_per_node,
+                     validate=validate, unusable=UnusableInput)
+    if d.report is None or not d.judged:
+        return
+    line = quantity_line(w, target, d.report, d.judged, question=inp.query.text)
+    if line:
+        w.answer(line)
+    if d.report.errors:
+        w.answer(w.finding(d.report.errors[0]))
 
 
 def _capability_asked(inp: ComposeInput, text: str) -> bool:
