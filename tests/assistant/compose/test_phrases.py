@@ -12,3 +12,13 @@ def test_strategy_lacks_names_exactly_what_the_validator_refuses():
     for strategy in STRATEGY_NAMES:
         said = {f for f in ph.strategy_lacks.get(strategy, {}) if f in FEATURES}
         assert said == set(capabilities(strategy).refusals), strategy
+
+
+def test_worked_quotient_needs_both_values():
+    from assistant.compose.phrases import Phrases
+
+    p = Phrases.load()
+    assert p.worked_out("cp_per_rank", "en", {"seq_len": 131072, "cp_size": 4}) == \
+        "With your 131072 tokens and cp_size 4: 32768 tokens per GPU."
+    assert p.worked_out("cp_per_rank", "en", {"seq_len": 131072}) is None
+    assert p.worked_out("cp_per_rank", "en", {"seq_len": 131072, "cp_size": 0}) is None

@@ -150,3 +150,47 @@ def test_a_definition_or_a_why_is_answered_as_a_fact_not_a_number(ask, q, lead_h
 @pytest.mark.parametrize("q", ["fsdp2 和 ddp 哪个省显存", "fsdp2 or ddp, which uses less memory?"])
 def test_which_strategy_saves_memory_is_answered_first(ask, q):
     assert lead(ask(q).text).startswith("`fsdp2`")
+
+
+# --- concept questions (round 2): the fact that answers them leads, worked on the user's numbers ---
+
+def test_ep_with_tp_is_answered_as_shared_ranks_with_the_users_ep_shard(ask):
+    # main led with a recommendation ("Use strategy: fsdp2 with ep_size > 1") and a YAML
+    a = ask("I set ep_size 8 on 8 GPUs and tp_size 2. Does EP multiply with TP or share ranks?")
+    first = lead(a.text)
+    assert first.startswith("EP shares ranks") and "ep_shard = 1" in first
+    assert shown_configs(a.text) == []
+
+
+def test_ep_shares_ranks_in_chinese_with_ep_shard_two(ask):
+    # main led with a verdict on the layout ("可以：...")
+    a = ask("16 张卡，tp_size 2，ep_size 8，EP 和 TP 是相乘还是共用同一批 GPU？")
+    first = lead(a.text)
+    assert first.startswith("EP 与 DP、CP、TP 共用") and "ep_shard = 2" in first
+
+
+def test_cp_and_sequence_length_gives_the_per_gpu_tokens(ask):
+    a = ask("If my sequences are 64k tokens and I set cp_size 8, how long is the piece each GPU holds?")
+    first = lead(a.text)
+    assert "seq_len / cp_size" in first and "8192 tokens per GPU" in first
+
+
+def test_strategies_compared_by_what_each_supports(ask):
+    # main answered only "different strategies: fsdp2 selects FSDP2Config; ..."
+    a = ask("What's the difference between fsdp2 and megatron_fsdp in AutoModel?")
+    first = lead(a.text)
+    assert "mesh (dp, cp, tp)" in first and "mesh (pp, dp_replicate, dp_shard, cp, tp)" in first
+    assert "zero_dp_strategy" in first and shown_configs(a.text) == []
+
+
+def test_sequence_parallel_worth_it_leads_with_what_sp_does(ask):
+    # main led with "megatron_fsdp has no sequence_parallel"
+    a = ask("Is sequence_parallel worth turning on with tp_size 2?")
+    first = lead(a.text)
+    assert first.startswith("`sequence_parallel: true`") and "activation memory" in first
+
+
+def test_a_size_with_a_value_is_not_the_subject_beside_another_field(ask):
+    # "tp_size 4 的时候 sequence_parallel 有什么用" led with the meaning of tp_size
+    a = ask("tp_size 4 的时候 sequence_parallel 有什么用，值得开吗？")
+    assert lead(a.text).startswith("`distributed.sequence_parallel`")

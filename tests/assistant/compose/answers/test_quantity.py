@@ -169,3 +169,24 @@ def test_hsdp_described_by_nodes(ask):
             "set dp_replicate_size to, and what's the shard group size then?", world_size=16, gpus_per_node=8)
     assert "dp_shard = 8" in lead(a.text) and "dp_replicate_size 2" in lead(a.text)
     assert a.judged["distributed"]["dp_replicate_size"] == 2
+
+
+def test_microbatches_without_batch_sizes_is_the_pp_size_minimum(ask):
+    # main answered "How many microbatches does 1f1b need with pp_size 4?" with the mesh only
+    a = ask("How many microbatches does 1f1b need with pp_size 4?")
+    first = lead(a.text)
+    assert first.startswith("At least pp_size = 4 microbatches") and "local_batch_size // pp_microbatch_size" in first
+    assert "Interleaved" not in first
+
+
+def test_interleaved_microbatches_add_the_rounds_rule(ask):
+    a = ask("用 interleaved1f1b、pp_size 2 的话每步要多少个 microbatch？")
+    first = lead(a.text)
+    # rounds = max(1, m // pp): m = 5 gives 2 rounds and 5 % 2 != 0; m = 4 works
+    assert first.startswith("每步至少 pp_size = 2 个 microbatch") and "5 不行、4 可以" in first
+
+
+def test_which_ep_size_should_i_use_leads_with_the_number(ask):
+    # "which ep_size should I use" was not a size choice (only "what ep_size should ..." was)
+    a = ask("Qwen3-30B-A3B on 16 GPUs, which ep_size should I use?")
+    assert lead(a.text).startswith("Set `ep_size: 8`")
