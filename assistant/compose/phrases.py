@@ -115,6 +115,12 @@ class Phrases:
         entry = self.worked.get(key)
         if not entry:
             return None
+        if isinstance(entry, list):  # alternatives, the first the user's sizes fill wins
+            return next((t for e in entry if (t := self._worked_one(e, lang, sizes)) is not None), None)
+        return self._worked_one(entry, lang, sizes)
+
+    @staticmethod
+    def _worked_one(entry: dict, lang: str, sizes: dict) -> str | None:
         values: dict = {}
         for name, factors in (entry.get("products") or {}).items():
             prod = 1
@@ -126,10 +132,11 @@ class Phrases:
                 prod *= v
             values[name] = prod
         for name, (num, den) in (entry.get("quotients") or {}).items():
-            a, b = sizes.get(num), sizes.get(den)
+            a, b = (v if isinstance(v, int) else sizes.get(v) for v in (num, den))
             if not isinstance(a, int) or not isinstance(b, int) or b <= 0:
                 return None
-            values.update({num: a, den: b, name: a // b})
+            values.update({k: v for k, v in ((num, a), (den, b)) if isinstance(k, str)})
+            values[name] = a // b
         return entry[lang].format(**values)
 
     def heading(self, key: str, lang: str) -> str:

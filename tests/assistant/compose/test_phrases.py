@@ -20,5 +20,12 @@ def test_worked_quotient_needs_both_values():
     p = Phrases.load()
     assert p.worked_out("cp_per_rank", "en", {"seq_len": 131072, "cp_size": 4}) == \
         "With your 131072 tokens and cp_size 4: 32768 tokens per GPU."
-    assert p.worked_out("cp_per_rank", "en", {"seq_len": 131072}) is None
-    assert p.worked_out("cp_per_rank", "en", {"seq_len": 131072, "cp_size": 0}) is None
+    assert p.worked_out("cp_per_rank", "en", {"cp_size": 4}) is None
+
+
+def test_worked_alternatives_fall_back_when_a_size_is_not_stated():
+    from assistant.compose.phrases import Phrases
+
+    # "I have 128k tokens" and no cp_size: the per-GPU length at the usual CP sizes
+    assert Phrases.load().worked_out("cp_per_rank", "en", {"seq_len": 131072}) == \
+        "With your 131072 tokens: 65536 tokens per GPU at cp_size 2, 32768 at 4, 16384 at 8."
