@@ -194,3 +194,10 @@ def test_a_size_with_a_value_is_not_the_subject_beside_another_field(ask):
     # "tp_size 4 的时候 sequence_parallel 有什么用" led with the meaning of tp_size
     a = ask("tp_size 4 的时候 sequence_parallel 有什么用，值得开吗？")
     assert lead(a.text).startswith("`distributed.sequence_parallel`")
+
+
+def test_two_pipeline_schedules_compared(ask):
+    # main answered "1f1b 和 interleaved1f1b 有什么区别？" with how to delete pp_schedule
+    a = ask("1f1b 和 interleaved1f1b 有什么区别？")
+    first = lead(a.text)
+    assert first.startswith("`1f1b`（默认）") and "虚拟 stage" in first and "max(1, m // pp_size)" in first
