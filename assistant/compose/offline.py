@@ -137,6 +137,8 @@ def _config_after_numbers(asks: list) -> tuple:
 # what the field reference states outright (whether a strategy accepts a field is, with sizes, the validator's)
 _STATED_FACTS = frozenset({"default", "allowed", "options", "same"})
 _NEEDS = re.compile(r"\bneeds?\b|\brequires?\b|\b(?:have|has)\s+to\b|需要|要不要|是不是要|必须", re.I)
+# "is AC worth it with tp 2?": what the feature costs and buys, not a verdict on the sizes beside it
+_WORTH = re.compile(r"\bworth\b|\bpays?\s+off\b|值得|值不值|有必要(?:开|用)", re.I)
 _REQUEST = re.compile(r"[?？]|\b(how|what|which|give|show|write|need|want|should|could|can|please)\b"
                       r"|怎么|如何|给|写|要|请|帮|哪", re.I)
 _YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
@@ -194,7 +196,7 @@ def _reconciled(ask, query):
         return Ask("recommendation", ask.text)
     if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
             and not _NEEDS.search(ask.text) and not set(asked_kinds(ask.text)) & _STATED_FACTS \
-            and not _cues(ask.text, _phrases().answering_quantities):
+            and not _cues(ask.text, _phrases().answering_quantities) and not _WORTH.search(ask.text):
         # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,
         # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes)
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged

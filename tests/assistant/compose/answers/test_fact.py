@@ -201,3 +201,10 @@ def test_two_pipeline_schedules_compared(ask):
     a = ask("1f1b 和 interleaved1f1b 有什么区别？")
     first = lead(a.text)
     assert first.startswith("`1f1b`（默认）") and "虚拟 stage" in first and "max(1, m // pp_size)" in first
+
+
+def test_is_a_feature_worth_it_beside_stated_sizes_is_its_cost_not_a_verdict(ask):
+    # main answered "Yes: `strategy: fsdp2`, `tp_size: 2` is valid" on the sizes beside the question
+    a = ask("Is activation checkpointing worth turning on for a 7B model with tp_size 2?")
+    first = lead(a.text)
+    assert first.startswith("Activation checkpointing trades compute for memory") and "verdict" not in a.asks
