@@ -52,8 +52,7 @@ def _phrases() -> Phrases:
 def _refused(question: str) -> bool:
     """The question's words single out a fact that says the feature asked about cannot be used."""
     p = _phrases()
-    q = question.lower()
-    return any(any(c in q for c in p.code_cues.get(k, ())) for k in p.refusing_facts)
+    return bool(p.cued(question, p.refusing_facts))
 
 
 def plan_asks(asks: tuple, query) -> tuple:
@@ -170,6 +169,8 @@ def _reconciled(ask, query):
             return Ask("diagnosis", ask.text, ask.target)
         kinds = [k for _, k in _kinds_in(ask.text) if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
+    if ask.kind in ("quantity", "verdict") and not _has_numbers(query) and _phrases().cued(query.text, _phrases().answering_facts):
+        return Ask("fact", ask.text, ask.target)  # "is dp_replicate_size the number of nodes?": a fact answers it
     if ask.kind == "quantity" and not sit.pasted.configs and not sit.pasted.errors and (
             _WHY.search(ask.text) or (_DEFINITION.search(ask.text) and not _has_numbers(query))):
         # "为啥 ddp 不认 dp_size?", "what is ep_shard and when is it above 1?": a reason or a definition,

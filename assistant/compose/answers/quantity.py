@@ -131,7 +131,7 @@ def _layers_line(w: Writer, pp: int, judged: dict | None, layers: int | None) ->
 _BF16 = re.compile(r"\bbf16\b|bfloat16", re.I)
 
 
-def _states_line(w: Writer, d: Derived, size_b: float, question: str) -> str:
+def _states_line(w: Writer, d: Derived, size_b: float, question: str, gpu: str | None = None) -> str:
     """Model states per GPU for a model known only by its size ("7B, bf16, AdamW"): weights, gradients and
     the two AdamW moments, split over the ranks that shard them; activations come on top."""
     from assistant.validator.memory import PRECISIONS
@@ -139,13 +139,31 @@ def _states_line(w: Writer, d: Derived, size_b: float, question: str) -> str:
     prec = PRECISIONS["bf16" if _BF16.search(question) else "fp32"]
     per_param = prec.weight + prec.grad + prec.optim
     shard = 1 if d.strategy == "ddp" else d.world_size // max(1, d.dp_replicate_size)
-    return w.say("q_memory_states", gb=size_b * per_param / shard, size=f"{size_b:g}", bytes=per_param,
+    gb = size_b * per_param / shard
+    line = w.say("q_memory_states", gb=gb, size=f"{size_b:g}", bytes=per_param,
                  dtype=prec.key, w=prec.weight, g=prec.grad, o=prec.optim, shard=shard)
+    return line + w.space + _against_gpu(w, gb, gpu)
+
+
+def _against_gpu(w: Writer, gb: float, gpu: str | None) -> str:
+    """"does a 13B fit on 4 GPUs?" is answered against a card: the one named, else the assumed one, said so."""
+    from assistant.defaults import ASSUMED_GPU
+    from assistant.validator.models import load_gpu
+
+    try:
+        card = load_gpu(gpu or ASSUMED_GPU)
+    except ValueError:
+        card = load_gpu(ASSUMED_GPU)
+        gpu = None
+    assumed = "" if gpu else w.say("q_gpu_assumed")
+    if gb >= card.memory_gb:
+        return w.say("q_states_over", cap=f"{card.memory_gb:g}", gpu=card.name, assumed=assumed)
+    return w.say("q_states_room", cap=f"{card.memory_gb:g}", gpu=card.name, assumed=assumed, left=card.memory_gb - gb)
 
 
 def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None,
                   experts: int | None = None, *, layers: int | None = None, question: str = "",
-                  size_b: float | None = None) -> str | None:
+                  size_b: float | None = None, gpu: str | None = None) -> str | None:
     d = derived_sizes(r, judged)
     if d is None:
         return None
@@ -200,7 +218,7 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
     if target == "memory":
         m = r.memory
         if (m is None or not m.capacity_gib) and size_b:
-            return _states_line(w, d, size_b, question)
+            return _states_line(w, d, size_b, question, gpu)
         if m is None or not m.capacity_gib:
             return w.say("q_memory_unknown")
         return w.say("q_memory", total=m.total_gib, cap=f"{m.capacity_gib:g}", gpu=m.gpu or "?")
@@ -403,7 +421,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         if target == "mesh_shape" and target != getattr(ask, "target", None) and any(a.kind == "quantity" for a in later):
             continue  # the whole mesh after every number asked, not between them
         line = quantity_line(w, target, r, d.judged, experts, layers=layers, question=inp.query.text,
-                             size_b=inp.query.params.model_size_b)
+                             size_b=inp.query.params.model_size_b, gpu=inp.query.situation.gpu)
         if line and not _said(w, line):
             w.answer(w.computed(line))
     return judged_body(w, inp, d)
