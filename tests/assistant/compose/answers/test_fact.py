@@ -150,3 +150,12 @@ def test_a_definition_or_a_why_is_answered_as_a_fact_not_a_number(ask, q, lead_h
 @pytest.mark.parametrize("q", ["fsdp2 和 ddp 哪个省显存", "fsdp2 or ddp, which uses less memory?"])
 def test_which_strategy_saves_memory_is_answered_first(ask, q):
     assert lead(ask(q).text).startswith("`fsdp2`")
+
+
+def test_dp_replicate_is_replica_groups_not_a_node_count(ask):
+    for q, lang, opening in (("is dp_replicate_size the number of nodes?", "en", "Not necessarily"),
+                             ("dp_replicate_size 就是节点数吗", "zh", "不一定")):
+        a = ask(q, lang=lang)
+        first = lead(a.text)
+        assert first.startswith(opening) and "dp_shard = dp_size / dp_replicate_size" in first
+        assert a.judged is None
