@@ -132,7 +132,17 @@ def _out_of_scope(clause: str) -> bool:
 
 
 _ERROR_WORDING = re.compile(r"\bmust\b|\bnot supported\b|\bdivisible\b|\bmultiple of\b|\bunknown\b|\bnot\s+compatible\b"
-                            r"|\brequires?\b|Error\b|\binvalid\b|>=|\bcannot\b", re.I)
+                            r"|\brequires?\b|Error\b|\binvalid\b|>=|\bcannot\b|必须|整除|不支持|倍数", re.I)
+# "报错说 ep_size 必须整除 ...，可我是 ...": an error message reported without quotes, up to the clause's end
+_REPORTED = re.compile(r"(?:报错(?:说|提示|信息是)?|提示|\berror\s+says|\bit\s+says|\bcomplains?\s+that)\s*[:：]?\s*"
+                       r"(?P<msg>[^，,。;；\n?？\"'“”]{8,160})", re.I)
+
+
+def quoted_error(text: str) -> str | None:
+    """An error message quoted in prose ("I get \"ep_size must divide ...\""), without its quotes."""
+    quoted = next((m.group(1).strip() for m in _QUOTED.finditer(text) if _ERROR_WORDING.search(m.group(1))), None)
+    reported = next((m.group("msg").strip() for m in _REPORTED.finditer(text) if _ERROR_WORDING.search(m.group("msg"))), None)
+    return quoted or reported
 
 
 _CAPABILITY_SUBJECT = re.compile(
@@ -318,7 +328,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     if not asks:
         kind = fallback
         add(kind, prose.strip()[:300] or question.strip()[:300], None)
-    quoted = next((m.group(1).strip() for m in _QUOTED.finditer(prose) if _ERROR_WORDING.search(m.group(1))), None)
+    quoted = quoted_error(prose)
     if quoted and not any(a.kind == "diagnosis" for a in asks):
         add("diagnosis", prose.strip()[:300], quoted)  # an error message quoted in prose is explained too
     if (pasted.configs or pasted.errors) and not any(a.kind == "diagnosis" for a in asks):

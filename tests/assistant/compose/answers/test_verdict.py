@@ -129,3 +129,11 @@ def test_dp_left_unset_gets_the_verdict_then_the_inferred_dp(ask):
     first = lead(a.text)
     assert a.asks[:2] == ["verdict", "quantity"] and first.startswith("Yes: ")
     assert "dp_size = 6" in first and "12 / (2 × 1 × 1)" in first
+
+
+def test_model_states_that_leave_little_room_are_called_tight(ask):
+    # 72B known only by size on 16 H100 80GB: 72e9 * 16 B / 16 = 72 GB, 8 GB left for activations
+    a = ask("Qwen2.5-72B on 2 nodes of 8 H100 80GB: is tp 8 plus FSDP across the nodes enough?")
+    first = lead(a.text)
+    assert "About 72.0 GB of model states per GPU" in first and "only about 8 GB is left" in first
+    assert "(assumed" not in first  # the GPU was named
