@@ -131,15 +131,17 @@ def _changed(asks: tuple, query) -> tuple:
     fact, a new recommendation or a config. A verdict, diagnosis or named quantity asked stays."""
     if not getattr(query.params, "prior_world_size", None) or not query.situation.stated.sizes:
         return asks
-    swap = ("fact", "recommendation", "config")
+    swap = ("fact", "recommendation", "config", "verdict")  # "anything to change?" reads as a yes/no
     # the clause asks what changes, or is the change itself ("now make it 8 nodes")
-    out = tuple(Ask("quantity", a.text, "dp_size") if (a.kind in swap and (_CHANGE_ASKED.search(a.text)
+    out = tuple(Ask("quantity", a.text, "dp_size") if (a.kind in swap and not (a.kind == "verdict" and _YES_NO.search(a.text))
+                                                       and (_CHANGE_ASKED.search(a.text)
                                                                            or find_scale(a.text)[1] is not None)
                                                        and not _REQUEST_YAML.search(a.text))
                 or (a.kind == "quantity" and a.target is None) else a for a in asks)
     return tuple(dict.fromkeys(out))
 
 
+_YES_NO = re.compile(r"^\W*(?:does|do|will|would|can|could|is|are|should)\b|能跑|能不能|行不行|行吗|可以吗|合法吗", re.I)
 _REQUEST_YAML = re.compile(r"\byaml\b|\bshow\s+me\b|给我|写一?份", re.I)
 
 

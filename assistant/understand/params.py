@@ -363,7 +363,7 @@ def _scaled(old: _Topo, scale: Scale | None) -> tuple[_Topo, int | None]:
     before = _finish_topology(_Topo(nodes, gpn, total))
     prior = before.total or (before.nodes * DEFAULT_GPUS_PER_NODE if before.nodes and gpn is None else None)
     if scale.to_nodes:
-        target = _Topo(scale.to_nodes, gpn, scale.to_nodes * gpn if gpn else None)
+        target = _Topo(scale.to_nodes, gpn, scale.to_nodes * (gpn or DEFAULT_GPUS_PER_NODE))
     elif scale.to_total:
         target = _Topo(None, gpn, scale.to_total)
     elif prior:

@@ -14,12 +14,12 @@ _GPU = r"(?:gpus?|cards?|devices?|ranks?)\b|张\s*(?:卡|gpu)?|块\s*(?:卡|gpu)
 _UNIT = rf"({_NODE}|{_GPU})"
 _MOVE_EN = (r"(?:go(?:ing)?|mov(?:e|ing)|scal(?:e|ing)(?:\s+(?:up|out|down))?|expand(?:ing)?|grow(?:ing)?|switch(?:ing)?|"
             r"jump(?:ing)?|bump(?:ing)?|increas(?:e|ing)|extend(?:ing)?|migrat(?:e|ing)|shrink(?:ing)?|reduc(?:e|ing)|"
-            r"cut(?:ting)?|drop(?:ping)?|upgrad(?:e|ing))\s+to|make\s+it|now\s+(?:on|with|use|using)")
-_MOVE_ZH = r"(?:扩容|扩展|扩|增加|加|减少|减半|减|缩减|缩|降|换成|换到|改成|改到|变成|升到|上到)"
+            r"cut(?:ting)?|drop(?:ping)?|upgrad(?:e|ing)|chang(?:e|ing)|add(?:ing)?\s+nodes|go(?:ing)?\s+(?:up|down))\s+to|make\s+it|now\s+(?:on|with|use|using)")
+_MOVE_ZH = r"(?:扩容|扩展|扩|增加|加|减少|减半|减|缩减|缩|降|升|上)\s*(?:到|成)|换成|换到|换为|改成|改到|改为|变成|变为"
 # "from 1 node to 4 nodes", "从 2 机扩到 8 机": both counts stated
-_FROM_TO = re.compile(rf"(?:\bfrom|从)\s*{_N}\s*{_UNIT}\s*(?:[,，]?\s*(?:all\s+the\s+way\s+)?(?:up\s+|down\s+)?to\b|{_MOVE_ZH}?\s*到)\s*{_N}\s*{_UNIT}?", re.I)
+_FROM_TO = re.compile(rf"(?:\bfrom|从)\s*{_N}\s*{_UNIT}\s*(?:[,，]?\s*(?:all\s+the\s+way\s+)?(?:up\s+|down\s+)?to\b|(?:{_MOVE_ZH})|到)\s*{_N}\s*{_UNIT}?", re.I)
 # "moving to 6 nodes", "now make it 8 nodes", "扩到 3 台机器", "减半到 2 机"
-_TO = re.compile(rf"\b(?:{_MOVE_EN})\s+(?:(?:use|using|run\s+on|on)\s+)?{_N}\s*{_UNIT}|{_MOVE_ZH}\s*(?:到|成)\s*{_N}\s*{_UNIT}", re.I)
+_TO = re.compile(rf"\b(?:{_MOVE_EN})\s+(?:(?:use|using|run\s+on|on)\s+)?{_N}\s*{_UNIT}|(?:{_MOVE_ZH})\s*{_N}\s*{_UNIT}", re.I)
 # "double the GPUs", "halve the nodes", "GPU 翻倍", "机器减半"
 _FACTOR = re.compile(r"\b(double|triple|quadruple|halve|twice)\s+(?:the\s+|my\s+|our\s+)?(?:number\s+of\s+|amount\s+of\s+|count\s+of\s+)?(?:gpus?|nodes?|machines?|cards?|cluster|hardware)"
                      r"|(?:卡|gpu|机器|节点|机)\w{0,3}?(翻倍|加倍|翻一倍|减半)|(翻倍|加倍|减半)", re.I)
