@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from assistant.compose.judge import rejudge
 from assistant.compose.writer import Writer
+from assistant.understand.params import extract_params, history_spans, normalize
+
+_SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size")
 
 
 # the quantities the change lines state, before and after (the quantity answer does not repeat them)
@@ -19,6 +22,8 @@ def change_lines(w: Writer, query, d) -> list[str]:
     r = d.report
     if not prior or r is None or r.derived is None or prior == r.world_size or d.judged is None:
         return []
+    if _story_sizes_differ(query.text, d.judged):
+        return []  # "之前 64 卡 tp 2 ... 现在 32 卡 tp 4": more than the world changed; the numbers asked answer
     before = rejudge(query, d, d.judged, prior)
     old = before.report.derived if before.report is not None else None
     new = r.derived
@@ -34,3 +39,14 @@ def change_lines(w: Writer, query, d) -> list[str]:
     else:
         lines.append(w.say("q_change_recheck", dp=new.dp_size))
     return lines
+
+
+def _story_sizes_differ(question: str, judged: dict) -> bool:
+    """The earlier run the question tells about ("之前 ... tp 2") had other sizes than the one judged."""
+    dist = judged.get("distributed") if isinstance(judged.get("distributed"), dict) else {}
+    prose = normalize(question)
+    for a, b in history_spans(prose):
+        told = extract_params(prose[a:b])
+        if any(getattr(told, k) is not None and getattr(told, k) != dist.get(k, 1) for k in _SIZES):
+            return True
+    return False

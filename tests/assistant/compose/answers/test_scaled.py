@@ -37,3 +37,10 @@ def test_a_follow_up_change_is_answered_as_a_change(ask):
     from assistant.answer import Turn
     a = ask("now make it 8 nodes", history=(Turn(role="user", content="2 nodes of 8 GPUs with tp 4 and pp 2, what is dp?"),))
     assert "Going from 16 to 64 GPUs, dp_size goes from 2 to 8" in lead(a.text)
+
+
+def test_a_story_that_changes_sizes_too_is_not_called_a_world_only_change(ask):
+    # the earlier run had tp 2; the run asked about has tp 4: "only the world size changed" would be false
+    a = ask("之前 64 卡 tp 2 的时候 global_batch_size 512、local_batch_size 2。现在缩到 32 卡、tp 改成 4，"
+            "gbs 和 lbs 都不变，梯度累积几步？", lang="zh")
+    assert "变的只有 world_size" not in a.text and "梯度累积步数 = 32" in lead(a.text)
