@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.answers.scaled import CHANGED_TARGETS, change_lines
 from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
@@ -420,10 +421,15 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return Part()
         w.answer(verdict_line(w, d))
         return judged_body(w, inp, d)
+    changed = change_lines(w, inp.query, d)  # "go from 1 node to 4": what the change does, first
+    for line in changed:
+        w.answer(w.computed(line))
     experts, layers = experts_of(inp.query), layers_of(inp.query)
     asks = list(inp.asks)
     later = asks[asks.index(ask) + 1:] if ask in asks else []
     for target in _targets(ask, r, d.judged, inp.query.text):
+        if changed and target in CHANGED_TARGETS:
+            continue  # the change lines state them, before and after
         if target == "mesh_shape" and target != getattr(ask, "target", None) and any(a.kind == "quantity" for a in later):
             continue  # the whole mesh after every number asked, not between them
         line = quantity_line(w, target, r, d.judged, experts, layers=layers, question=inp.query.text,
