@@ -16,6 +16,7 @@ from assistant.compose.corrected import plan_corrections
 from assistant.compose.corrected import say as say_corrections
 from assistant.compose.field_facts import asked_kinds
 from assistant.compose.phrases import Phrases
+from assistant.understand.scale import find_scale
 from assistant.compose.scope import is_off_topic, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
 from assistant.understand.asks import _kinds_in, load_asks
@@ -50,9 +51,7 @@ def _phrases() -> Phrases:
 
 
 def _cues(question: str, keys) -> bool:
-    p = _phrases()
-    q = question.lower()
-    return any(any(c in q for c in p.code_cues.get(k, ())) for k in keys)
+    return bool(_phrases().cued(question, keys))
 
 
 def _refused(question: str) -> bool:
@@ -71,6 +70,7 @@ def plan_asks(asks: tuple, query) -> tuple:
         # "帮我写个周报，内容就是这周调了调 FSDP2": other work that names the domain in passing
         return (Ask("out_of_scope", query.text),)
     asks = tuple(_reconciled(a, query) for a in asks)
+    asks = _changed(asks, query)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."
     errors = bool(query.situation.pasted.errors or match_upstream_error(query.text))
@@ -121,6 +121,30 @@ def plan_asks(asks: tuple, query) -> tuple:
     # one config, one recommendation: a second would only repeat the first
     once = [a for i, a in enumerate(out) if a.kind not in _ONCE or all(b.kind != a.kind for b in out[:i])]
     return _config_after_numbers(list(dict.fromkeys(once)))
+
+
+_CHANGE_ASKED = re.compile(r"\bchang(?:e|es|ing)\b|\bhappens?\b|\b(?:update|adjust|edit|modify)\b|\bre-?check\b"
+                           r"|改|调整|变|影响|注意", re.I)
+
+
+def _changed(asks: tuple, query) -> tuple:
+    """"go from 1 node to 4, what do I change?", "扩到 8 机要改什么": a change of cluster size asks what it
+    does to the layout: the quantities of the target world (dp before and after, grad-acc), not a field
+    fact, a new recommendation or a config. A verdict, diagnosis or named quantity asked stays."""
+    if not getattr(query.params, "prior_world_size", None) or not query.situation.stated.sizes:
+        return asks
+    swap = ("fact", "recommendation", "config", "verdict")  # "anything to change?" reads as a yes/no
+    # the clause asks what changes, or is the change itself ("now make it 8 nodes")
+    out = tuple(Ask("quantity", a.text, "dp_size") if (a.kind in swap and not (a.kind == "verdict" and _YES_NO.search(a.text))
+                                                       and (_CHANGE_ASKED.search(a.text)
+                                                                           or find_scale(a.text)[1] is not None)
+                                                       and not _REQUEST_YAML.search(a.text))
+                or (a.kind == "quantity" and a.target is None) else a for a in asks)
+    return tuple(dict.fromkeys(out))
+
+
+_YES_NO = re.compile(r"^\W*(?:does|do|will|would|can|could|is|are|should)\b|能跑|能不能|行不行|行吗|可以吗|合法吗", re.I)
+_REQUEST_YAML = re.compile(r"\byaml\b|\bshow\s+me\b|给我|写一?份", re.I)
 
 
 def _config_after_numbers(asks: list) -> tuple:
@@ -176,6 +200,8 @@ def _reconciled(ask, query):
             return Ask("diagnosis", ask.text, ask.target)
         kinds = [k for _, k in _kinds_in(ask.text) if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
+    if ask.kind in ("quantity", "verdict") and not _has_numbers(query) and _phrases().cued(query.text, _phrases().answering_facts):
+        return Ask("fact", ask.text, ask.target)  # "is dp_replicate_size the number of nodes?": a fact answers it
     if ask.kind == "quantity" and not sit.pasted.configs and not sit.pasted.errors and (
             _WHY.search(ask.text) or (_DEFINITION.search(ask.text) and not _has_numbers(query))):
         # "为啥 ddp 不认 dp_size?", "what is ep_shard and when is it above 1?": a reason or a definition,

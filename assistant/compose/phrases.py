@@ -139,6 +139,14 @@ class Phrases:
             values[name] = a // b
         return entry[lang].format(**values)
 
+    def cued(self, question: str, keys=None) -> list[str]:
+        """The facts whose cues the question's words contain (among `keys` when given). A cue
+        "a + b" needs every part: "dp_replicate + node" singles out the node-count fact, not any
+        question that says "node"."""
+        q = question.lower()
+        return [k for k, cues in self.code_cues.items() if (keys is None or k in keys)
+                and any(all(part in q for part in c.split(" + ")) for c in cues)]
+
     def heading(self, key: str, lang: str) -> str:
         return self.headings[key][lang]
 

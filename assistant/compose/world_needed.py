@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from assistant.defaults import ASSUMED_GPU
 from assistant.planner.plan import Plan
 from assistant.validator.memory import MEMORY_TIGHT_FRACTION, PRECISIONS, fits
 from assistant.validator.models import load_gpu, lookup_model
 
-ASSUMED_GPU = "h100-80gb"  # the GPU a memory answer assumes when the user names none
 _MAX_TRIES = 4
 _MAX_WORLD = 1 << 15
 

@@ -789,10 +789,16 @@ def _why(s: Situation, t: Targets, f: _Found) -> list[Step]:
             kind_en, kind_zh, table_en, table_zh = "MoE, sized as dense", "MoE，按稠密模型切分", "dense sizing table", "稠密模型规模表"
         else:
             kind_en, kind_zh, table_en, table_zh = "dense", "稠密", "dense sizing table", "稠密模型规模表"
-        out.append(Step(
+        row = Step(
             f"Model size {size} ({kind_en}): the {tier['label']} row of the {table_en} applies: {tier['kb']}.",
-            f"模型规模 {size}（{kind_zh}）：适用{table_zh}中 {tier['label']} 一行：{tier['kb']}。",
-        ))
+            f"模型规模 {size}（{kind_zh}）：适用{table_zh}中 {tier['label']} 一行：{tier.get('kb_zh', tier['kb'])}。",
+        )
+        # a row that leaves tp to memory says what the estimate decided, in the same bullet (the answer
+        # shows only the first reasons)
+        reason = _tp_memory_reason(f) if tier["tp"][0] < tier["tp"][1] and "tp" not in t.fixed and "tp" not in t.required else None
+        if reason is not None:
+            row = Step(f"{row.en} {reason.en}", f"{row.zh}{reason.zh}")
+        out.append(row)
     if c.strategy == "megatron_fsdp" and tier is not None and int(tier["pp"][0]) > 1:
         out.append(Step(
             f"megatron_fsdp has no pipeline parallelism, so the model's depth is not split (the table suggests pp_size {tier['pp'][0]}-{tier['pp'][1]}); fsdp2 would allow it.",
@@ -875,6 +881,26 @@ def _why(s: Situation, t: Targets, f: _Found) -> list[Step]:
         out.append(Step("dp_size is left out: it is inferred from the world size.",
                         "dp_size 不写：它由 world size 自动推算。"))
     return out
+
+
+def _tp_memory_reason(f: _Found) -> Step | None:
+    """Why this tier's tp_size: the validator's memory estimate decides between TP 1 and more."""
+    c, m = f.cand, f.report.memory
+    if m is not None and m.capacity_gib:
+        est_en = f"the memory estimate is {m.total_gib:.1f} GiB per GPU of {m.capacity_gib:.1f} GiB"
+        est_zh = f"单卡显存估算为 {m.total_gib:.1f} GiB / {m.capacity_gib:.1f} GiB"
+        if c.tp == 1:
+            return Step(f"tp_size 1: {est_en}, so FSDP sharding alone fits; TP would only add per-layer all-reduces.",
+                        f"tp_size 1：{est_zh}，只靠 FSDP 分片就放得下；TP 只会多出每层的 all-reduce。")
+        return Step(f"tp_size {c.tp}: with tp_size 1 the estimate is over the GPU's memory; {est_en} with tp_size {c.tp}.",
+                    f"tp_size {c.tp}：tp_size 1 时显存估算超过单卡显存；tp_size {c.tp} 时{est_zh}。")
+    if c.tp == 1:
+        return Step("tp_size 1, as upstream's own recipes for 7-9B models on 8 GPUs: FSDP sharding alone fits on "
+                    "80 GB GPUs (about 16 bytes of model state per parameter, divided by the GPUs); "
+                    "add tp_size 2 only if the run is short of memory.",
+                    "tp_size 1，与上游 7-9B 模型的 8 卡示例配方一致：80 GB 的卡只靠 FSDP 分片就放得下（每个参数约 16 字节"
+                    "的模型状态，按卡数均分）；只有显存不够时再加 tp_size 2。")
+    return None
 
 
 def _first_sentence(text: str) -> str:

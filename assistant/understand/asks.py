@@ -132,7 +132,17 @@ def _out_of_scope(clause: str) -> bool:
 
 
 _ERROR_WORDING = re.compile(r"\bmust\b|\bnot supported\b|\bdivisible\b|\bmultiple of\b|\bunknown\b|\bnot\s+compatible\b"
-                            r"|\brequires?\b|Error\b|\binvalid\b|>=|\bcannot\b", re.I)
+                            r"|\brequires?\b|Error\b|\binvalid\b|>=|\bcannot\b|必须|整除|不支持|倍数", re.I)
+# "报错说 ep_size 必须整除 ...，可我是 ...": an error message reported without quotes, up to the clause's end
+_REPORTED = re.compile(r"(?:报错(?:说|提示|信息是)?|提示|\berror\s+says|\bit\s+says|\bcomplains?\s+that)\s*[:：]?\s*"
+                       r"(?P<msg>[^，,。;；\n?？\"'“”]{8,160})", re.I)
+
+
+def quoted_error(text: str) -> str | None:
+    """An error message quoted in prose ("I get \"ep_size must divide ...\""), without its quotes."""
+    quoted = next((m.group(1).strip() for m in _QUOTED.finditer(text) if _ERROR_WORDING.search(m.group(1))), None)
+    reported = next((m.group("msg").strip() for m in _REPORTED.finditer(text) if _ERROR_WORDING.search(m.group("msg"))), None)
+    return quoted or reported
 
 
 _CAPABILITY_SUBJECT = re.compile(
@@ -159,6 +169,25 @@ _ASIDE = re.compile(r"\([^()]{1,60}\)")
 _BARE_LAYOUT_QUESTION = re.compile(r"[?？]\s*$")
 _ASKING_WORD = re.compile(r"\b(?:what|how|which|why|where|when|does|do|is|are|can|could|should|would|will|mean)\b"
                           r"|吗|么|什么|怎么|咋|多少|几|哪|呢|([\u4e00-\u9fff])不\1", re.I)  # 会不会, 能不能: A-not-A asks
+# "what happens if I leave dp_size empty with tp 4 on 10 GPUs?": on a stated layout, what the run does
+_WHAT_HAPPENS = re.compile(r"\bwhat\s+(?:happens|will\s+happen|would\s+happen)\b|会怎样|会怎么样|会如何|会发生什么|会咋样", re.I)
+# "dp_size 不填", "leave dp_size null", "don't set dp_size": a derived size left for upstream to infer
+_LEFT_UNSET = re.compile(
+    r"\b(?P<a>dp_size|dp_shard(?:_size)?|ep_shard(?:_size)?|dp)\b[^?？,，。;；]{0,30}?(?:\b(?:null|none|empty|unset|blank|out|left\s+out)\b"
+    r"|不填|不写|不设|留空|空着|省略|不指定|没写|没填|没设|为空|设成\s*null|写\s*null)"
+    r"|(?:\b(?:leave|leaving|omit|omitting|skip|skipping|(?:don'?t|do\s+not|never|not)\s+(?:set|setting|specify|specifying|write|writing|give|giving))"
+    r"|不填|不写|不设|不指定|省略)\s*(?:the\s+|a\s+|my\s+)?`?(?P<b>dp_size|dp_shard(?:_size)?|ep_shard(?:_size)?|dp)\b", re.I)
+_UNSET_TARGET = {"dp": "dp_size", "dp_size": "dp_size", "dp_shard": "dp_shard", "dp_shard_size": "dp_shard",
+                 "ep_shard": "ep_shard", "ep_shard_size": "ep_shard"}
+
+
+def left_unset(text: str) -> str | None:
+    """The derived size the question leaves unset ("dp_size 不填", "leave dp_size null"), as a quantity
+    target; None when it leaves none."""
+    m = _LEFT_UNSET.search(text)
+    return _UNSET_TARGET.get((m.group("a") or m.group("b")).lower()) if m else None
+
+
 _CONDITION = re.compile(r"^\W*(?:if|when|whenever|suppose|assuming|如果|假如|要是|假设)\b", re.I)
 _PRONOUN = re.compile(r"\b(?:it|that|this|them|they|its)\b|它|这个|那个|该(?:字段|选项|参数)", re.I)
 _INSTEAD = re.compile(r"\binstead\b|\bswitch(?:ed)?\s+to\b|\bgo\s+(?:down|up)\s+to\b"
@@ -200,6 +229,8 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
     for _, kind in kinds:
         if kind == "quantity":
             out += [("quantity", clause, target) for target in _quantity_targets(clause) or [None]]
+        elif kind == "fact" and has_layout and _WHAT_HAPPENS.search(clause) and re.search(r"\d", clause):
+            out.append(("verdict", clause, own))  # "what happens with tp 4 on 10 GPUs?": what the run does
         elif kind in ("fact", "location"):
             target = ident or (error if kind == "location" else None)
             out.append((kind, about if kind == "fact" else clause, target))
@@ -282,6 +313,12 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # context, one that is asked about gets its one sentence after them
         asks = [a for a in asks if a.kind != "out_of_scope"] + \
             [a for a in asks if a.kind == "out_of_scope" and a.text in asked_elsewhere]
+    unset = left_unset(prose) if has_layout else None
+    first_verdict = next((i for i, a in enumerate(asks) if a.kind == "verdict"), None)
+    if unset and first_verdict is not None and not any(a.kind == "quantity" and a.target == unset for a in asks):
+        # "dp_size 不填的话，12 卡 tp 2 会怎样？": the verdict, then the size upstream infers for it
+        asks.insert(first_verdict + 1, Ask("quantity", asks[first_verdict].text, unset))
+        del asks[MAX_ASKS:]
     fallback = load_asks().from_intent.get(intent, "fact")
     if not asks and has_layout and fallback in ("recommendation", "fact") and _BARE_LAYOUT_QUESTION.search(prose) \
             and not _ASKING_WORD.search(prose) and not _LEADING_LINK.match(prose.strip()):
@@ -291,7 +328,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     if not asks:
         kind = fallback
         add(kind, prose.strip()[:300] or question.strip()[:300], None)
-    quoted = next((m.group(1).strip() for m in _QUOTED.finditer(prose) if _ERROR_WORDING.search(m.group(1))), None)
+    quoted = quoted_error(prose)
     if quoted and not any(a.kind == "diagnosis" for a in asks):
         add("diagnosis", prose.strip()[:300], quoted)  # an error message quoted in prose is explained too
     if (pasted.configs or pasted.errors) and not any(a.kind == "diagnosis" for a in asks):

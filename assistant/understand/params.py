@@ -18,7 +18,9 @@ from assistant.datafile import read_yaml
 
 from assistant.understand import catalog
 from assistant.understand.numbers import NUMBER, ZH_NUMBER, parse_number
+from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.understand.query import Params
+from assistant.understand.scale import Scale, find_scale
 from assistant.understand.pasted import split_pasted
 
 
@@ -348,6 +350,29 @@ def _topology(text: str, v: Vocab) -> _Topo:
             else:
                 topo.total = _num(m.group(1) or m.group(2) or m.group(4))
     return _finish_topology(topo)
+
+
+def _scaled(old: _Topo, scale: Scale | None) -> tuple[_Topo, int | None]:
+    """(the target topology, the world size it replaces) for a change the question asks about; the
+    GPUs per node stay those of the present cluster."""
+    if scale is None:
+        return old, None
+    nodes = scale.from_nodes or old.nodes
+    gpn = old.gpn
+    total = scale.from_total or (old.total if not scale.from_nodes else None)
+    before = _finish_topology(_Topo(nodes, gpn, total))
+    prior = before.total or (before.nodes * DEFAULT_GPUS_PER_NODE if before.nodes and gpn is None else None)
+    if scale.to_nodes:
+        target = _Topo(scale.to_nodes, gpn, scale.to_nodes * (gpn or DEFAULT_GPUS_PER_NODE))
+    elif scale.to_total:
+        target = _Topo(None, gpn, scale.to_total)
+    elif prior:
+        factor = scale.factor or 1.0
+        target = _Topo(int(before.nodes * factor) if before.nodes and before.nodes * factor >= 1 else None, gpn,
+                       max(1, int(prior * factor)))
+    else:
+        return before, None
+    return _finish_topology(target), prior
 
 
 def _finish_topology(topo: _Topo) -> _Topo:
@@ -688,7 +713,8 @@ def _extract(question: str) -> Params:
     gpu_type, gpu_mem, default_mem = _gpu_type(prose, v)
     # A model name's size ("70B") and a GPU's memory ("80G") are no counts: hide them from topology.
     topo_text = _SIZE.sub(lambda m: " " * len(m.group(0)), _MOE_SIZE.sub(lambda m: " " * len(m.group(0)), prose))
-    topo = _topology(topo_text, v)
+    topo_text, scale = find_scale(topo_text)
+    topo, prior_world = _scaled(_topology(topo_text, v), scale)
     sizes = _sizes(prose)
     wanted, unwanted = _features(prose, v, sizes)
     gbs, lbs = _batches(prose)
@@ -720,6 +746,7 @@ def _extract(question: str) -> Params:
         global_batch_size=gbs,
         local_batch_size=lbs,
         gpu_memory_gb=gpu_mem if gpu_mem is not None else (default_mem if gpu_type else None),
+        prior_world_size=prior_world,
     )
 
 

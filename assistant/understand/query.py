@@ -47,6 +47,9 @@ class Params:
     global_batch_size: int | None = None
     local_batch_size: int | None = None
     gpu_memory_gb: int | None = None  # stated ("80G") or the type's usual memory, even when `gpu` is not in the table
+    # A change asked about ("go from 1 node to 4", "double the GPUs"): nodes/world above are the target,
+    # this is the world it replaces (None when no change is asked or the old world is unknown).
+    prior_world_size: int | None = None
 
     def merged_over(self, earlier: "Params") -> "Params":
         """Follow-ups: values stated now win, the rest carries over from earlier turns."""

@@ -18,6 +18,7 @@ from assistant.index.glossary import Glossary, load_glossary
 from assistant.understand.asks import detect_asks, rescued_intent
 from assistant.understand.intent import detect_injection, score_intents
 from assistant.understand.language import resolve_language
+from assistant.understand.scale import find_scale
 from assistant.understand.params import MAX_PROSE_CHARS, MAX_QUESTION_CHARS, extract_params, load_vocab, normalize, spell_out, with_topology
 from assistant.understand.pasted import split_pasted
 from assistant.understand.query import SIZE_KEYS, Ask, Params, Query, Situation
@@ -175,6 +176,10 @@ def understand(
         if turn_intent != "nonsense":
             prev_intent = turn_intent
     params = _merge(own, carried) if earlier_user else with_topology(own)
+    if earlier_user and own.prior_world_size is None and carried.world_size and params.world_size != carried.world_size \
+            and find_scale(normalize(question))[1] is not None:
+        # "now make it 8 nodes": the change replaces the world of the turns before
+        params = replace(params, prior_world_size=carried.world_size)
 
     scored = score_intents(question, own)
     intent = scored.intent

@@ -12,8 +12,9 @@ from assistant.compose.error_fixes import explain
 from assistant.compose.answers.quantity import quantity_line
 from assistant.compose.answers.recommendation import pitfalls
 from assistant.compose.field_facts import judges_value
-from assistant.compose.answers.verdict import fix_changes, fix_line, judged_body, verdict_line
+from assistant.compose.answers.verdict import fix_changes, fix_line, judged_body, layout_text, verdict_line
 from assistant.compose.writer import Writer, features_of, size_of
+from assistant.understand.asks import quoted_error
 
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
@@ -41,6 +42,16 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if d is not None and d.report is not None and sit.stated.sizes:
         if any(a.kind == "verdict" for a in asks):
             return Part()  # the verdict ask judges the stated layout
+        quoted = quoted_error(inp.query.text) if d.report.ok else None
+        if quoted:
+            # "I get 'ep_size must divide ...' but my numbers are ep 16, dp 4, tp 4": those numbers pass, so
+            # the run that raised it had other sizes; what usually differs, and where to look
+            w.answer(w.say("diag_numbers_pass", layout=layout_text(w, d), world=d.world_size, mesh=w.mesh(d.report),
+                           error=quoted.rstrip(" .。")))
+            if d.report.derived is not None and d.report.derived.ep_size > 1:
+                w.answer(quantity_line(w, "ep_shard", d.report, d.judged))
+            w.answer(w.say("diag_numbers_differ"))
+            return judged_body(w, inp, d)
         # the stated layout passes start-up: what goes wrong later is a pitfall of what it turns on
         w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
         part = judged_body(w, inp, d)

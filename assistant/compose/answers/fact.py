@@ -66,8 +66,7 @@ def _named_topic_facts(w: Writer, inp: ComposeInput, ask) -> list[str]:
 
 def _cued(w: Writer, question: str) -> list[str]:
     """Facts the question's words single out ("pad" -> the packing-with-CP padding rule)."""
-    q = question.lower()
-    return [k for k, cues in w.p.code_cues.items() if any(c in q for c in cues)]
+    return w.p.cued(question)
 
 
 def _asked_first(w: Writer, keys: Sequence[str], question: str) -> list[str]:

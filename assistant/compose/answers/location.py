@@ -170,7 +170,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     defaults = [k for t in topics for k in w.p.code_topic_facts.get(t, ())]
     pool = set(defaults) | {k for t in topics for section in (w.p.topic_facts, w.p.limitations) for k in section.get(t, ())}
     q = inp.query.text.lower()
-    cued = [k for k, cues in w.p.code_cues.items() if k in pool and any(c in q for c in cues)]
+    cued = w.p.cued(q, pool)
     # what the located code checks, in one fact, when the places themselves leave room for it
     room = _MAX_CODE_FACTS if len(entries) < _MAX_CODE_ANCHORS or cued else 0
     facts = [f for f in (w.fact(k) for k in dict.fromkeys(cued + defaults)) if f][:room]

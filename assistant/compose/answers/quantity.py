@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.answers.scaled import CHANGED_TARGETS, change_lines
 from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
@@ -145,7 +146,7 @@ def _microbatches_needed(w: Writer, pp: int, pipe: dict, question: str) -> str |
 _BF16 = re.compile(r"\bbf16\b|bfloat16", re.I)
 
 
-def _states_line(w: Writer, d: Derived, size_b: float, question: str) -> str:
+def _states_line(w: Writer, d: Derived, size_b: float, question: str, gpu: str | None = None) -> str:
     """Model states per GPU for a model known only by its size ("7B, bf16, AdamW"): weights, gradients and
     the two AdamW moments, split over the ranks that shard them; activations come on top."""
     from assistant.validator.memory import PRECISIONS
@@ -153,13 +154,37 @@ def _states_line(w: Writer, d: Derived, size_b: float, question: str) -> str:
     prec = PRECISIONS["bf16" if _BF16.search(question) else "fp32"]
     per_param = prec.weight + prec.grad + prec.optim
     shard = 1 if d.strategy == "ddp" else d.world_size // max(1, d.dp_replicate_size)
-    return w.say("q_memory_states", gb=size_b * per_param / shard, size=f"{size_b:g}", bytes=per_param,
+    gb = size_b * per_param / shard
+    line = w.say("q_memory_states", gb=gb, size=f"{size_b:g}", bytes=per_param,
                  dtype=prec.key, w=prec.weight, g=prec.grad, o=prec.optim, shard=shard)
+    return line + w.space + _against_gpu(w, gb, gpu)
+
+
+# Model states that leave under a quarter of the card are called tight: the estimate with a known model
+# puts a 70B's activations at 4096 tokens near 35 GiB per GPU without checkpointing.
+_ROOM_FOR_ACTIVATIONS = 0.25
+
+
+def _against_gpu(w: Writer, gb: float, gpu: str | None) -> str:
+    """"does a 13B fit on 4 GPUs?" is answered against a card: the one named, else the assumed one, said so."""
+    from assistant.defaults import ASSUMED_GPU
+    from assistant.validator.models import load_gpu
+
+    try:
+        card = load_gpu(gpu or ASSUMED_GPU)
+    except ValueError:
+        card = load_gpu(ASSUMED_GPU)
+        gpu = None
+    assumed = "" if gpu else w.say("q_gpu_assumed")
+    if gb >= card.memory_gb:
+        return w.say("q_states_over", cap=f"{card.memory_gb:g}", gpu=card.name, assumed=assumed)
+    key = "q_states_tight" if card.memory_gb - gb < _ROOM_FOR_ACTIVATIONS * card.memory_gb else "q_states_room"
+    return w.say(key, cap=f"{card.memory_gb:g}", gpu=card.name, assumed=assumed, left=card.memory_gb - gb)
 
 
 def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None,
                   experts: int | None = None, *, layers: int | None = None, question: str = "",
-                  size_b: float | None = None) -> str | None:
+                  size_b: float | None = None, gpu: str | None = None) -> str | None:
     d = derived_sizes(r, judged)
     if d is None:
         return None
@@ -214,7 +239,7 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
     if target == "memory":
         m = r.memory
         if (m is None or not m.capacity_gib) and size_b:
-            return _states_line(w, d, size_b, question)
+            return _states_line(w, d, size_b, question, gpu)
         if m is None or not m.capacity_gib:
             return w.say("q_memory_unknown")
         return w.say("q_memory", total=m.total_gib, cap=f"{m.capacity_gib:g}", gpu=m.gpu or "?")
@@ -410,14 +435,19 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return Part()
         w.answer(verdict_line(w, d))
         return judged_body(w, inp, d)
+    changed = change_lines(w, inp.query, d)  # "go from 1 node to 4": what the change does, first
+    for line in changed:
+        w.answer(w.computed(line))
     experts, layers = experts_of(inp.query), layers_of(inp.query)
     asks = list(inp.asks)
     later = asks[asks.index(ask) + 1:] if ask in asks else []
     for target in _targets(ask, r, d.judged, inp.query.text):
+        if changed and target in CHANGED_TARGETS:
+            continue  # the change lines state them, before and after
         if target == "mesh_shape" and target != getattr(ask, "target", None) and any(a.kind == "quantity" for a in later):
             continue  # the whole mesh after every number asked, not between them
         line = quantity_line(w, target, r, d.judged, experts, layers=layers, question=inp.query.text,
-                             size_b=inp.query.params.model_size_b)
+                             size_b=inp.query.params.model_size_b, gpu=inp.query.situation.gpu)
         if line and not _said(w, line):
             w.answer(w.computed(line))
     return judged_body(w, inp, d)

@@ -49,8 +49,13 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
     first = r.errors[0]
     message = (first.message_zh if w.lang == "zh" else first.message).rstrip(" .。")
     key = "verdict_no_worry" if _WORRY.search(ask_text) else "verdict_no"
-    if key == "verdict_no_worry" and {f.code for f in r.errors} <= ESTIMATES and _worries_about_memory(ask_text):
+    memory_only = {f.code for f in r.errors} <= ESTIMATES
+    if key == "verdict_no_worry" and memory_only and _worries_about_memory(ask_text):
         key = "verdict_oom"  # "会爆显存吗" over the estimate: the run starts, then runs out of memory
+    elif key == "verdict_no" and memory_only:
+        # "tp 8 + FSDP enough, or PP too?": the layout starts; what says no is the memory, on that layout
+        return w.say("verdict_no_memory", layout=layout_text(w, d), world=d.world_size, message=message,
+                     code=first.code) + (w.space + fix if (fix := fix_line(w, d)) else "")
     if _passes_start_up(first):
         # a mesh smaller than the world: start-up accepts it, the run then hangs or idles (CODE-FACTS 4)
         key = "verdict_later_worry" if _WORRY.search(ask_text) else "verdict_later"
@@ -189,11 +194,14 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = _asked_alternative(inp, d, ask) or d
     w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
     r = d.report
-    if r is not None and r.ok and _worries_about_memory(inp.query.text):
-        # "will 70b blow up on 8 GPUs with tp 8?": past start-up is half the answer; the memory is the other
+    sit = inp.query.situation
+    if r is not None and r.ok and (_worries_about_memory(inp.query.text) or sit.model or inp.query.params.model_size_b):
+        # "will 70b blow up on 8 GPUs with tp 8?", "tp 2 pp 2 for a 13B model on 4 GPUs?": past start-up
+        # is half the answer; with a model named, whether it fits is the other
         from assistant.compose.answers.quantity import quantity_line
 
-        w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, question=inp.query.text))
+        w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, question=inp.query.text,
+                                 gpu=sit.gpu))
     if r is not None and r.ok and r.derived is not None and r.derived.ep_size > 1:
         # an EP layout passes or fails on (dp*cp*tp) % ep: that arithmetic is the reason, said with it
         from assistant.compose.answers.quantity import quantity_line

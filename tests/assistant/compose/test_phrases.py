@@ -14,6 +14,15 @@ def test_strategy_lacks_names_exactly_what_the_validator_refuses():
         assert said == set(capabilities(strategy).refusals), strategy
 
 
+def test_a_cue_with_parts_needs_every_part():
+    from assistant.compose.phrases import Phrases
+
+    p = Phrases.load()
+    assert "replicate_not_nodes" in p.cued("Is dp_replicate_size the number of nodes?")
+    assert "replicate_not_nodes" in p.cued("dp_replicate_size 就是节点数吗")
+    assert "replicate_not_nodes" not in p.cued("how many nodes do I need for 70B?")
+
+
 def test_worked_quotient_needs_both_values():
     from assistant.compose.phrases import Phrases
 

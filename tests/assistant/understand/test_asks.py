@@ -333,3 +333,26 @@ def test_what_do_i_set_it_to_is_the_number_not_a_config():
     q = ("We have 2 nodes x 8 A100s. I want to replicate between machines and shard within each one. "
          "What do I set dp_replicate_size to, and what's the shard group size then?")
     assert "config" not in _kinds(q)
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("I only have 4 GPUs. Can I still use pp_size 2 and tp_size 2 for a 13B model?", ["verdict"]),
+    ("16 H100s, is tp 8 plus FSDP across the nodes enough?", ["verdict"]),
+    ("What happens if I leave dp_size empty with tp_size 4 on 10 GPUs?", ["verdict", "quantity"]),
+    ("dp_size 不写的话 12 卡 tp 2 会怎样", ["verdict", "quantity"]),
+    ("4 张卡能不能 tp 2 pp 2 跑 13B", ["verdict"]),
+])
+def test_yes_no_on_the_users_numbers(question, asks):
+    found = understand(question).asks
+    assert [a.kind for a in found] == asks
+    if "quantity" in asks:
+        assert found[1].target == "dp_size"  # the size left for upstream to infer
+
+
+def test_an_error_reported_without_quotes_is_read_as_the_error():
+    from assistant.understand.asks import quoted_error
+
+    assert quoted_error("报错说 ep_size 必须整除 dp_size * cp_size * tp_size，可我是 ep 8") == \
+        "ep_size 必须整除 dp_size * cp_size * tp_size"
+    assert quoted_error("I get 'non_pp_size must be a multiple of ep_size' at start-up").startswith("non_pp_size")
+    assert quoted_error("报错了吗") is None

@@ -99,3 +99,14 @@ def test_a_described_crash_beside_a_how_to_shows_one_config(ask):
     a = ask("Multi-GPU DDP training crashes with the \"unused parameters\" error. With strategy ddp in AutoModel, "
             "how do I turn on find_unused_parameters, and is it off by default?")
     assert a.text.count("```yaml") == 1 and "find_unused_parameters: true" in a.text
+
+
+def test_a_quoted_error_whose_numbers_pass_says_so_and_what_differs(ask):
+    # ep 16, dp 4, tp 4: dp*cp*tp = 16, 16 % 16 = 0; the run that raised it had other sizes
+    a = ask('I get "ep_size must divide dp_size * cp_size * tp_size" but my numbers are ep 16, dp 4, tp 4. '
+            "What's wrong?")
+    first = lead(a.text)
+    assert first.startswith("Those numbers pass that check") and "dp_size × cp_size × tp_size = 16" in first
+    assert "world size the job really started with" in first and "Yes:" not in first
+    z = ask("报错说 ep_size 必须整除 dp_size * cp_size * tp_size，可我是 ep 8、dp 2、tp 4，哪里不对？", lang="zh")
+    assert lead(z.text).startswith("你写的这组数字能通过这项检查")

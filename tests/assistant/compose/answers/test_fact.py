@@ -152,6 +152,15 @@ def test_which_strategy_saves_memory_is_answered_first(ask, q):
     assert lead(ask(q).text).startswith("`fsdp2`")
 
 
+def test_dp_replicate_is_replica_groups_not_a_node_count(ask):
+    for q, lang, opening in (("is dp_replicate_size the number of nodes?", "en", "Not necessarily"),
+                             ("dp_replicate_size 就是节点数吗", "zh", "不一定")):
+        a = ask(q, lang=lang)
+        first = lead(a.text)
+        assert first.startswith(opening) and "dp_shard = dp_size / dp_replicate_size" in first
+        assert a.judged is None
+
+
 # --- concept questions (round 2): the fact that answers them leads, worked on the user's numbers ---
 
 def test_ep_with_tp_is_answered_as_shared_ranks_with_the_users_ep_shard(ask):

@@ -105,3 +105,35 @@ def test_a_mesh_smaller_than_the_world_passes_start_up_and_then_does_not_work(as
     assert first.startswith("会出问题：启动能通过") and "MW-E-DP-MISMATCH" in first and "启动时就会报错" not in first
     a = ask("2 nodes x 8 GPUs with dp_size: 8 and tp, pp, cp at 1: will it hang?", world_size=16, gpus_per_node=8)
     assert lead(a.text).startswith("Yes, that is the problem: it passes start-up")
+
+
+def test_a_model_size_with_the_layout_adds_whether_it_fits_on_the_assumed_gpu(ask):
+    # 13B on 4 GPUs, tp 2 pp 2: dp 1, 13e9 * 16 B / 4 ranks = 52 GB, under the assumed H100's 80 GB
+    a = ask("I only have 4 GPUs. Can I still use pp_size 2 and tp_size 2 for a 13B model?")
+    first = lead(a.text)
+    assert first.startswith("Yes: ") and "About 52.0 GB of model states per GPU" in first
+    assert "80 GB" in first and "assumed" in first
+    assert (a.judged["distributed"]["tp_size"], a.judged["distributed"]["pp_size"]) == (2, 2)
+
+
+def test_is_it_enough_is_a_verdict_and_a_memory_no_names_the_layout_that_starts(ask):
+    # Llama-3.1-70B on 16 H100 80GB, tp 8 x dp_shard 2: the mesh builds; the estimate is over 80 GB
+    a = ask("两台机器 16 张 H100 80G 全量微调 Llama-3.1-70B，tp 8 加跨机 FSDP 够不够，要不要上 PP？", lang="zh")
+    first = lead(a.text)
+    assert a.asks[0] == "verdict" and a.judged["distributed"]["tp_size"] == 8
+    assert first.startswith("不行：`strategy: fsdp2`, `tp_size: 8` 在 world_size 16 下能通过启动检查，但显存放不下")
+
+
+def test_dp_left_unset_gets_the_verdict_then_the_inferred_dp(ask):
+    a = ask("what happens if I leave dp_size null with tp 2 on 12 gpus")
+    first = lead(a.text)
+    assert a.asks[:2] == ["verdict", "quantity"] and first.startswith("Yes: ")
+    assert "dp_size = 6" in first and "12 / (2 × 1 × 1)" in first
+
+
+def test_model_states_that_leave_little_room_are_called_tight(ask):
+    # 72B known only by size on 16 H100 80GB: 72e9 * 16 B / 16 = 72 GB, 8 GB left for activations
+    a = ask("Qwen2.5-72B on 2 nodes of 8 H100 80GB: is tp 8 plus FSDP across the nodes enough?")
+    first = lead(a.text)
+    assert "About 72.0 GB of model states per GPU" in first and "only about 8 GB is left" in first
+    assert "(assumed" not in first  # the GPU was named
