@@ -40,7 +40,9 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
     r = d.report
     if r.ok:
         key = "verdict_yes_worry" if _WORRY.search(ask_text) else "verdict_yes"
-        line = w.say(key, layout=layout_text(w, d), world=d.world_size, gpn=d.gpus_per_node, mesh=w.mesh(r))
+        # a world smaller than a node is that one node ("4 GPUs": one node of 4, not "8 GPUs per node")
+        gpn = min(d.gpus_per_node, d.world_size)
+        line = w.say(key, layout=layout_text(w, d), world=d.world_size, gpn=gpn, mesh=w.mesh(r))
         if r.warnings and d.pasted:  # what still deserves a change in a pasted config is part of the answer
             first = r.warnings[0]
             line += w.space + w.say("verdict_warning", code=first.code,

@@ -137,3 +137,8 @@ def test_model_states_that_leave_little_room_are_called_tight(ask):
     first = lead(a.text)
     assert "About 72.0 GB of model states per GPU" in first and "only about 8 GB is left" in first
     assert "(assumed" not in first  # the GPU was named
+
+
+def test_a_world_smaller_than_a_node_is_not_called_8_gpus_per_node(ask):
+    a = ask("I only have 4 GPUs. Can I use pp_size 2 and tp_size 2?")
+    assert "world_size 4 (4 GPUs per node)" in a.text and "(8 GPUs per node)" not in a.text.split("\n\n")[0]
