@@ -50,5 +50,20 @@ def respelled(prose: str) -> str:
     return _WORD.sub(fix, prose)
 
 
+@lru_cache(maxsize=1)
+def _zh_slips() -> tuple[tuple[re.Pattern, str], ...]:
+    return tuple((re.compile(pat), word) for pat, word in read_yaml(_HERE.with_name("vocab.yaml"))["zh_slips"])
+
+
+def zh_respelled(text: str) -> str:
+    """"每张卡占多少现存", "梯度规约用什么精度": a Chinese homophone slip (vocab.yaml `zh_slips`) read
+    as the word meant, so the whole question (asks, intent, retrieval) sees 显存 / 归约."""
+    if not re.search(r"[\u3400-\u9fff]", text):
+        return text
+    for pat, word in _zh_slips():
+        text = pat.sub(word, text)
+    return text
+
+
 _VERSION_NEXT = re.compile(r"[\s_-]*[A-Za-z]?\d")
 _SPELLING_CUTOFF = 0.75  # "meen" -> "mean" scores 0.75; "lorem" is nothing's slip

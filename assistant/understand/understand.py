@@ -23,6 +23,7 @@ from assistant.understand.params import MAX_PROSE_CHARS, MAX_QUESTION_CHARS, ext
 from assistant.understand.pasted import split_pasted
 from assistant.understand.query import SIZE_KEYS, Ask, Params, Query, Situation
 from assistant.understand.stated import stated_layout, unquestioned
+from assistant.understand.spelling import zh_respelled
 
 MAX_HISTORY_TURNS = 20  # older turns are dropped: a follow-up refers to the recent conversation
 _FOLLOW_UP_CONTEXT_CHARS = 500  # of the previous question, added to a follow-up's retrieval text
@@ -163,7 +164,7 @@ def understand(
 ) -> Query:
     """Language, intent, parameters (carried over from earlier user turns, overridden by the request's
     explicit values), the situation, the asks, topics, retrieval text."""
-    question = (question or "")[:MAX_QUESTION_CHARS]
+    question = zh_respelled((question or "")[:MAX_QUESTION_CHARS])
     turns = [_turn_fields(t) for t in history][-MAX_HISTORY_TURNS:]
     earlier_user = [content for role, content in turns if role == "user" and content.strip()]
 

@@ -69,6 +69,10 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # "crashes with the unused-parameters error; how do I turn on X?": the other asks answer it, and
         # a layout of our own beside them would be a second config
         return fact.howto(w, inp, with_config=False) or Part()
+    if not sit.stated.any() and not sit.world_size and not sit.model:
+        # "卡住不动了 nccl 没反应 咋办": a problem told in words only, no layout to judge or size: what
+        # the kb says about it, not a layout of ours
+        return fact.howto(w, inp, with_config=False) or fact.write(w, inp, ask)
     return fact.howto(w, inp, with_config=False) or recommendation.write(w, inp, ask)
 
 

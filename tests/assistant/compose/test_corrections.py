@@ -107,3 +107,10 @@ def test_a_question_between_two_values_or_about_a_crash_is_no_claim():
     assert keys("moe 里面那个 reshard_after_forward 默认是 true 还是 false", "zh") == []
     assert keys("Does enable_fsdp2_prefetch default to true or false?") == []
     assert keys("My recipe has no distributed section and it crashes even on a single GPU. Why?") == []
+
+
+def test_an_a_not_a_question_about_a_default_claims_no_default():
+    # "默认开不开" asks the default; it was read as the claim "默认开" and rebutted with "不是"
+    for q in ("sequence_parallel 默认开不开？", "sequence_parallel 默认是开还是关", "sequence_parallel 默认开启不开启"):
+        assert not [k for k in keys(q) if k.startswith("default:")], q
+    assert "default:distributed.sequence_parallel" in keys("sequence_parallel 默认是开的吧")

@@ -356,3 +356,24 @@ def test_an_error_reported_without_quotes_is_read_as_the_error():
         "ep_size 必须整除 dp_size * cp_size * tp_size"
     assert quoted_error("I get 'non_pp_size must be a multiple of ep_size' at start-up").startswith("non_pp_size")
     assert quoted_error("报错了吗") is None
+
+
+@pytest.mark.parametrize("question, kind", [
+    # colloquial Chinese: what broke and "how do I fix it" asks a diagnosis, not a quantity or a layout
+    ("爆显存了咋整 8张A100 40G 训 qwen2.5 14b 用的fsdp2 tp_size 1", "diagnosis"),
+    ("卡住不动了 多机训练 nccl 一直没反应 咋办", "diagnosis"),
+    ("pp_size 4 local_batch_size 8 pp_microbatch_size 4 一启动就挂 咋整", "diagnosis"),
+    # "会报啥错" asks what the launch does with the stated layout
+    ("老哥们 tp_size设成16 单机8卡 会报啥错", "verdict"),
+    ("16卡 tp 3 会报什么错", "verdict"),
+    # "cp 开几": the size asked for by the verb that sets it
+    ("一机八卡 跑 llama 3.1 8b 序列长度 32k 要不要开 cp 开几", "quantity"),
+    ("64卡 训 70b tp 切几", "quantity"),
+])
+def test_colloquial_chinese_asks(question, kind):
+    assert _kinds(question)[0] == kind
+
+
+def test_a_homophone_slip_of_gpu_memory_is_a_memory_quantity():
+    # "现存" typed for 显存: without the slip table the quantity had no target
+    assert ("quantity", "memory") in _asks("8卡H100 用fsdp2 全参训 llama 3.1 8b 每张卡大概占多少现存")

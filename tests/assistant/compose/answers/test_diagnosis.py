@@ -110,3 +110,10 @@ def test_a_quoted_error_whose_numbers_pass_says_so_and_what_differs(ask):
     assert "world size the job really started with" in first and "Yes:" not in first
     z = ask("报错说 ep_size 必须整除 dp_size * cp_size * tp_size，可我是 ep 8、dp 2、tp 4，哪里不对？", lang="zh")
     assert lead(z.text).startswith("你写的这组数字能通过这项检查")
+
+
+def test_a_problem_told_in_words_only_gets_the_kb_facts_not_a_layout_of_ours(ask):
+    # "咋办" with no layout stated: the hang's causes lead, no recommended config
+    a = ask("卡住不动了 多机训练 nccl 一直没反应 咋办")
+    first = lead(a.text)
+    assert "diagnosis" in a.asks and "mesh" in first and "strategy: fsdp2" not in a.text
