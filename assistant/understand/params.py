@@ -457,7 +457,12 @@ def _shared_sizes(text: str) -> tuple[dict[str, int], str]:
     return out, text
 
 
+# "tp 八", "pp 设成两": a Chinese numeral right after a size's name is that size in digits
+_ZH_AFTER_KEY = re.compile(rf"((?<![a-z_])(?:tp|pp|cp|ep)(?:_size)?\s*{_SIZE_VERB}?\s*)({ZH_NUMBER})(?![下些点般起样直])", re.I)
+
+
 def _sizes(text: str) -> dict[str, int]:
+    text = _ZH_AFTER_KEY.sub(lambda m: f"{m.group(1)}{parse_number(m.group(2)) or m.group(2)}", text)
     out, text = _shared_sizes(text)
     for key in ("tp", "pp", "cp", "ep", "dp_replicate"):
         if key in out:

@@ -377,3 +377,12 @@ def test_colloquial_chinese_asks(question, kind):
 def test_a_homophone_slip_of_gpu_memory_is_a_memory_quantity():
     # "现存" typed for 显存: without the slip table the quantity had no target
     assert ("quantity", "memory") in _asks("8卡H100 用fsdp2 全参训 llama 3.1 8b 每张卡大概占多少现存")
+
+
+@pytest.mark.parametrize("question", [
+    "64张H100训llama3.1 405b 咋切 tp pp各多少",   # 咋 = 怎么, and "tp pp 各多少" asks us to choose them
+    "32卡训 70b 用啥并行 tp pp 分别设多少",
+])
+def test_sizes_left_to_us_in_spoken_chinese_are_a_size_choice(question):
+    # a size the user leaves to us: answered as a recommendation when none is stated
+    assert _asks(question)[0] == ("quantity", "size_choice")

@@ -356,3 +356,17 @@ def test_each_gpu_type_has_one_source_for_its_memory():
     for name, (_, vocab_mem) in load_vocab().gpus.items():
         key = catalog.resolve_gpu(name, None)
         assert (key is None) != (vocab_mem is None), (name, key, vocab_mem)
+
+
+@pytest.mark.parametrize("q, sizes", [
+    # a Chinese numeral right after a size's name: "tp 八" was no size at all (a recommendation came back)
+    ("十六张卡 tp 八 能跑吗", {"tp_size": 8}),
+    ("8卡 pp 设成两 tp 四 dp多少", {"tp_size": 4, "pp_size": 2}),
+])
+def test_chinese_numerals_after_a_size_name(q, sizes):
+    p = extract_params(q)
+    assert {k: getattr(p, k) for k in sizes} == sizes
+
+
+def test_a_chinese_numeral_word_after_a_size_name_is_no_size():
+    assert extract_params("tp 一下 能跑吗").tp_size is None
