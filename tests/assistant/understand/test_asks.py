@@ -386,3 +386,10 @@ def test_a_homophone_slip_of_gpu_memory_is_a_memory_quantity():
 def test_sizes_left_to_us_in_spoken_chinese_are_a_size_choice(question):
     # a size the user leaves to us: answered as a recommendation when none is stated
     assert _asks(question)[0] == ("quantity", "size_choice")
+
+
+def test_a_space_between_chinese_clauses_separates_two_asks():
+    # typed without punctuation: the speed question and the memory question were one clause, and only
+    # the memory quantity was answered
+    kinds = _kinds("fsdp2 的 reshard_after_forward 关了会快点不 现存会涨多少")
+    assert kinds[:2] == ["fact", "quantity"]
