@@ -166,7 +166,7 @@ def understand(
     explicit values), the situation, the asks, topics, retrieval text."""
     question = zh_respelled((question or "")[:MAX_QUESTION_CHARS])
     turns = [_turn_fields(t) for t in history][-MAX_HISTORY_TURNS:]
-    earlier_user = [content for role, content in turns if role == "user" and content.strip()]
+    earlier_user = [zh_respelled(content) for role, content in turns if role == "user" and content.strip()]
 
     own = extract_params(question)
     carried = Params()
