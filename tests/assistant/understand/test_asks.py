@@ -393,3 +393,9 @@ def test_a_space_between_chinese_clauses_separates_two_asks():
     # the memory quantity was answered
     kinds = _kinds("fsdp2 的 reshard_after_forward 关了会快点不 现存会涨多少")
     assert kinds[:2] == ["fact", "quantity"]
+
+
+@pytest.mark.parametrize("question", ["为啥 megatron_fsdp 不让开 pp 有没有替代方案", "为什么 ddp 不支持 tp"])
+def test_why_a_strategy_refuses_a_feature_is_a_fact(question):
+    # was a diagnosis with nothing to diagnose: generic PP facts led instead of megatron_fsdp's limits
+    assert _kinds(question)[0] == "fact"
