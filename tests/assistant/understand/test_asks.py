@@ -356,3 +356,10 @@ def test_an_error_reported_without_quotes_is_read_as_the_error():
         "ep_size 必须整除 dp_size * cp_size * tp_size"
     assert quoted_error("I get 'non_pp_size must be a multiple of ep_size' at start-up").startswith("non_pp_size")
     assert quoted_error("报错了吗") is None
+
+
+def test_a_chinese_full_stop_without_a_space_ends_the_clause():
+    # "16 机反而能跑。想问一下：..." was one clause: "能跑" made it a verdict and the fact asked was lost
+    q = ("Gemma3 27B，8 机 64 张 H100，fsdp2，tp_size 8，开了 sequence_parallel: true，16 机反而能跑。"
+         "想问一下：sequence_parallel 到底改变了 TP plan 里的什么？")
+    assert ("fact", "sequence_parallel") in _asks(q)

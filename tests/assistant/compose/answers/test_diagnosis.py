@@ -110,3 +110,11 @@ def test_a_quoted_error_whose_numbers_pass_says_so_and_what_differs(ask):
     assert "world size the job really started with" in first and "Yes:" not in first
     z = ask("报错说 ep_size 必须整除 dp_size * cp_size * tp_size，可我是 ep 8、dp 2、tp 4，哪里不对？", lang="zh")
     assert lead(z.text).startswith("你写的这组数字能通过这项检查")
+
+
+def test_a_cuda_oom_is_pytorchs_error_never_an_upstream_check(ask):
+    # the memory rule is Meshwise's own estimate (upstream "meshwise"): no AutoModel check raises an OOM
+    a = ask("Llama 3.3 70B, pp_size 8, 4 nodes of 8 H100, local_batch_size 8.\n```\ntorch.OutOfMemoryError: CUDA out "
+            "of memory. Tried to allocate 1.96 GiB.\n```\nwhat now?")
+    assert "upstream's `MW-E-MEMORY`" not in a.text and "上游的 `MW-E-MEMORY`" not in a.text
+    assert "PyTorch" in a.text and "MW-E-MEMORY" in a.text
