@@ -163,6 +163,13 @@ _STATED_FACTS = frozenset({"default", "allowed", "options", "same"})
 _NEEDS = re.compile(r"\bneeds?\b|\brequires?\b|\b(?:have|has)\s+to\b|需要|要不要|是不是要|必须", re.I)
 # "is AC worth it with tp 2?": what the feature costs and buys, not a verdict on the sizes beside it
 _WORTH = re.compile(r"\bworth\b|\bpays?\s+off\b|值得|值不值|有必要(?:开|用)", re.I)
+# "tp 8 ...: what does sequence_parallel actually change in the TP plan?": how a feature works, asked
+# beside the user's sizes, is the mechanism's fact, not a verdict on those sizes
+_FIX_BY_SETTING = re.compile(r"^\W*(?:would|will|does|do|can|could)\s+(?:setting|turning\s+on|enabling|switching\s+on|adding)\b"
+                             r"[^?？]{0,80}?\b(?:fix|solve|help|avoid|cure)\b|(?:开|打开|设置?|加上?)[^?？。]{0,60}(?:能|可以|会)(?:解决|修好|避免|缓解)", re.I)
+_MECHANISM = re.compile(r"\bwhat\s+(?:does|do|did)\b.{0,60}?\b(?:change|changes|do|recompute|recomputes|shard|split|store|keep)\b"
+                        r"|\bhow\s+(?:does|do)\b.{0,40}?\bwork\b|(?:改变|改动|改)了?[^?？。,，]{0,30}什么|做了什么|重算[^?？。,，]{0,6}什么"
+                        r"|原理|怎么工作", re.I)
 _REQUEST = re.compile(r"[?？]|\b(how|what|which|give|show|write|need|want|should|could|can|please)\b"
                       r"|怎么|如何|给|写|要|请|帮|哪", re.I)
 _YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
@@ -189,6 +196,12 @@ def _has_numbers(query) -> bool:
 def _reconciled(ask, query):
     """One ask, read again with what the whole question says (a clause alone can mislead)."""
     sit = query.situation
+    if ask.kind == "diagnosis" and not sit.pasted.errors and _FIX_BY_SETTING.search(ask.text):
+        # "... OOMs at step 10. Does setting activation_checkpointing: true fix this?": what that setting
+        # does to the failure is asked, not a verdict on the sizes told beside it
+        field = next((r.key for r in field_table().mentioned(ask.text) if not r.is_strategy_name), None)
+        if field is not None:
+            return Ask("fact", ask.text, field)
     if ask.kind not in ("out_of_scope", "nonsense") and query.intent == "out_of_scope" and not sit.stated.any() \
             and not sit.pasted.configs and not sit.pasted.errors and not set(query.topics) & set(FEATURE_ORDER):
         return Ask("out_of_scope", ask.text)  # "what LoRA rank?" asks a number, but not one of ours
@@ -222,7 +235,8 @@ def _reconciled(ask, query):
         return Ask("recommendation", ask.text)
     if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
             and not _NEEDS.search(ask.text) and not set(asked_kinds(ask.text)) & _STATED_FACTS \
-            and not _cues(ask.text, _phrases().answering_quantities) and not _WORTH.search(ask.text):
+            and not _cues(ask.text, _phrases().answering_quantities) and not _WORTH.search(ask.text) \
+            and not _MECHANISM.search(ask.text):
         # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,
         # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes)
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged

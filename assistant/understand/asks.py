@@ -71,8 +71,9 @@ def rescued_intent(question: str, intent: str) -> str:
 
 def _prose(text: str) -> str:
     """The text clauses are cut from. A full-width comma ends a Chinese clause ("给我 yaml，dp 顺便说下")
-    and NFKC would make it an ASCII one, so it becomes a clause break first."""
-    return tame(normalize(text.replace("，", "；"))[:MAX_PROSE_CHARS])
+    and NFKC would make it an ASCII one, so it becomes a clause break first; a full stop ends a clause
+    even with no space after it ("16 机反而能跑。想问一下：... 改变了什么")."""
+    return tame(normalize(text.replace("，", "；").replace("。", "。 "))[:MAX_PROSE_CHARS])
 
 
 def clauses(prose: str) -> list[str]:

@@ -119,6 +119,35 @@ def _bare_config(text: str) -> _Block | None:
     return _Block(start, end, body, "")
 
 
+_SENTENCE = re.compile(r"[^.!?。！？]*(?:[.!?]+(?=\s|$)|[。！？]+|$)")
+# a sentence of the user's own after an inline error: a question, or words that start prose again
+_PROSE_AGAIN = re.compile(r"[?？]|^\W*(?:if|i|we|my|our|what|how|why|is|are|does|do|can|could|should|would|so|but|and|any|"
+                          r"please|also|it|this|the\s+(?:recipe|job|run|config|model))\b|[如要假]果|请问|想问|我|是否", re.I)
+
+
+def _inline_error(line: str, pos: int) -> _Block | None:
+    """"... local_batch_size 8. torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB.
+    If I drop ...?": error text that starts inside a line of the user's own words; the error runs from
+    its marker through the sentences after it, up to the first that is prose again."""
+    m = _ERROR_LINE.search(line)
+    if m is None:
+        return None
+    start = m.start()
+    while start > 0 and (line[start - 1].isalnum() or line[start - 1] in "._"):
+        start -= 1  # "torch.OutOfMemoryError": the module path is part of the error
+    if not line[:start].strip():
+        return None
+    end = start
+    for s in _SENTENCE.finditer(line, start):
+        if s.start() > start and s.group(0).strip() and _PROSE_AGAIN.search(s.group(0).strip()) \
+                and not is_error_text(s.group(0)):
+            break
+        end = s.end()
+        if s.end() >= len(line):
+            break
+    return _Block(pos + start, pos + end, line[start:end].strip() + "\n", "")
+
+
 def _error_lines(text: str) -> list[_Block]:
     """Unfenced error output: each run of lines from an error line through its continuation lines."""
     out: list[_Block] = []
@@ -127,6 +156,12 @@ def _error_lines(text: str) -> list[_Block]:
     i = 0
     while i < len(lines):
         line = lines[i]
+        inline = _inline_error(line, pos) if is_error_text(line) else None
+        if inline is not None:
+            out.append(inline)
+            pos += len(line) + 1
+            i += 1
+            continue
         if is_error_text(line):
             start = pos
             j = i

@@ -21,7 +21,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = inp.diagnosis
     if d is not None and d.pasted:
         for m in inp.errors:
-            w.answer(w.say("error_matched", code=m.code, upstream=m.upstream, message=m.matched.rstrip(" .")))
+            w.answer(_matched_line(w, m, m.matched.rstrip(" .")))
             w.answer(explain(m, w.lang, text=inp.query.text, non_pp=_non_pp(d), gpus_per_node=inp.gpus_per_node))
         return _pasted(w, inp, d, ask)
     if inp.errors:
@@ -76,6 +76,13 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     return fact.howto(w, inp, with_config=False) or recommendation.write(w, inp, ask)
 
 
+def _matched_line(w: Writer, m, message: str) -> str:
+    """The line naming the check a pasted error comes from; a rule of ours (upstream "meshwise", the
+    memory estimate behind a CUDA OOM) is never called an upstream check."""
+    key = "error_matched_own" if m.upstream == "meshwise" else "error_matched"
+    return w.say(key, code=m.code, upstream=m.upstream, message=message)
+
+
 def _errors(w: Writer, inp: ComposeInput, d) -> Part:
     """Each pasted error: the rule that raises it, its arithmetic on the run's own numbers (the layout
     the error reveals, re-validated), and the nearest layout that passes."""
@@ -85,7 +92,7 @@ def _errors(w: Writer, inp: ComposeInput, d) -> Part:
         explained = explain(m, w.lang, text=inp.query.text, non_pp=_non_pp(d), gpus_per_node=inp.gpus_per_node)
         # the explanation carries the numbers: the error is quoted as written, not restated
         message = (f.message_zh if w.lang == "zh" else f.message) if f is not None and not explained else m.matched
-        w.answer(w.say("error_matched", code=m.code, upstream=m.upstream, message=message.rstrip(" .。")))
+        w.answer(_matched_line(w, m, message.rstrip(" .。")))
         w.answer(explained)
         if f is not None and "dp_size" in f.message:
             w.answer(quantity_line(w, "dp_size", r, d.judged))

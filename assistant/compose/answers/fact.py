@@ -447,6 +447,12 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     judged = judges_value(text)
     if not judged and (part := together(w, inp)) is not None:
         return part
+    if _about_a_module(inp, ask):
+        # "distributed: strategy: fsdp2, tp_size: 4. What does it do with the lm_head under TP?": the
+        # clause asks about a model module, not about the fields the layout beside it names
+        picked = select_sentences(ask.text, w.citer.sources, w.lang)
+        if picked:
+            return retrieved(w, inp, ask)
     cued = [] if asked_kinds(text) or judged else (_cued(w, inp.query.text) or _named_topic_facts(w, inp, ask))
     # a topic narrower than a feature leads, unless the question also names a field of its own ("zero_dp_strategy")
     topical = any(t in w.p.lead_topics for t in inp.query.topics) and not judged and not named
@@ -469,6 +475,15 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
 
         return recommendation.write(w, inp, ask)
     return retrieved(w, inp, ask)
+
+
+_MODULE = re.compile(r"^(?:lm_head|embed_tokens|[a-z]+_proj|\w*norm\w*|router|gate|experts?)$", re.I)
+
+
+def _about_a_module(inp: ComposeInput, ask) -> bool:
+    """The fact ask's own identifier is a module of the model (`lm_head`, `embed_tokens`), no field."""
+    target = getattr(ask, "target", None) or ""
+    return bool(_MODULE.match(target)) and not field_table().mentioned(target) and bool(getattr(ask, "text", ""))
 
 
 def _needs(query: Query) -> frozenset[str]:

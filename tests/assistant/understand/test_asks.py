@@ -399,3 +399,16 @@ def test_a_space_between_chinese_clauses_separates_two_asks():
 def test_why_a_strategy_refuses_a_feature_is_a_fact(question):
     # was a diagnosis with nothing to diagnose: generic PP facts led instead of megatron_fsdp's limits
     assert _kinds(question)[0] == "fact"
+
+
+def test_a_chinese_full_stop_without_a_space_ends_the_clause():
+    # "16 机反而能跑。想问一下：..." was one clause: "能跑" made it a verdict and the fact asked was lost
+    q = ("Gemma3 27B，8 机 64 张 H100，fsdp2，tp_size 8，开了 sequence_parallel: true，16 机反而能跑。"
+         "想问一下：sequence_parallel 到底改变了 TP plan 里的什么？")
+    assert ("fact", "sequence_parallel") in _asks(q)
+
+
+def test_how_it_is_done_in_chinese_asks_the_mechanism():
+    q = "2 台 8 卡，fsdp2，dp_replicate_size 2。dp_shard 是多少？HSDP 的梯度同步具体是怎么做的？"
+    kinds = _kinds(q)
+    assert "quantity" in kinds and "fact" in kinds

@@ -91,3 +91,20 @@ def test_launcher_prefixed_traceback_is_one_error_block():
     assert p.configs == ()
     assert p.prose == "any idea?"
     assert any("non_pp_size=12" in e for e in p.errors)
+
+
+def test_an_error_inside_a_line_of_prose_keeps_the_words_around_it():
+    # a real-user post on one line: the layout, the torch OOM, then the question
+    p = split_pasted("Llama 3.3 70B with pp_size 8, 4 nodes of 8 H100, local_batch_size 8. torch.OutOfMemoryError: "
+                     "CUDA out of memory. Tried to allocate 1.96 GiB. GPU 4 has a total capacity of 79.11 GiB. "
+                     "If I drop pp_microbatch_size to 1, how many microbatches does each step run?")
+    assert len(p.errors) == 1 and p.errors[0].startswith("torch.OutOfMemoryError") and "1.96 GiB" in p.errors[0]
+    assert "pp_size 8" in p.prose and "local_batch_size 8" in p.prose and "how many microbatches" in p.prose
+    assert "Tried to allocate" not in p.prose
+
+
+def test_an_inline_chinese_oom_leaves_the_layout_and_the_question():
+    p = split_pasted("4 台 8 卡 H100，pp_size 8，local_batch_size 8，第一次 backward 就 CUDA out of memory。"
+                     "Tried to allocate 1.96 GiB。如果把 pp_microbatch_size 改成 1，每一步会跑几个 microbatch？")
+    assert len(p.errors) == 1 and "Tried to allocate" in p.errors[0]
+    assert "pp_size 8" in p.prose and "如果把 pp_microbatch_size 改成 1" in p.prose

@@ -117,3 +117,11 @@ def test_a_problem_told_in_words_only_gets_the_kb_facts_not_a_layout_of_ours(ask
     a = ask("卡住不动了 多机训练 nccl 一直没反应 咋办")
     first = lead(a.text)
     assert "diagnosis" in a.asks and "mesh" in first and "strategy: fsdp2" not in a.text
+
+
+def test_a_cuda_oom_is_pytorchs_error_never_an_upstream_check(ask):
+    # the memory rule is Meshwise's own estimate (upstream "meshwise"): no AutoModel check raises an OOM
+    a = ask("Llama 3.3 70B, pp_size 8, 4 nodes of 8 H100, local_batch_size 8.\n```\ntorch.OutOfMemoryError: CUDA out "
+            "of memory. Tried to allocate 1.96 GiB.\n```\nwhat now?")
+    assert "upstream's `MW-E-MEMORY`" not in a.text and "上游的 `MW-E-MEMORY`" not in a.text
+    assert "PyTorch" in a.text and "MW-E-MEMORY" in a.text

@@ -217,3 +217,28 @@ def test_is_a_feature_worth_it_beside_stated_sizes_is_its_cost_not_a_verdict(ask
     a = ask("Is activation checkpointing worth turning on for a 7B model with tp_size 2?")
     first = lead(a.text)
     assert first.startswith("Activation checkpointing trades compute for memory") and "verdict" not in a.asks
+
+
+def test_how_a_feature_works_beside_stated_sizes_is_its_fact_not_only_a_verdict(ask):
+    # Automodel #426: the layout's verdict alone left "what does sequence_parallel change?" unanswered
+    a = ask("Gemma3 27B on 8 nodes x 8 H100, fsdp2 with tp_size 8, sequence_parallel: true. Is sequence_parallel "
+            "supported with tp 8, and what does sequence_parallel actually change in the TP plan?")
+    assert "fact" in a.asks
+    assert re.search(r"norms?[^\n]{0,160}sequence", a.text)
+
+
+def test_does_setting_a_field_fix_this_leads_with_what_the_field_does(ask):
+    # Automodel #2585: the lead was "Yes: your layout is valid" for an OOM the user asked AC to fix
+    a = ask("gemma 2 9b CUDA-OOMs on 8 H100 in the backward pass, no activation checkpointing. "
+            "distributed: {strategy: fsdp2, tp_size: 1}. Does setting distributed.activation_checkpointing: true "
+            "fix this, and what does it recompute?")
+    first = lead(a.text)
+    assert not first.startswith("Yes: your layout is valid") and re.search(r"[Rr]ecomput", first)
+
+
+def test_a_module_asked_about_beside_a_pasted_layout_is_answered_from_the_kb(ask):
+    # "What does it do with the lm_head under TP?" got "fsdp2 accepts strategy" from the layout's fields
+    a = ask("My model has vocab 151655. distributed: strategy: fsdp2, tp_size: 4. What does Automodel do with the "
+            "lm_head / embed_tokens under TP?")
+    assert re.search(r"vocab[^\n]{0,120}split", a.text)
+    assert "accepts `strategy`" not in a.text
