@@ -795,7 +795,8 @@ def _why(s: Situation, t: Targets, f: _Found) -> list[Step]:
         )
         # a row that leaves tp to memory says what the estimate decided, in the same bullet (the answer
         # shows only the first reasons)
-        reason = _tp_memory_reason(f) if tier["tp"][0] < tier["tp"][1] and "tp" not in t.fixed and "tp" not in t.required else None
+        # only the row whose tp the memory estimate decides (the 3-13B dense row) says why its tp_size
+        reason = _tp_memory_reason(f) if tier.get("tp_from_memory") and "tp" not in t.fixed and "tp" not in t.required else None
         if reason is not None:
             row = Step(f"{row.en} {reason.en}", f"{row.zh}{reason.zh}")
         out.append(row)

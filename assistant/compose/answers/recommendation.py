@@ -75,6 +75,20 @@ def say_declined(w: Writer, notes: Sequence[Step]) -> None:
     w.para(w.space.join(x for x in said if x))
 
 
+def _too_few_gpus(w: Writer, plan: Plan, query: Query) -> bool:
+    """A known model that no layout fits at the user's world size: say how many GPUs it needs."""
+    from assistant.compose.world_needed import world_needed
+
+    world = plan.report.world_size or plan.world_size
+    found = world_needed(query, plan.gpus_per_node) if world else None
+    if found is None or found.world <= world:
+        return False
+    r = found.plan.report
+    w.answer(w.say("too_few_gpus", model=found.model, world=world, needed=found.world, nodes=found.nodes,
+                   gib=f"{r.memory.total_gib:.1f}", gpu=found.gpu, mesh=w.mesh(r)))
+    return True
+
+
 def config_sections(w: Writer, plan: Plan, query: Query, *, fields: bool, rationale: bool,
                     declined_said: bool = False, lead: bool = True, asked_size: str | None = None) -> Part:
     """Recommendation, YAML, fields (when a config was asked for), sizing, the strategies the user
@@ -86,6 +100,9 @@ def config_sections(w: Writer, plan: Plan, query: Query, *, fields: bool, ration
         # "ep 设多少": the number first, then why this layout
         w.answer(w.say("rec_size", name=asked_size, value=dist[asked_size], world=plan.report.world_size or plan.world_size,
                        mesh=w.mesh(plan.report)))
+    if lead and not plan.feasible and _too_few_gpus(w, plan, query):
+        # "32 张 H100 训练 DeepSeek-V3": the GPU count is the answer; a config that cannot fit is none
+        return Part(strategy=strategy)
     if lead:
         w.answer(w.fact(lead_key(strategy, feats, plan.world_size, wanted(query)), section="leads", required=True))
         if "hsdp" in feats and "hsdp" in wanted(query) and plan.report.ok:

@@ -1,6 +1,8 @@
 """Recommendations and configs: the plan's layout, with the sizes an asked-for feature sets in the lead."""
 from __future__ import annotations
 
+import pytest
+
 from tests.assistant.compose.answers.conftest import lead
 
 
@@ -31,3 +33,13 @@ def test_a_size_left_to_us_leads_with_its_number(ask):
     assert "**不要用**" not in a.text  # what other strategies lack was not asked
     a = ask("qwen3 30b a3b on 2 nodes of 8 GPUs, no tp and no pp. what should ep be?", world_size=16, gpus_per_node=8)
     assert lead(a.text).startswith("Set `ep_size: ")
+
+
+@pytest.mark.parametrize("q, lead_start", [
+    ("32 张 H100 训练 DeepSeek-V3，怎么配？", "放不下：32 张卡上"),
+    ("Qwen3 235B on 32 H800 GPUs, what layout?", "No: no validated layout fits"),
+])
+def test_a_model_that_fits_no_layout_is_told_how_many_gpus_it_needs(ask, q, lead_start):
+    a = ask(q)
+    assert a.text.startswith(lead_start) and "```yaml" not in a.text
+    assert "tp_size 1, as upstream's own recipes" not in a.text  # the dense 3-13B reason, not for a 235B MoE
