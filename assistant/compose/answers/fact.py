@@ -417,6 +417,8 @@ def _capability_asked(inp: ComposeInput, text: str) -> bool:
 def _strategy_on_field(w: Writer, inp: ComposeInput) -> None:
     """"Why does ddp ignore dp_size?": what the named strategy does with the named field leads."""
     strategy = inp.query.params.strategy
+    if _limitation_features(inp.query):
+        return  # "can megatron_fsdp do PP, EP or sequence_parallel?": its limits answer, all at once
     keys = {r.key for r in field_table().mentioned(inp.query.text) if not r.is_strategy_name}
     for k in w.p.limitations.get(strategy or "", ()):
         if any(f"`{key}`" in w.p.facts[k].en for key in keys):

@@ -242,3 +242,8 @@ def test_a_module_asked_about_beside_a_pasted_layout_is_answered_from_the_kb(ask
             "lm_head / embed_tokens under TP?")
     assert re.search(r"vocab[^\n]{0,120}split", a.text)
     assert "accepts `strategy`" not in a.text
+
+
+def test_several_features_a_strategy_lacks_lead_with_the_one_no(ask):
+    a = ask("Can I use megatron_fsdp in NeMo AutoModel if I need pipeline parallelism, expert parallelism, or sequence_parallel?")
+    assert lead(a.text).startswith("No: `megatron_fsdp` cannot do")
