@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from assistant.compose.phrases import Fact
 from assistant.datafile import read_yaml
 from assistant.validator.coerce import translate_value
 from assistant.validator.fields import field_table
@@ -22,16 +23,9 @@ _MAX_QUESTION_CHARS = 8000  # a claim is stated in prose; a long paste is read o
 
 
 @dataclass(frozen=True)
-class Correction:
-    key: str
-    en: str
-    zh: str
-    docs: tuple[str, ...]
-    terms: tuple[str, ...]
+class Correction(Fact):
+    """A fact sentence (cited the same way) that corrects a claim."""
     layout_lead: bool = False  # the claim would reject a layout the code accepts (a judged layout leads)
-
-    def text(self, lang: str) -> str:
-        return self.zh if lang == "zh" else self.en
 
 
 @dataclass(frozen=True)

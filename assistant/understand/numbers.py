@@ -58,3 +58,9 @@ def _parse_zh(t: str) -> int | None:
         else:
             return None
     return total + section + (digit or 0)
+
+
+def blank(text: str, span: tuple[int, int]) -> str:
+    """The text with `span` turned to spaces: a consumed number is not read twice, and offsets hold."""
+    a, b = span
+    return text[:a] + " " * (b - a) + text[b:]

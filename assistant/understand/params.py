@@ -17,7 +17,7 @@ from pathlib import Path
 from assistant.datafile import read_yaml
 
 from assistant.understand import catalog
-from assistant.understand.numbers import NUMBER, ZH_NUMBER, parse_number
+from assistant.understand.numbers import NUMBER, ZH_NUMBER, blank, parse_number
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.understand.query import Params
 from assistant.understand.scale import Scale, find_scale
@@ -132,12 +132,6 @@ def spell_out(prose: str) -> str:
 
 def _num(tok: str | None) -> int | None:
     return parse_number(tok) if tok else None
-
-
-def _blank(text: str, span: tuple[int, int]) -> str:
-    # Consumed spans become spaces so later patterns cannot read the same number twice.
-    a, b = span
-    return text[:a] + " " * (b - a) + text[b:]
 
 
 def _size_b(num: str, unit: str) -> float:
@@ -269,7 +263,7 @@ def _topology(text: str, v: Vocab) -> _Topo:
         nonlocal t
         m = re.search(pattern, t, flags)
         if m:
-            t = _blank(t, m.span())
+            t = blank(t, m.span())
         return m
 
     # world size stated as such
@@ -453,7 +447,7 @@ def _shared_sizes(text: str) -> tuple[dict[str, int], str]:
                 continue
             for key in re.findall(r"tp|pp|cp|ep", m.group("keys"), re.I):
                 out.setdefault(key.lower(), val)
-            text = _blank(text, m.span())
+            text = blank(text, m.span())
     return out, text
 
 
@@ -700,7 +694,7 @@ def extract_params(question: str) -> Params:
         return found
     now_text = prose
     for a, b in spans:
-        now_text = _blank(now_text, (a, b))
+        now_text = blank(now_text, (a, b))
     if not re.search(r"\w", now_text):
         return found  # the whole question is the story: nothing restated
     return _current(found, _extract(now_text))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from assistant.understand.numbers import NUMBER, parse_number
+from assistant.understand.numbers import NUMBER, blank, parse_number
 
 _N = rf"({NUMBER})"
 _NODE = r"(?:nodes?|machines?|hosts?|servers?|boxes)\b|台\s*(?:机器|服务器|节点)?|个\s*节点|节点|机器?"
@@ -53,21 +53,16 @@ def find_scale(text: str) -> tuple[str, Scale | None]:
         if old and new:
             s = Scale(to_nodes=new if node else None, to_total=None if node else new,
                       from_nodes=old if old_node else None, from_total=None if old_node else old)
-            return _blank(text, m.span()), s
+            return blank(text, m.span()), s
     m = _TO.search(text)
     if m:
         n, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         new = parse_number(n)
         if new:
             node = _is_node(unit)
-            return _blank(text, m.span()), Scale(to_nodes=new if node else None, to_total=None if node else new)
+            return blank(text, m.span()), Scale(to_nodes=new if node else None, to_total=None if node else new)
     m = _FACTOR.search(text)
     if m:
         word = next(g for g in m.groups() if g).lower()
-        return _blank(text, m.span()), Scale(factor=_FACTORS[word])
+        return blank(text, m.span()), Scale(factor=_FACTORS[word])
     return text, None
-
-
-def _blank(text: str, span: tuple[int, int]) -> str:
-    a, b = span
-    return text[:a] + " " * (b - a) + text[b:]
