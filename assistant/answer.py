@@ -47,6 +47,13 @@ class Answer:
     # layout exactly as stated; for a recommendation the plan's. None when nothing was judged.
     judged: dict | None = None
     asks: list[str] = field(default_factory=list)  # the ask kinds answered, in order
+    # Which path wrote the text: "offline" (the composer, also after an LLM failure), "single_shot"
+    # (one prompt, streamed) or "tools" (the model could call Meshwise's tools).
+    llm_path: str = "offline"
+    # The layout the model last validated through a tool (llm_tools.Validated.to_json), with
+    # `user_stated`: only a layout the user stated becomes `judged`; a proposal is recorded here only.
+    model_validated: dict | None = None
+    tool_calls: list[dict] = field(default_factory=list)  # [{"name", "ok", "error"}] in call order
 
     def to_json(self) -> dict:
         """The `meshwise ask --json` object."""
@@ -64,4 +71,7 @@ class Answer:
             "params": dict(self.params),
             "judged": self.judged,
             "asks": list(self.asks),
+            "llm_path": self.llm_path,
+            "model_validated": self.model_validated,
+            "tool_calls": list(self.tool_calls),
         }

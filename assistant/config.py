@@ -39,6 +39,7 @@ class Settings:
     llm_model: str | None = None
     llm_api_key: str | None = None
     llm_timeout_s: float = 60.0
+    llm_tools: bool = True  # offer Meshwise's tools to the model (function calling); off: the single-shot prompt
     llm_gguf: str | None = None
     slack_bot_token: str | None = None
     slack_app_token: str | None = None
@@ -69,6 +70,7 @@ _ENV = {
     "MESHWISE_LLM_MODEL": ("llm_model", str),
     "MESHWISE_LLM_API_KEY": ("llm_api_key", str),
     "MESHWISE_LLM_TIMEOUT": ("llm_timeout_s", float),
+    "MESHWISE_LLM_TOOLS": ("llm_tools", lambda s: str(s).strip().lower() not in ("0", "false", "no", "off", "")),
     "MESHWISE_LLM_GGUF": ("llm_gguf", str),
     "SLACK_BOT_TOKEN": ("slack_bot_token", str),
     "SLACK_APP_TOKEN": ("slack_app_token", str),

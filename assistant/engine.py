@@ -132,12 +132,15 @@ class Assistant:
         self._lookup_cache: dict[tuple[str, str], list[Hit]] = {}
         self.load_ms: dict[str, float] = {}
         self._closed = False
+        self._tools_ok = True  # cleared when the endpoint refuses `tools`: the single-shot prompt from then on
 
     # --- lifecycle ---------------------------------------------------------------------------
     @classmethod
-    def load(cls, settings: Settings | None = None, *, llm: str = "offline", warm_up: bool = True) -> "Assistant":
+    def load(cls, settings: Settings | None = None, *, llm: str = "offline", warm_up: bool = True,
+             record_dir=None) -> "Assistant":
         """Settings, index (built when missing), retriever and models, once. `warm_up` answers a few
-        questions so the first real one pays no lazy-load costs; a one-shot CLI call skips it."""
+        questions so the first real one pays no lazy-load costs; a one-shot CLI call skips it.
+        `record_dir`: every request to the model and its reply is stored there (llm_record.py)."""
         if llm not in LLM_MODES:
             raise ValueError(f"llm must be one of {', '.join(LLM_MODES)}, got {llm!r}")
         timings: dict[str, float] = {}
@@ -161,7 +164,8 @@ class Assistant:
             from assistant.compose.llm_openai import OpenAICompatClient
 
             client = OpenAICompatClient(settings.llm_base_url, model=settings.llm_model or "default",
-                                        api_key=settings.llm_api_key, timeout_s=settings.llm_timeout_s)
+                                        api_key=settings.llm_api_key, timeout_s=settings.llm_timeout_s,
+                                        tools=settings.llm_tools)
         elif llm == "local":
             from assistant.compose.llm_local import LocalServer, find_gguf
             from assistant.compose.llm_openai import OpenAICompatClient
@@ -170,7 +174,11 @@ class Assistant:
             url = server.start()
             # A 135M model on 2 cores: a short context and answer keep it within seconds.
             client = OpenAICompatClient(url, model="local", timeout_s=settings.llm_timeout_s,
-                                        max_tokens=400, context_window=4096)
+                                        max_tokens=400, context_window=4096, tools=False)
+        if client is not None and record_dir is not None:
+            from assistant.compose.llm_record import RecordingClient
+
+            client = RecordingClient(client, record_dir)
         timings["llm"] = (time.perf_counter() - t) * 1000
 
         a = cls(settings, retriever, phrases, llm, client, server, code_anchors)
@@ -308,7 +316,8 @@ class Assistant:
         return _SECRET_SHAPES.sub("[redacted]", text)
 
     def _answer(self, req: AskRequest, prep: _Prepared, text: str, yaml_text, report, notices, timings,
-                sources: list[Hit]) -> Answer:
+                sources: list[Hit], *, llm_path: str | None = None, judged: dict | None = None,
+                model_validated: dict | None = None, tool_calls: list[dict] | None = None) -> Answer:
         q = prep.query
         return Answer(
             id=req.id or uuid.uuid4().hex[:12],
@@ -322,8 +331,11 @@ class Assistant:
             timings_ms=timings,
             notices=notices,
             params=_params_dict(q),
-            judged=prep.composed.judged if report is prep.composed.validation else None,
+            judged=judged if judged is not None else (prep.composed.judged if report is prep.composed.validation else None),
             asks=list(prep.composed.asks),
+            llm_path=llm_path or "offline",
+            model_validated=model_validated,
+            tool_calls=list(tool_calls or []),
         )
 
     def _offline_answer(self, req: AskRequest, prep: _Prepared, t0: float, notices: list[str]) -> Answer:
@@ -378,20 +390,54 @@ class Assistant:
 
     def _llm_stream(self, req: AskRequest, prep: _Prepared, t0: float) -> Iterator[str | Answer]:
         """The model words the answer Meshwise computed: the prompt carries the situation, the asks
-        and each ask's computed answer; the gate judges every YAML it shows; an opening that does not
-        state the computed verdict or number gets Meshwise's lead put before it."""
+        and each ask's computed answer; the gate judges every YAML it shows. With tools (an endpoint
+        that speaks function calling) the model may validate its own reading first; a server that
+        refuses `tools` gets the single-shot prompt from then on."""
         from assistant.compose.ask_notes import computed_for
-        from assistant.compose.lead_check import LeadFirst
         from assistant.compose.llm_openai import LLMError
-        from assistant.compose.prompts import PROMPT_ECHO, build_messages, prompt_room
+        from assistant.compose.prompts import build_messages, prompt_room
 
         q, c = prep.query, prep.composed
         computed = computed_for(prep.inp, prep.sources, self.phrases, config_yaml=c.yaml, config_report=c.validation)
         room = prompt_room(getattr(self._llm, "context_window", 8192), getattr(self._llm, "max_tokens", 900))
         # a 135M model on 2 cores pays for every prompt token before its first one: fewer, shorter sources
         local = self._local is not None
-        messages = build_messages(q, computed, prep.sources, req.history, prompt_tokens=room,
+        tools = not local and bool(getattr(self._llm, "tools", False)) and self._tools_ok
+        messages = build_messages(q, computed, prep.sources, req.history, prompt_tokens=room, tools=tools,
                                   max_chunk_chars=500 if local else 1200, max_sources=3 if local else None)
+        t = time.perf_counter()
+        if tools:
+            try:
+                yield from self._tool_answer(req, prep, computed, messages, t0)
+                return
+            except LLMError as exc:
+                if exc.kind != "no_tools":
+                    yield from self._llm_fallback(req, prep, t0, t, exc, streamed=False)
+                    return
+                self._tools_ok = False  # this endpoint or model has no function calling
+                messages = build_messages(q, computed, prep.sources, req.history, prompt_tokens=room)
+        yield from self._single_shot(req, prep, computed, messages, t0)
+
+    def _llm_fallback(self, req: AskRequest, prep: _Prepared, t0: float, t: float, exc, streamed: bool):
+        q = prep.query
+        why = f"llm_why_{exc.kind}" if f"llm_why_{exc.kind}" in self.phrases.text else "llm_why_other"
+        notice = self.phrases.say("llm_fallback", q.lang, why=self.phrases.say(why, q.lang))
+        answer = self._offline_answer(req, prep, t0, [notice])
+        answer.timings_ms["llm"] = (time.perf_counter() - t) * 1000
+        if streamed:
+            yield "\n\n---\n\n"
+        for i in range(0, len(answer.text), _STREAM_CHUNK):
+            yield answer.text[i:i + _STREAM_CHUNK]
+        yield answer
+
+    def _single_shot(self, req: AskRequest, prep: _Prepared, computed, messages, t0: float) -> Iterator[str | Answer]:
+        """One prompt, streamed through the gate; an opening that does not state the computed verdict
+        or number gets Meshwise's lead put before it."""
+        from assistant.compose.lead_check import LeadFirst
+        from assistant.compose.llm_openai import LLMError
+        from assistant.compose.prompts import PROMPT_ECHO
+
+        q, c = prep.query, prep.composed
         # the model's own verdict sentences are dropped: the verdict is the validator's, and an opening
         # left without one gets Meshwise's lead
         gate = StreamGate(replace(self._policy(prep), strip_claims=True, echo=PROMPT_ECHO))
@@ -411,16 +457,7 @@ class Assistant:
                 sent.append(tail)
                 yield tail
         except LLMError as exc:
-            notice = self.phrases.say("llm_fallback", q.lang,
-                                      why=self.phrases.say(f"llm_why_{exc.kind}" if f"llm_why_{exc.kind}" in self.phrases.text
-                                                           else "llm_why_other", q.lang))
-            answer = self._offline_answer(req, prep, t0, [notice])
-            answer.timings_ms["llm"] = (time.perf_counter() - t) * 1000
-            if sent:
-                yield "\n\n---\n\n"
-            for i in range(0, len(answer.text), _STREAM_CHUNK):
-                yield answer.text[i:i + _STREAM_CHUNK]
-            yield answer
+            yield from self._llm_fallback(req, prep, t0, t, exc, streamed=bool(sent))
             return
         timings = dict(prep.timings)
         timings["llm"] = (time.perf_counter() - t) * 1000
@@ -441,7 +478,73 @@ class Assistant:
         yield extra
         text += extra
         timings["total"] = (time.perf_counter() - t0) * 1000
-        yield self._answer(req, prep, text, yaml_text, report, [], timings, prep.sources)
+        yield self._answer(req, prep, text, yaml_text, report, [], timings, prep.sources, llm_path="single_shot")
+
+    def _tool_answer(self, req: AskRequest, prep: _Prepared, computed, messages, t0: float) -> Iterator[str | Answer]:
+        """The bounded tool loop, then its final text through the gate. The layout the model last
+        validated as the user's (the user stated it: llm_tools.stated_by_user) is the answer's judged
+        layout, and the gate judges YAML at its numbers; without one, Meshwise's reading and leads stand."""
+        from assistant.compose.lead_check import LeadFirst, head, polarity
+        from assistant.compose.llm_tools import ToolContext, question_numbers
+        from assistant.compose.prompts import PROMPT_ECHO
+        from assistant.compose.tool_loop import run_tool_loop
+        from assistant.validator import validate
+
+        q, c, d = prep.query, prep.composed, prep.diagnosis
+        gpn = q.situation.gpus_per_node or DEFAULT_GPUS_PER_NODE
+
+        def search(text: str, k: int) -> list[Hit]:
+            with self._lock:
+                return list(self.retriever.search(text, k=k, lang=q.lang))
+
+        said = [q.text, *(t.content for t in req.history if t.role == "user")]
+        ctx = ToolContext(lang=q.lang, question_numbers=question_numbers(*said),
+                          user_layout=d.judged if d is not None else None, gpus_per_node=gpn,
+                          search=search, sources=list(prep.sources))
+        t = time.perf_counter()
+        timeout = getattr(self._llm, "total_timeout_s", None) or 4 * getattr(self._llm, "timeout_s", 60.0)
+        loop = run_tool_loop(self._llm, [{"role": r, "content": m} for r, m in messages], ctx, timeout_s=timeout)
+        mine = loop.users_layout
+        policy = replace(self._policy(prep), strip_claims=True, echo=PROMPT_ECHO)
+        if mine is not None:  # the user's layout as the model read and validated it: YAML is judged at its numbers
+            policy = replace(policy, world_size=mine.world_size,
+                             check=lambda body: validate(body, world_size=mine.world_size,
+                                                         gpus_per_node=mine.gpus_per_node, model=q.params.model,
+                                                         gpu=q.params.gpu))
+        text, result = gate_text(self._scrub(loop.text), policy)
+        text = text.strip() + "\n"
+        if mine is not None:
+            # the tool's verdict on the user's layout leads when the model's opening contradicts it, or
+            # leaves it out where a verdict was asked
+            want = "valid" if mine.report.ok else "invalid"
+            said = polarity(head(text), within=80)
+            asked = not {"verdict", "diagnosis"}.isdisjoint(c.asks)
+            if said not in (None, want) or (said is None and asked):
+                reasons = "; ".join(f"{f.code} ({f.message_zh if q.lang == 'zh' else f.message})"
+                                    for f in mine.report.errors[:2])
+                key = "tool_verdict_ok" if mine.report.ok else "tool_verdict_fails"
+                text = self.phrases.say(key, q.lang, world=mine.world_size, reasons=reasons) + "\n\n" + text
+        else:
+            lead = LeadFirst(computed.notes)
+            text = lead.feed(text) + lead.close()
+        timings = dict(prep.timings)
+        timings["llm"] = (time.perf_counter() - t) * 1000
+        yaml_text, report = (result.shown[0] if result.shown else (c.yaml, c.validation))
+        judged = None
+        if mine is not None:
+            report, judged = mine.report, mine.recipe
+        elif report is None:
+            report = c.validation
+        if not result.shown and computed.config_yaml and mine is None:
+            text += f"\n```yaml\n{computed.config_yaml.rstrip()}\n```\n"
+        text += "\n" + self._sources_block(ctx.sources, q.lang)
+        for i in range(0, len(text), _STREAM_CHUNK):
+            yield text[i:i + _STREAM_CHUNK]
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        last = loop.last_validated
+        yield self._answer(req, prep, text, yaml_text, report, [], timings, ctx.sources, llm_path="tools",
+                           judged=judged, model_validated=last.to_json() if last is not None else None,
+                           tool_calls=[{"name": r.name, "ok": r.ok, "error": r.error} for r in loop.calls])
 
     def _sources_block(self, sources: list[Hit], lang: str) -> str:
         if not sources:

@@ -81,15 +81,17 @@ def run(
     llm: str = "offline",
     progress: bool = True,
     validate_fn=None,
+    record_dir=None,
 ) -> RunResult:
-    """Run every case; loads the engine once unless one is given."""
+    """Run every case; loads the engine once unless one is given (`record_dir`: the model's requests
+    and replies are stored there)."""
     cases = list(cases)
     t_start = time.perf_counter()
     owned = assistant is None
     if owned:
         from assistant.engine import Assistant
 
-        assistant = Assistant.load(settings, llm=llm)
+        assistant = Assistant.load(settings, llm=llm, record_dir=record_dir)
     load_s = time.perf_counter() - t_start
     out = RunResult(scores=[], llm=llm, load_s=round(load_s, 3))
     try:

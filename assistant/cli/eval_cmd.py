@@ -36,9 +36,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="fail unless the pass rate overall and in each language is at least X (0.95 or 95)")
     p.add_argument("--min-yaml-valid", type=_fraction, default=None, metavar="Y",
                    help="fail unless at least Y of the shown YAML blocks validate (1.0 = all)")
+    p.add_argument("--record", type=Path, default=None, metavar="DIR",
+                   help="with --llm openai: store every request to the model and its reply in DIR/exchanges.jsonl "
+                        "(the material of replay fixtures, evals/replay_server.py)")
     p.add_argument("--filter", default=None, metavar="TEXT", help="only cases whose id contains TEXT")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
+
+
+def _paths(answers: dict) -> dict[str, int]:
+    """How many answers each path wrote (tools, single_shot, offline)."""
+    out: dict[str, int] = {}
+    for a in answers.values():
+        key = a.get("llm_path") or "offline"
+        out[key] = out.get(key, 0) + 1
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,13 +70,18 @@ def run(args: argparse.Namespace) -> int:
     if not cases:
         print("meshwise eval: no cases to run", file=sys.stderr)
         return 2
+    if args.record is not None and args.llm != "openai":
+        print("meshwise eval: --record needs --llm openai", file=sys.stderr)
+        return 2
 
-    result = run_cases(cases, settings=load_settings(), llm=args.llm, progress=not args.no_progress)
+    result = run_cases(cases, settings=load_settings(), llm=args.llm, progress=not args.no_progress,
+                       record_dir=args.record)
     meta = {
         "llm": args.llm,
         "sets": [str(p) for p in (args.sets or default_set_paths())],
         "load_s": result.load_s,
         "wall_s": result.wall_s,
+        "llm_paths": _paths(result.answers),
     }
     report = build_report(result.scores, meta=meta, baseline=baseline)
     paths = write_report(report, args.out, answers=result.answers)
@@ -77,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
           f"{pct(s['yaml_validity']['rate'])} of {s['yaml_validity']['blocks']}  validity agreement: "
           f"{pct(s['validity_agreement']['rate'])}")
     print(shape_line(s))
+    if args.llm != "offline":
+        print("answer paths: " + ", ".join(f"{k} {v}" for k, v in sorted(meta["llm_paths"].items())))
     r = s["retrieval"]["all"]
     print(f"retrieval recall@5: {r['recall_at_5']}  MRR: {r['mrr']}  latency p50/p95: "
           f"{s['latency_ms']['p50']}/{s['latency_ms']['p95']} ms  wall: {result.wall_s:.1f} s")

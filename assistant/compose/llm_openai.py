@@ -1,11 +1,14 @@
-"""Any OpenAI-compatible chat endpoint, through llama-index's `OpenAILike`, streamed.
+"""Any OpenAI-compatible chat endpoint: streamed through llama-index's `OpenAILike`, or one whole
+reply with `tools` (function calling, `chat`) over httpx, read under a byte cap and the caller's clock.
 
-Errors are folded into `LLMError` with a short kind (timeout, connection, http, stream, empty, other)
-so the engine can fall back to the offline answer with a one-line notice that leaks nothing.
+Errors are folded into `LLMError` with a short kind (timeout, connection, http, stream, empty, other;
+`no_tools` when the server refuses the `tools` field) so the engine can fall back with a one-line
+notice that leaks nothing.
 """
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
@@ -53,6 +56,8 @@ class OpenAICompatClient:
     max_tokens: int = 900
     temperature: float = 0.2
     context_window: int = 8192
+    tools: bool = True  # offer tools (function calling); False: the single-shot prompt only
+    max_reply_bytes: int = 1 << 20  # one non-streamed reply; a tool call or an answer is far smaller
     _llm: object = field(default=None, init=False, repr=False)
 
     def _client(self):
@@ -104,6 +109,66 @@ class OpenAICompatClient:
 
     def complete(self, messages: Sequence[tuple[str, str]]) -> str:
         return "".join(self.stream(messages))
+
+
+    def chat(self, messages: Sequence[dict], *, tools: Sequence[dict] | None = None,
+             tool_choice: str | None = None, deadline: float | None = None) -> dict:
+        """One non-streamed reply: the `message` of the first choice (`content`, `tool_calls`).
+        `deadline` is a `time.monotonic()` value the whole reply must arrive by."""
+        import httpx
+
+        body: dict = {"model": self.model, "messages": list(messages), "stream": False,
+                      "temperature": self.temperature, "max_tokens": self.max_tokens}
+        if tools:
+            body["tools"] = list(tools)
+            body["tool_choice"] = tool_choice or "auto"
+        deadline = deadline if deadline is not None else time.monotonic() + (self.total_timeout_s or 4 * self.timeout_s)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise LLMError("timeout", "total answer time exceeded")
+        headers = {"Authorization": f"Bearer {self.api_key or 'unused'}", "Content-Type": "application/json"}
+        timeout = httpx.Timeout(min(self.timeout_s, left), connect=min(self.timeout_s, left))
+        try:
+            with httpx.Client(timeout=timeout) as client:
+                with client.stream("POST", self.base_url.rstrip("/") + "/chat/completions", json=body,
+                                   headers=headers) as resp:
+                    raw = bytearray()
+                    for piece in resp.iter_bytes():
+                        raw += piece
+                        if len(raw) > self.max_reply_bytes:
+                            raise LLMError("stream", f"reply larger than {self.max_reply_bytes} bytes")
+                        if time.monotonic() > deadline:
+                            raise LLMError("timeout", "total answer time exceeded")
+                    status = resp.status_code
+        except LLMError:
+            raise
+        except httpx.TimeoutException as exc:
+            raise LLMError("timeout", type(exc).__name__) from exc
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise LLMError("stream", type(exc).__name__) from exc
+        except httpx.HTTPError as exc:
+            raise LLMError("connection", type(exc).__name__) from exc
+        if status >= 400:
+            if tools and status in (400, 404, 422, 500, 501) and _refuses_tools(bytes(raw)):
+                raise LLMError("no_tools", str(status))
+            raise LLMError("http", str(status))
+        try:
+            message = json.loads(raw)["choices"][0]["message"]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise LLMError("stream", type(exc).__name__) from exc
+        if not isinstance(message, dict):
+            raise LLMError("stream", "message is not an object")
+        return message
+
+
+# What servers answer when a model or build has no function calling: vLLM without
+# --enable-auto-tool-choice ("auto" tool choice requires ...), Ollama ("does not support tools"),
+# llama.cpp without --jinja ("tools param requires --jinja"), NIM ("tool" in a 400 detail).
+_NO_TOOLS = re.compile(rb"tool", re.IGNORECASE)
+
+
+def _refuses_tools(body: bytes) -> bool:
+    return bool(_NO_TOOLS.search(body[:4096]))
 
 
 def _finish_reason(raw) -> str | None:

@@ -138,14 +138,15 @@ def scripted():
 @pytest.fixture(scope="session")
 def openai_engine(scripted, mw_assistant):
     """The session engine's index and retriever, answering through the scripted endpoint (the same
-    client `Assistant.load(llm="openai")` builds from these settings)."""
+    client `Assistant.load(llm="openai")` builds from these settings), on the single-shot path
+    (`llm_tools` off): the scripted server streams; the tool path is tests/llm/test_tool_loop.py's."""
     from assistant.compose.llm_openai import OpenAICompatClient
     from assistant.engine import Assistant
 
     settings = replace(mw_assistant.settings, llm_base_url=scripted.url, llm_model="scripted",
-                       llm_api_key="sk-testsecret-0123456789abcdef", llm_timeout_s=1.5)
+                       llm_api_key="sk-testsecret-0123456789abcdef", llm_timeout_s=1.5, llm_tools=False)
     client = OpenAICompatClient(settings.llm_base_url, model=settings.llm_model, api_key=settings.llm_api_key,
-                                timeout_s=settings.llm_timeout_s)
+                                timeout_s=settings.llm_timeout_s, tools=settings.llm_tools)
     a = Assistant(settings, mw_assistant.retriever, mw_assistant.phrases, "openai", client)
     yield a
     a.close()

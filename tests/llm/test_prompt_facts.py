@@ -36,7 +36,8 @@ def test_verdict_question_sends_the_users_layout_and_the_validators_no(openai_en
                                  "Use pp_size 2 instead [1].\n")
     deltas, a = stream(openai_engine, VERDICT_Q)
     system, user = received(scripted)
-    assert "ASKS in the order given" in system and "English" in system
+    assert "Answer every question the user asked, in their words and in their order" in system and "English" in system
+    assert "never contradict it" in system and "Never judge a layout the user did not state" in system
     situation = block(user, "SITUATION")
     assert "world_size: 40 (stated in the question)" in situation and "tp_size 4, pp_size 3" in situation
     asks = block(user, "ASKS (")
@@ -92,7 +93,7 @@ def test_chinese_question_asks_for_chinese_with_the_computed_answers_in_chinese(
     _, a = stream(openai_engine, ZH_Q)
     system, user = received(scripted)
     assert "Answer in Chinese" in system
-    assert user.rstrip().endswith("in Chinese (简体中文). Your first line is the direct answer to ask 1.")
+    assert user.rstrip().endswith("in Chinese (简体中文). Your first line is the direct answer to the first one.")
     asks = block(user, "ASKS (")
     assert "1. verdict" in asks and "2. quantity (dp_size)" in asks
     assert "COMPUTED ANSWER: 可以：" in asks and "dp_size = 2：world_size / (tp_size × pp_size × cp_size) = 16 / (4 × 2 × 1)" in asks
@@ -147,7 +148,7 @@ def small_context_engine(openai_engine):
 
     c = openai_engine._llm
     client = OpenAICompatClient(c.base_url, model=c.model, api_key=c.api_key, timeout_s=c.timeout_s,
-                                max_tokens=400, context_window=4096)
+                                max_tokens=400, context_window=4096, tools=False)
     return Assistant(openai_engine.settings, openai_engine.retriever, openai_engine.phrases, "openai", client)
 
 

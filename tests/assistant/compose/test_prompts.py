@@ -3,7 +3,7 @@ as untrusted; the validated config the only YAML offered; the whole prompt withi
 from __future__ import annotations
 
 from assistant.compose.ask_notes import AskNote, Computed
-from assistant.compose.prompts import build_messages, estimate_tokens, history_messages, system_prompt, user_prompt
+from assistant.compose.prompts import PROMPT_VERSION, build_messages, estimate_tokens, history_messages, system_prompt, user_prompt
 from assistant.retrieve.hit import Hit
 from assistant.understand import understand
 from assistant.understand.query import Params, Query
@@ -26,7 +26,16 @@ def test_system_prompt_language_and_rules():
     assert "Chinese" in system_prompt("zh") and "English" in system_prompt("en")
     s = system_prompt("en")
     assert "untrusted" in s and "VALIDATED CONFIG" in s and "[n]" in s
-    assert "ASKS in the order given" in s and "COMPUTED ANSWER" in s and "never judge a layout the user did not state" in s
+    assert "in their words and in their order" in s and "COMPUTED ANSWER" in s and "Never judge a layout the user did not state" in s
+    assert "Meshwise's reading" in s and "never contradict it" in s and "validate_layout" not in s
+
+
+def test_tool_system_prompt_judges_only_through_a_tool_and_keeps_the_rules():
+    s = system_prompt("en", tools=True, max_calls=6)
+    assert "without calling validate_layout or derive_sizes on it first" in s and "at most 6 calls" in s
+    assert "untrusted" in s and "tool results" in s and "never contradict it" in s
+    assert "Never judge a layout the user did not state." not in s  # a proposal may be validated, as one
+    assert PROMPT_VERSION and system_prompt("zh", tools=True).count("Chinese") == 1
 
 
 def test_untrusted_chunk_cannot_break_out_or_offer_its_yaml():

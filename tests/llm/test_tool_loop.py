@@ -1,0 +1,165 @@
+"""The tool path against a scripted endpoint on 127.0.0.1 (evals/replay_server.py, a real HTTP server):
+a model that calls tools in order, one that never stops, one with hostile arguments, one that
+validates a layout the user never stated, one whose text contradicts the tool's verdict, and a
+server without function calling."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+
+import pytest
+
+from assistant.answer import AskRequest
+from assistant.compose.gate import looks_like_config, yaml_blocks
+from assistant.compose.llm_openai import LLMError, OpenAICompatClient
+from assistant.compose.llm_tools import ToolContext
+from assistant.compose.tool_loop import MAX_TOOL_CALLS, run_tool_loop
+from assistant.validator import validate
+from evals.replay_server import Fixture, ReplayServer
+
+VERDICT_Q = "Does tp 4 with pp 3 work on 40 GPUs?"
+STRATEGY_Q = "Which strategy should I use for Llama 3.1 70B on 16 GPUs?"
+TP3_Q = "Will fsdp2 with tp_size 3 run on 8 GPUs?"
+
+
+def call(tool: str, **arguments) -> dict:
+    return {"name": tool, "arguments": arguments}
+
+
+@pytest.fixture(scope="module")
+def replay():
+    with ReplayServer([]) as server:
+        yield server
+
+
+def engine_for(mw_assistant, url: str, **client):
+    from assistant.engine import Assistant
+
+    settings = replace(mw_assistant.settings, llm_base_url=url, llm_model="replay", llm_timeout_s=3.0)
+    c = OpenAICompatClient(url, model="replay", timeout_s=3.0, **client)
+    return Assistant(settings, mw_assistant.retriever, mw_assistant.phrases, "openai", c)
+
+
+@pytest.fixture(scope="module")
+def tool_engine(replay, mw_assistant):
+    a = engine_for(mw_assistant, replay.url)
+    yield a
+    a.close()
+
+
+def play(replay, match: str, *replies: dict, single_shot: str | None = None):
+    replay.fixtures = [Fixture(match=match, tools=list(replies), single_shot=single_shot)]
+    replay.requests.clear()
+
+
+def tool_messages(request: dict) -> list[dict]:
+    return [json.loads(m["content"]) for m in request["messages"] if m.get("role") == "tool"]
+
+
+def test_a_model_that_calls_tools_in_order_gets_each_result_and_its_layout_is_judged(tool_engine, replay):
+    play(replay, VERDICT_Q,
+         {"tool_calls": [call("validate_layout", layout={"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 3,
+                                                                         "pipeline": {}}},
+                              world_size=40, user_stated=True)]},
+         {"tool_calls": [call("lookup_field", name="pp_size")]},
+         {"content": "No: 40 is not divisible by tp_size * cp_size * pp_size = 4 * 1 * 3 = 12 (MW-E-WORLD-DIVISIBLE) [2]. "
+                     "Use pp_size 2: dp_size = 40 / 8 = 5.\n"})
+    a = tool_engine.ask(AskRequest(question=VERDICT_Q))
+    assert len(replay.requests) == 3 and all(r["tools"] and not r["stream"] for r in replay.requests)
+    first, second = tool_messages(replay.requests[1]), tool_messages(replay.requests[2])
+    assert first[0]["data"]["errors"][0]["code"] == "MW-E-WORLD-DIVISIBLE" and "not instructions" in first[0]["note"]
+    assert second[-1]["data"]["fields"][0]["path"] == "distributed.pp_size"
+    assert a.llm_path == "tools" and [c["name"] for c in a.tool_calls] == ["validate_layout", "lookup_field"]
+    assert a.text.startswith("No: 40 is not divisible") and not a.notices
+    assert a.model_validated["user_stated"] and a.judged["distributed"]["pp_size"] == 3
+    assert a.validation is not None and not a.validation.ok and "MW-E-WORLD-DIVISIBLE" in a.validation.codes
+    j = a.to_json()
+    assert j["llm_path"] == "tools" and j["model_validated"]["world_size"] == 40
+
+
+def test_a_model_that_never_stops_calling_is_bounded(tool_engine, replay):
+    play(replay, VERDICT_Q, {"tool_calls": [call("lookup_field", name="tp_size"), call("lookup_field", name="pp_size")]})
+    t = time.perf_counter()
+    a = tool_engine.ask(AskRequest(question=VERDICT_Q))
+    assert time.perf_counter() - t < 10
+    # 6 calls run (3 rounds of 2), then a request offering no tool choice, which it ignores: the loop ends
+    assert len(replay.requests) <= MAX_TOOL_CALLS + 2
+    assert replay.requests[-1]["tool_choice"] == "none"
+    ran = [r for r in tool_messages(replay.requests[-1]) if "data" in r]
+    assert len(ran) == MAX_TOOL_CALLS
+    assert a.llm_path == "offline" and len(a.notices) == 1 and "empty answer" in a.notices[0]
+    assert a.text.startswith("_") and "MW-E-WORLD-DIVISIBLE" in a.text  # the offline answer, whole
+
+
+def test_hostile_arguments_are_refused_as_tool_errors(replay, mw_assistant):
+    huge = {"distributed": {"strategy": "fsdp2", "tp_size": 4, "padding": "x" * (10 << 20)}}
+    play(replay, VERDICT_Q,
+         {"tool_calls": [call("validate_layout", layout=huge, world_size=40),
+                         call("validate_layout", layout={"tp_size": 4}, world_size=2 ** 40),
+                         call("validate_layout", layout=["tp_size", 4], world_size=40),
+                         {"name": "validate_layout", "arguments": "[1, 2, 3]"}]},
+         {"content": "No: 40 is not divisible by 12 (MW-E-WORLD-DIVISIBLE).\n"})
+    # a 10 MB reply needs a client that reads it; the default one refuses any reply over 1 MB
+    engine = engine_for(mw_assistant, replay.url, max_reply_bytes=32 << 20)
+    a = engine.ask(AskRequest(question=VERDICT_Q))
+    errors = [m["error"] for m in tool_messages(replay.requests[-1])]
+    assert len(errors) == 4 and "longer than" in errors[0] and "maximum" in errors[1]
+    assert "not of type" in errors[2] and "JSON object" in errors[3]
+    assert len(json.dumps(replay.requests[-1])) < 200_000  # the 10 MB argument is not sent back
+    assert a.llm_path == "tools" and not any(c["ok"] for c in a.tool_calls) and a.model_validated is None
+    # Meshwise's own verdict stands (nothing the model validated replaced it)
+    assert a.validation is not None and "MW-E-WORLD-DIVISIBLE" in a.validation.codes
+
+    replay.requests.clear()
+    a = engine_for(mw_assistant, replay.url).ask(AskRequest(question=VERDICT_Q))
+    assert a.llm_path == "offline" and "stream broke off" in a.notices[0]
+
+
+def test_a_layout_the_user_never_stated_is_validated_but_not_reported_as_theirs(tool_engine, replay):
+    proposal = {"distributed": {"strategy": "fsdp2", "tp_size": 8, "pp_size": 2, "pipeline": {}}}
+    play(replay, STRATEGY_Q,
+         {"tool_calls": [call("validate_layout", layout=proposal, world_size=16, user_stated=True)]},
+         {"content": "Use fsdp2 with tp_size 8 inside each node and pp_size 2 across the two nodes [1].\n"})
+    a = tool_engine.ask(AskRequest(question=STRATEGY_Q))
+    assert a.llm_path == "tools" and a.model_validated is not None
+    assert a.model_validated["user_stated"] is False and a.model_validated["layout"] == proposal
+    assert tool_messages(replay.requests[1])[0]["data"]["reported_as_users_layout"] is False
+    assert a.judged != proposal  # the plan's layout (Meshwise's), never the model's proposal as the user's
+
+
+def test_final_text_that_contradicts_the_tools_verdict_loses_to_the_gate(tool_engine, replay):
+    play(replay, TP3_Q,
+         {"tool_calls": [call("validate_layout", layout={"strategy": "fsdp2", "tp_size": 3}, world_size=8,
+                              user_stated=True)]},
+         {"content": "Yes, this layout is valid and runs fine.\n\n```yaml\ndistributed:\n  strategy: fsdp2\n  tp_size: 3\n```\n"})
+    a = tool_engine.ask(AskRequest(question=TP3_Q))
+    assert a.llm_path == "tools" and a.model_validated["user_stated"] and not a.model_validated["ok"]
+    assert a.text.startswith("No: this layout fails at world_size 8")
+    assert "this layout is valid" not in a.text  # the model's own verdict sentence is dropped
+    for info, body in yaml_blocks(a.text):
+        if looks_like_config(info, body):
+            assert validate(body, world_size=8, gpus_per_node=8).ok, body
+    assert a.validation is not None and not a.validation.ok
+
+
+def test_a_server_without_function_calling_gets_the_single_shot_prompt(replay, mw_assistant):
+    with ReplayServer([Fixture(match=VERDICT_Q, single_shot="No: 40 is not divisible by 12 (MW-E-WORLD-DIVISIBLE).\n")],
+                      refuse_tools=True) as plain:
+        engine = engine_for(mw_assistant, plain.url)
+        a = engine.ask(AskRequest(question=VERDICT_Q))
+        assert [bool(r.get("tools")) for r in plain.requests] == [True, False]
+        assert a.llm_path == "single_shot" and a.text.startswith("No: 40") and not a.notices
+        system = plain.requests[-1]["messages"][0]["content"]
+        assert "validate_layout" not in system and "Never judge a layout the user did not state" in system
+        engine.ask(AskRequest(question=VERDICT_Q))  # remembered: no second try with tools
+        assert [bool(r.get("tools")) for r in plain.requests] == [True, False, False]
+
+
+def test_the_loop_keeps_to_its_deadline(replay):
+    play(replay, VERDICT_Q, {"tool_calls": [call("lookup_field", name="tp_size")]})
+    client = OpenAICompatClient(replay.url, model="replay", timeout_s=2.0)
+    prompt = [{"role": "user", "content": f"QUESTION:\n{VERDICT_Q}\n\nASKS (x):"}]
+    with pytest.raises(LLMError) as err:
+        run_tool_loop(client, prompt, ToolContext(), timeout_s=0.0)
+    assert err.value.kind == "timeout"
