@@ -484,7 +484,7 @@ class Assistant:
         """The bounded tool loop, then its final text through the gate. The layout the model last
         validated as the user's (the user stated it: llm_tools.stated_by_user) is the answer's judged
         layout, and the gate judges YAML at its numbers; without one, Meshwise's reading and leads stand."""
-        from assistant.compose.lead_check import LeadFirst, head, polarity
+        from assistant.compose.lead_check import LeadFirst
         from assistant.compose.llm_tools import ToolContext, question_numbers
         from assistant.compose.prompts import PROMPT_ECHO
         from assistant.compose.tool_loop import run_tool_loop
@@ -507,35 +507,29 @@ class Assistant:
         mine = loop.users_layout
         policy = replace(self._policy(prep), strip_claims=True, echo=PROMPT_ECHO)
         if mine is not None:  # the user's layout as the model read and validated it: YAML is judged at its numbers
+            if policy.world_size != mine.world_size:  # the planner's YAML was validated at other numbers
+                policy = replace(policy, fallback_yaml=None, fallback_report=None)
             policy = replace(policy, world_size=mine.world_size,
                              check=lambda body: validate(body, world_size=mine.world_size,
                                                          gpus_per_node=mine.gpus_per_node, model=q.params.model,
                                                          gpu=q.params.gpu))
         text, result = gate_text(self._scrub(loop.text), policy)
         text = text.strip() + "\n"
-        if mine is not None:
-            # the tool's verdict on the user's layout leads when the model's opening contradicts it, or
-            # leaves it out where a verdict was asked
-            want = "valid" if mine.report.ok else "invalid"
-            said = polarity(head(text), within=80)
-            asked = not {"verdict", "diagnosis"}.isdisjoint(c.asks)
-            if said not in (None, want) or (said is None and asked):
-                reasons = "; ".join(f"{f.code} ({f.message_zh if q.lang == 'zh' else f.message})"
-                                    for f in mine.report.errors[:2])
-                key = "tool_verdict_ok" if mine.report.ok else "tool_verdict_fails"
-                text = self.phrases.say(key, q.lang, world=mine.world_size, reasons=reasons) + "\n\n" + text
-        else:
+        if mine is None:
             lead = LeadFirst(computed.notes)
             text = lead.feed(text) + lead.close()
+        elif loop.users_layouts == 1:  # with several (an alternative asked about) no one verdict leads
+            text = self._tool_verdict_first(text, mine, q.lang, asked=not {"verdict", "diagnosis"}.isdisjoint(c.asks))
         timings = dict(prep.timings)
         timings["llm"] = (time.perf_counter() - t) * 1000
-        yaml_text, report = (result.shown[0] if result.shown else (c.yaml, c.validation))
-        judged = None
-        if mine is not None:
-            report, judged = mine.report, mine.recipe
-        elif report is None:
-            report = c.validation
-        if not result.shown and computed.config_yaml and mine is None:
+        # the model left a config out: the validated one the offline answer shows belongs here too
+        appended = not result.shown and computed.config_yaml is not None and mine is None
+        yaml_text = result.shown[0][0] if result.shown else (computed.config_yaml if appended else None)
+        # the verdict is on the user's layout: as the model validated it, else as Meshwise read it
+        report = mine.report if mine is not None else (c.validation if c.validation is not None else
+                                                       (result.shown[0][1] if result.shown else None))
+        judged = mine.recipe if mine is not None else None
+        if appended:
             text += f"\n```yaml\n{computed.config_yaml.rstrip()}\n```\n"
         text += "\n" + self._sources_block(ctx.sources, q.lang)
         for i in range(0, len(text), _STREAM_CHUNK):
@@ -545,6 +539,19 @@ class Assistant:
         yield self._answer(req, prep, text, yaml_text, report, [], timings, ctx.sources, llm_path="tools",
                            judged=judged, model_validated=last.to_json() if last is not None else None,
                            tool_calls=[{"name": r.name, "ok": r.ok, "error": r.error} for r in loop.calls])
+
+    def _tool_verdict_first(self, text: str, mine, lang: str, asked: bool) -> str:
+        """The tool's verdict on the user's layout, put first when the model's opening contradicts it
+        or, where a verdict was asked, leaves it out."""
+        from assistant.compose.lead_check import head, polarity
+
+        want = "valid" if mine.report.ok else "invalid"
+        said = polarity(head(text), within=80)
+        if said == want or (said is None and not asked):
+            return text
+        reasons = "; ".join(f"{f.code} ({f.message_zh if lang == 'zh' else f.message})" for f in mine.report.errors[:2])
+        key = "tool_verdict_ok" if mine.report.ok else "tool_verdict_fails"
+        return self.phrases.say(key, lang, world=mine.world_size, reasons=reasons) + "\n\n" + text
 
     def _sources_block(self, sources: list[Hit], lang: str) -> str:
         if not sources:

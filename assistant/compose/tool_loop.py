@@ -41,6 +41,12 @@ class LoopResult:
         return next((v for v in reversed(self.validated) if v.user_stated), None)
 
     @property
+    def users_layouts(self) -> int:
+        """How many different layouts (at their world sizes) the model validated as the user's."""
+        return len({json.dumps([v.recipe, v.world_size, v.gpus_per_node], sort_keys=True, default=str)
+                    for v in self.validated if v.user_stated})
+
+    @property
     def last_validated(self) -> Validated | None:
         return self.validated[-1] if self.validated else None
 

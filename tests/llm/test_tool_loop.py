@@ -163,3 +163,16 @@ def test_the_loop_keeps_to_its_deadline(replay):
     with pytest.raises(LLMError) as err:
         run_tool_loop(client, prompt, ToolContext(), timeout_s=0.0)
     assert err.value.kind == "timeout"
+
+
+def test_the_users_layout_last_validated_is_judged_and_two_verdicts_get_no_single_lead(tool_engine, replay):
+    q = "Does tp 4 with pp 3 work on 40 GPUs, or should I use tp 4 with pp 2?"
+    layout = lambda pp: {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": pp, "pipeline": {}}}  # noqa: E731
+    play(replay, q,
+         {"tool_calls": [call("validate_layout", layout=layout(3), world_size=40, user_stated=True),
+                         call("validate_layout", layout=layout(2), world_size=40, user_stated=True)]},
+         {"content": "No for pp 3: 40 is not divisible by 4 * 3 = 12 (MW-E-WORLD-DIVISIBLE). "
+                     "Yes for pp 2: 4 * 2 = 8 divides 40, dp_size = 5.\n"})
+    a = tool_engine.ask(AskRequest(question=q))
+    assert a.llm_path == "tools" and a.text.startswith("No for pp 3")  # no verdict put before the model's two
+    assert a.judged == layout(2) and a.validation.ok and a.model_validated["user_stated"]
