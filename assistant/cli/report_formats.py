@@ -229,8 +229,8 @@ def github(results: Sequence[Checked], lang: str = "en", fail_on_warnings: bool 
 # SARIF 2.1.0
 
 
-def _uri(file: str) -> str:
-    return quote(PurePath(file).as_posix() if file != "-" else "stdin", safe="/:")
+def _uri(file: str | None) -> str:
+    return quote(PurePath(file).as_posix() if file not in (None, "-") else "stdin", safe="/:")
 
 
 def sarif_rules() -> list[dict]:

@@ -22,7 +22,7 @@ EXIT_VALID, EXIT_INVALID, EXIT_UNUSABLE = 0, 1, 2
 
 @dataclass(frozen=True)
 class Target:
-    file: str  # as given on the command line; "-" is standard input
+    file: str | None  # as given on the command line; "-" is standard input; None: text or data with no file
     world_size: int
     gpus_per_node: int
     # the launch line's overrides (objects with .path, .argument, .index), for the findings they cause
@@ -68,12 +68,14 @@ def read_input(name: str | None) -> bytes:
 def check(target: Target, text: bytes | None = None, **validate_kw: Any) -> Checked:
     """One target: its verdict and the place of every finding, or the reason it is unusable."""
     try:
-        if text is None:
+        if text is None and target.file is not None:
             text = read_input(target.file)
         recipe = text if target.recipe is None else target.recipe
         report = validate(recipe, world_size=target.world_size, gpus_per_node=target.gpus_per_node, **validate_kw)
     except UnusableInput as exc:
         return Checked(target, None, error=exc)
+    if text is None:
+        return Checked(target, report)  # data with no text: nothing to point at
     return Checked(target, report, tuple(locate_report(report, text, target.file, target.overrides)))
 
 
