@@ -47,6 +47,9 @@ class Answer:
     # layout exactly as stated; for a recommendation the plan's. None when nothing was judged.
     judged: dict | None = None
     asks: list[str] = field(default_factory=list)  # the ask kinds answered, in order
+    # The report of `yaml`, the config shown: when the judged layout fails, `yaml` is the nearest valid
+    # layout and `validation` (the verdict on `judged`) is not its report. None when no YAML is shown.
+    yaml_validation: ValidationReport | None = None
     # Which path wrote the text: "offline" (the composer, also after an LLM failure), "single_shot"
     # (one prompt, streamed) or "tools" (the model could call Meshwise's tools).
     llm_path: str = "offline"
@@ -54,6 +57,11 @@ class Answer:
     # `user_stated`: only a layout the user stated becomes `judged`; a proposal is recorded here only.
     model_validated: dict | None = None
     tool_calls: list[dict] = field(default_factory=list)  # [{"name", "ok", "error"}] in call order
+
+    @property
+    def judged_validation(self) -> ValidationReport | None:
+        """The verdict on `judged` (the same object as `validation`, named for the layout it belongs to)."""
+        return self.validation if self.judged is not None else None
 
     def to_json(self) -> dict:
         """The `meshwise ask --json` object."""
@@ -64,14 +72,21 @@ class Answer:
             "intent": self.intent,
             "strategy": self.strategy,
             "yaml": self.yaml,
-            "validation": self.validation.to_dict() if self.validation else None,
+            "validation": _report(self.validation),
             "sources": [{"id": h.id, "title": h.title, "path": h.path, "score": round(h.score, 4)} for h in self.sources],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
             "notices": list(self.notices),
             "params": dict(self.params),
             "judged": self.judged,
             "asks": list(self.asks),
+            # each layout with its own report; `validation` is kept as it was (the answer's verdict)
+            "judged_validation": _report(self.judged_validation),
+            "yaml_validation": _report(self.yaml_validation),
             "llm_path": self.llm_path,
             "model_validated": self.model_validated,
             "tool_calls": list(self.tool_calls),
         }
+
+
+def _report(report: ValidationReport | None) -> dict | None:
+    return report.to_dict() if report is not None else None

@@ -316,8 +316,9 @@ class Assistant:
         return _SECRET_SHAPES.sub("[redacted]", text)
 
     def _answer(self, req: AskRequest, prep: _Prepared, text: str, yaml_text, report, notices, timings,
-                sources: list[Hit], *, llm_path: str | None = None, judged: dict | None = None,
-                model_validated: dict | None = None, tool_calls: list[dict] | None = None) -> Answer:
+                sources: list[Hit], yaml_report: ValidationReport | None = None, *, llm_path: str | None = None,
+                judged: dict | None = None, model_validated: dict | None = None,
+                tool_calls: list[dict] | None = None) -> Answer:
         q = prep.query
         return Answer(
             id=req.id or uuid.uuid4().hex[:12],
@@ -333,6 +334,7 @@ class Assistant:
             params=_params_dict(q),
             judged=judged if judged is not None else (prep.composed.judged if report is prep.composed.validation else None),
             asks=list(prep.composed.asks),
+            yaml_validation=yaml_report if yaml_text else None,
             llm_path=llm_path or "offline",
             model_validated=model_validated,
             tool_calls=list(tool_calls or []),
@@ -344,13 +346,14 @@ class Assistant:
         text, result = gate_text(c.text, self._policy(prep))
         timings = dict(prep.timings)
         timings["gate"] = (time.perf_counter() - t) * 1000
-        yaml_text, report = c.yaml, c.validation
+        yaml_text, report, yaml_report = c.yaml, c.validation, c.yaml_validation
         if result.replaced:  # cannot happen with a correct planner; the gate still has the last word
             yaml_text, report = (result.shown[0] if result.shown else (None, None))
+            yaml_report = report
         if notices:
             text = "\n".join(f"_{n}_" for n in notices) + "\n\n" + text
         timings["total"] = (time.perf_counter() - t0) * 1000
-        return self._answer(req, prep, text, yaml_text, report, notices, timings, prep.sources)
+        return self._answer(req, prep, text, yaml_text, report, notices, timings, prep.sources, yaml_report)
 
     # --- public API -------------------------------------------------------------------------
     def ask(self, req: AskRequest) -> Answer:
@@ -398,7 +401,7 @@ class Assistant:
         from assistant.compose.prompts import build_messages, prompt_room
 
         q, c = prep.query, prep.composed
-        computed = computed_for(prep.inp, prep.sources, self.phrases, config_yaml=c.yaml, config_report=c.validation)
+        computed = computed_for(prep.inp, prep.sources, self.phrases, config_yaml=c.yaml, config_report=c.yaml_validation)
         room = prompt_room(getattr(self._llm, "context_window", 8192), getattr(self._llm, "max_tokens", 900))
         # a 135M model on 2 cores pays for every prompt token before its first one: fewer, shorter sources
         local = self._local is not None
@@ -467,9 +470,10 @@ class Assistant:
             yield "\n"
             text += "\n"
         # The verdict is Meshwise's own; the gate's only where Meshwise judged nothing.
-        yaml_text, report = c.yaml, c.validation
+        yaml_text, report, yaml_report = c.yaml, c.validation, c.yaml_validation
         if report is None and gate.result.shown:
             yaml_text, report = gate.result.shown[0]
+            yaml_report = report
         extra = ""
         if not gate.result.shown and computed.config_yaml:
             # The model left the config out: the validated one the offline answer shows belongs here too.
@@ -478,7 +482,8 @@ class Assistant:
         yield extra
         text += extra
         timings["total"] = (time.perf_counter() - t0) * 1000
-        yield self._answer(req, prep, text, yaml_text, report, [], timings, prep.sources, llm_path="single_shot")
+        yield self._answer(req, prep, text, yaml_text, report, [], timings, prep.sources, yaml_report,
+                           llm_path="single_shot")
 
     def _tool_answer(self, req: AskRequest, prep: _Prepared, computed, messages, t0: float) -> Iterator[str | Answer]:
         """The bounded tool loop, then its final text through the gate. The layout the model last
@@ -524,7 +529,8 @@ class Assistant:
         timings["llm"] = (time.perf_counter() - t) * 1000
         # the model left a config out: the validated one the offline answer shows belongs here too
         appended = not result.shown and computed.config_yaml is not None and mine is None
-        yaml_text = result.shown[0][0] if result.shown else (computed.config_yaml if appended else None)
+        yaml_text, yaml_report = (result.shown[0] if result.shown else
+                                  (computed.config_yaml, computed.config_report) if appended else (None, None))
         # the verdict is on the user's layout: as the model validated it, else as Meshwise read it
         report = mine.report if mine is not None else (c.validation if c.validation is not None else
                                                        (result.shown[0][1] if result.shown else None))
@@ -536,7 +542,7 @@ class Assistant:
             yield text[i:i + _STREAM_CHUNK]
         timings["total"] = (time.perf_counter() - t0) * 1000
         last = loop.last_validated
-        yield self._answer(req, prep, text, yaml_text, report, [], timings, ctx.sources, llm_path="tools",
+        yield self._answer(req, prep, text, yaml_text, report, [], timings, ctx.sources, yaml_report, llm_path="tools",
                            judged=judged, model_validated=last.to_json() if last is not None else None,
                            tool_calls=[{"name": r.name, "ok": r.ok, "error": r.error} for r in loop.calls])
 
