@@ -2,6 +2,10 @@
 
 Exit codes: 0 valid, 1 invalid, 2 unusable input. `--json --stdin` is a JSON-lines batch mode:
 one request per line in, one report per line out, in order.
+
+Where the job is launched: override arguments after the file (`--distributed.pp_size 2`), `--launch
+"automodel cfg.yaml --nproc-per-node 4 ..."`, `--sbatch job.sub`, `--ci`, `--env NAME=VALUE`: read by
+assistant/launch exactly as upstream reads them; the world size says where it came from.
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
+from assistant.cli.validate_input import Launched, read_launched, validate_launched
 from assistant.validator import UnusableInput, ValidationReport, validate
 from assistant.validator.coerce import MAX_BYTES
 
@@ -47,6 +52,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="colour the picture by this axis's groups (default: the first axis larger than 1, tp first)")
     p.add_argument("--plot-view", choices=("mesh", "moe"), default="mesh",
                    help="mesh: the device mesh by node; moe: the expert mesh (ep_shard, ep) per pipeline stage")
+    g = p.add_argument_group("where it is launched", "Override arguments after the file (--distributed.pp_size 2, "
+                             "--step_scheduler.local_batch_size=8) are read as NeMo AutoModel reads them.")
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--launch", metavar="LINE",
+                     help='the launch line: "automodel cfg.yaml --nproc-per-node 4 --distributed.tp_size 2", '
+                          "torchrun ... -m nemo_automodel.cli.app cfg.yaml ..., torchrun ... recipes/llm/train_ft.py -c cfg.yaml ...")
+    src.add_argument("--sbatch", metavar="FILE", help="an sbatch script (#SBATCH -N / --gpus-per-node / --gres, CONFIG=, the torchrun line)")
+    g.add_argument("--ci", action="store_true", help="check at the recipe's own ci: section (nodes x GPUs per node, "
+                   "its overrides), as upstream's CI runs it")
+    g.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                   help="an environment variable for ${VAR} references and WORLD_SIZE / SLURM_* (repeatable)")
+    g.add_argument("--shell-env", action="store_true", help="also read this shell's environment (off by default)")
+    g.add_argument("--print-config", action="store_true",
+                   help="print the recipe as resolved (environment, then overrides; secrets masked) and exit")
+    p.set_defaults(_accepts_extra=True)
     return p
 
 
@@ -58,16 +78,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.plot:
             _plot_format(args.plot)  # a bad file name is an unusable input: found before any work
-        world, gpn = _world(args.world_size, args.nodes, args.gpus_per_node)
-        text = _read_input(args.file)
-        report = validate(text, world_size=world, gpus_per_node=gpn, model=_model_arg(args), gpu=args.gpu,
-                          lang=args.lang, recipe_checks=False if args.distributed_only else None)
+        launched = read_launched(args, _read_input, _world)
+        if args.print_config:
+            print(launched.config_text(), end="")
+            return EXIT_VALID
+        report = validate_launched(launched, model=_model_arg(args), gpu=args.gpu, lang=args.lang,
+                                   recipe_checks=False if args.distributed_only else None)
     except UnusableInput as exc:
         return _usage(exc.message, exc.message_zh, args.lang, as_json=args.json)
     if args.json:
-        print(json.dumps(report_json(report), ensure_ascii=False))
+        print(json.dumps({**report_json(report), **launched.json(report)}, ensure_ascii=False, default=str))
     else:
-        print(render(report, args.lang))
+        print(render(report, args.lang, launched))
     if args.plot:
         return _plot(report, args)
     return EXIT_VALID if report.ok else EXIT_INVALID
@@ -126,6 +148,7 @@ def _usage(en: str, zh: str, lang: str, *, as_json: bool = False) -> int:
 
 
 def _world(world_size: int | None, nodes: int | None, gpus_per_node: int | None) -> tuple[int, int]:
+    """The world size of the flags; raises UnusableInput when they give none (see launched._explicit)."""
     gpn = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else gpus_per_node
     if gpn < 1:
         raise UnusableInput(f"--gpus-per-node must be >= 1, got {gpn}", f"--gpus-per-node 必须 >= 1，实际为 {gpn}")
@@ -242,19 +265,24 @@ _L = {
            "errors": "Errors", "warnings": "Warnings", "mirrors": "mirrors", "memory": "Memory per GPU (estimate)",
            "fix": "Suggested fix (re-validated)", "nofix": "No automatic fix found.", "params": "params",
            "grads": "grads", "optim": "optimizer", "acts": "activations", "total": "total", "of": "of",
-           "assume": "assumptions"},
+           "assume": "assumptions", "from": "world size from", "set_by": "set by", "launch": "Launch",
+           "flags": "The same fix as override flags", "line": "The same fix as the edited launch line",
+           "yaml_only": "Edit in the YAML (an override cannot remove a key)"},
     "zh": {"valid": "通过", "invalid": "不通过", "at": "world_size 为", "nodes": "节点 x", "node": "节点 x", "gpus": "GPU",
            "strategy": "strategy", "mesh": "device mesh", "moe": "MoE mesh (ep_shard, ep)，每个流水线阶段",
            "ddp": "无 device mesh（DDP 在每个 rank 上复制整个模型）", "gacc": "梯度累积步数",
            "errors": "错误", "warnings": "警告", "mirrors": "对应上游", "memory": "每 GPU 显存（估算）",
            "fix": "建议的修改（已重新校验）", "nofix": "没有找到自动修复方案。", "params": "参数",
            "grads": "梯度", "optim": "优化器状态", "acts": "激活", "total": "合计", "of": "/",
-           "assume": "假设"},
+           "assume": "假设", "from": "world size 来自", "set_by": "由此参数设置", "launch": "启动",
+           "flags": "同一修改的覆盖参数写法", "line": "同一修改的启动命令写法",
+           "yaml_only": "需在 YAML 中修改（覆盖参数无法删除键）"},
 }
 
 
-def render(report: ValidationReport, lang: str = "en") -> str:
+def render(report: ValidationReport, lang: str = "en", launched: Launched | None = None) -> str:
     t = _L["zh" if lang == "zh" else "en"]
+    zh = lang == "zh"
     lines: list[str] = []
     world, gpn = report.world_size, report.gpus_per_node
     where = f"{t['at']} {world}"
@@ -263,6 +291,8 @@ def render(report: ValidationReport, lang: str = "en") -> str:
         label = t["nodes"] if nodes > 1 else t["node"]
         where += f" ({nodes} {label} {gpn} {t['gpus']})"
     lines.append(f"{t['valid'] if report.ok else t['invalid']} {where}")
+    if launched is not None:
+        lines.append(f"  {t['from']}: {launched.world.source_zh if zh else launched.world.source}")
     d = report.derived
     if d is not None:
         lines.append(f"  {t['strategy']} {d.strategy}: dp {d.dp_size} (dp_replicate {d.dp_replicate_size} x dp_shard "
@@ -283,6 +313,12 @@ def render(report: ValidationReport, lang: str = "en") -> str:
             msg = f.message_zh if lang == "zh" else f.message
             lines.append(f"  [{f.code}] {f.path + ': ' if f.path else ''}{msg}")
             lines.append(f"      ({t['mirrors']}: {f.upstream})")
+            if launched is not None and (by := launched.set_by(f)):
+                lines.append(f"      ({t['set_by']}: {', '.join(o.argument for o in by)})")
+    if launched is not None and launched.warnings:
+        lines.append(f"{t['launch']}:")
+        for w in launched.warnings:
+            lines.append(f"  [{w.code}] {w.zh if zh else w.en}")
     m = report.memory
     if m is not None:
         cap = f" {t['of']} {m.capacity_gib:.1f} GiB ({m.gpu})" if m.capacity_gib else ""
@@ -295,6 +331,16 @@ def render(report: ValidationReport, lang: str = "en") -> str:
         if report.suggested_fix:
             lines.append(f"{t['fix']}:")
             lines.extend("  " + ln for ln in report.suggested_fix.rstrip().splitlines())
+            if launched is not None:
+                flags, manual, line = launched.fix_flags(report)
+                if flags:
+                    lines.append(f"{t['flags']}:")
+                    lines.append("  " + " ".join(flags))
+                if line:
+                    lines.append(f"{t['line']}:")
+                    lines.append("  " + line)
+                if manual:
+                    lines.append(f"{t['yaml_only']}: {', '.join(manual)}")
         else:
             lines.append(t["nofix"])
     return "\n".join(lines)

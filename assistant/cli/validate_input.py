@@ -1,0 +1,189 @@
+"""`meshwise validate`'s input side: the recipe, overrides, environment and world size as the launch
+gives them (assistant/launch), and what the report adds about them (where the world size came from,
+the argument behind a finding, the fix as flags and as the edited launch line)."""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from assistant.defaults import DEFAULT_GPUS_PER_NODE
+from assistant.launch import Launch, LaunchError, Override, WorldSize, caused_by, edited_line, fix_as_overrides
+from assistant.launch.as_launched import not_expressible
+from assistant.launch.env_vars import parse_env_pairs
+from assistant.launch.launch_line import parse_launch_line
+from assistant.launch.meshes import check_kd, is_generate_without_mesh, no_mesh_report
+from assistant.launch.overrides import split_argv
+from assistant.launch.resolve import Resolved, resolve
+from assistant.launch.sbatch import MAX_SCRIPT, parse_sbatch
+from assistant.launch.types import LaunchWarning
+from assistant.launch.world import make
+from assistant.validator import UnusableInput, ValidationReport, is_whole_recipe, validate
+from assistant.validator import coerce
+from assistant.validator.report import Finding
+
+# upstream's loader masks values of these keys when it prints a config (loader.py SENSITIVE_KEY_SUBSTRINGS)
+_SENSITIVE = ("password", "secret", "token", "apikey", "api_key", "authorization", "auth")
+
+
+@dataclass(frozen=True)
+class Launched:
+    resolved: Resolved
+    world: WorldSize
+    launch: Launch | None
+
+    @property
+    def world_size(self) -> int:
+        return self.world.world_size
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.world.gpus_per_node or DEFAULT_GPUS_PER_NODE
+
+    @property
+    def warnings(self) -> tuple[LaunchWarning, ...]:
+        return self.resolved.warnings
+
+    def set_by(self, f: Finding) -> tuple[Override, ...]:
+        """The overrides behind a finding (the last of each path), for its argument and location."""
+        return caused_by(f.path, f.message, self.resolved.overrides)
+
+    def config_text(self) -> str:
+        cfg, _ = coerce.load_config(self.resolved.recipe) if isinstance(self.resolved.recipe, dict) else (self.resolved.recipe, None)
+        return yaml.safe_dump(_plain(_redact(cfg)), sort_keys=False, allow_unicode=True)
+
+    def fix_flags(self, report: ValidationReport) -> tuple[list[str], list[str], str | None]:
+        """The suggested fix as override flags, the paths no flag can carry, and the edited launch line."""
+        text = report.suggested_fix if not report.ok else None
+        if not text:
+            return [], [], None
+        fixed = coerce.load_yaml(text)
+        current = self.resolved.recipe
+        if not isinstance(fixed, dict) or not isinstance(current, dict):
+            return [], [], None
+        if not is_whole_recipe(current):
+            current, fixed = {"distributed": current}, {"distributed": fixed}
+        current, _ = coerce.load_config(current)
+        flags = fix_as_overrides(current, fixed)
+        line = edited_line(self.launch, flags) if self.launch is not None and self.launch.tokens else None
+        return flags, not_expressible(current, fixed), line
+
+    def json(self, report: ValidationReport) -> dict:
+        flags, manual, line = self.fix_flags(report)
+        by = {id(f): [o.argument for o in self.set_by(f)] for f in (*report.errors, *report.warnings)}
+        return {
+            "world_source": self.world.source, "world_source_zh": self.world.source_zh,
+            "overrides": [{"path": o.path, "value": o.value, "argument": o.argument, "index": o.index}
+                          for o in self.resolved.overrides],
+            "set_by": {"errors": [by[id(f)] for f in report.errors], "warnings": [by[id(f)] for f in report.warnings]},
+            "launch_warnings": [{"code": w.code, "message": w.en, "message_zh": w.zh, "argument": w.argument,
+                                 "upstream": w.upstream} for w in self.warnings],
+            "fix_overrides": flags, "fix_yaml_only": manual, "fix_launch_line": line,
+        }
+
+
+def _redact(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: "******" if any(s in str(k).lower() for s in _SENSITIVE) else _redact(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_redact(x) for x in v]
+    return v
+
+
+def _plain(v: Any) -> Any:
+    """Only what yaml.safe_dump writes (a tuple or set from a literal becomes a list; else its text)."""
+    if isinstance(v, dict):
+        return {k if isinstance(k, (str, int, float, bool)) or k is None else str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [_plain(x) for x in v]
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    return repr(v)
+
+
+def _read_text(name: str, what: str, what_zh: str, limit: int) -> str:
+    try:
+        with Path(name).open("rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise LaunchError(f"cannot read {what} {name}: {exc.strerror or exc}",
+                          f"无法读取{what_zh} {name}：{exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise LaunchError(f"{what} {name} is larger than {limit} bytes", f"{what_zh} {name} 超过 {limit} 字节")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LaunchError(f"{what} {name} is not UTF-8 text", f"{what_zh} {name} 不是 UTF-8 文本") from None
+
+
+def _environment(args: argparse.Namespace) -> dict[str, str] | None:
+    if not args.env and not args.shell_env:
+        return None  # the launch environment is unknown: ${VAR} with no default stays a warning
+    env: dict[str, str] = {}
+    if args.shell_env:
+        from assistant.config import shell_environment
+
+        env.update(shell_environment())
+    env.update(parse_env_pairs(args.env))
+    return env
+
+
+def _explicit(args: argparse.Namespace, world_of_flags: Callable) -> WorldSize | None:
+    if args.world_size is None and args.nodes is None:
+        if args.gpus_per_node is not None and args.gpus_per_node < 1:
+            world_of_flags(None, 1, args.gpus_per_node)  # the flag's own error
+        return None
+    world, gpn = world_of_flags(args.world_size, args.nodes, args.gpus_per_node)
+    said = f"--world-size {world}" if args.world_size is not None else f"--nodes {args.nodes} x --gpus-per-node {gpn}"
+    return make(world // gpn if world % gpn == 0 else None, gpn, f"{said} on the command line", f"命令行参数 {said}",
+                world_size=world)
+
+
+def read_launched(args: argparse.Namespace, read_input: Callable[[str | None], bytes],
+                  world_of_flags: Callable) -> Launched:
+    """Everything the report is about, read once: raises UnusableInput (exit 2) on any bad input."""
+    env = _environment(args)
+    launch = None
+    if args.launch is not None:
+        launch = parse_launch_line(args.launch, env=env)
+    elif args.sbatch is not None:
+        launch = parse_sbatch(_read_text(args.sbatch, "sbatch script", "sbatch 脚本", MAX_SCRIPT))
+    _, typed, typed_warnings = split_argv(getattr(args, "_extra", None) or [])
+    name = args.file or (launch.config_path if launch else None)
+    if name is None and launch is not None:
+        raise LaunchError("the launch line names no config file", "启动命令中没有 config 文件")
+    data = coerce.load_yaml(read_input(name))
+    resolved = resolve(data, launch=launch, overrides=typed, env=env, ci=args.ci,
+                       explicit=_explicit(args, world_of_flags))
+    if typed_warnings:
+        resolved = Resolved(resolved.recipe, resolved.loaded, resolved.overrides, resolved.world,
+                            resolved.warnings + typed_warnings)
+    world = resolved.world
+    if world is None:
+        if args.print_config:
+            world = make(None, None, "not needed to print the config", "打印配置不需要 world size", world_size=1)
+        elif args.ci:
+            raise UnusableInput("--ci: the recipe has no ci: section", "--ci：recipe 中没有 ci: 段")
+        else:
+            raise UnusableInput(
+                "give --world-size N, or --nodes N (with --gpus-per-node G, default 8), or a launch that says it: "
+                "--launch \"automodel cfg.yaml --nproc-per-node N\", --sbatch job.sub, --ci, --env WORLD_SIZE=N",
+                "请给出 --world-size N，或 --nodes N（配合 --gpus-per-node G，默认 8），或能说明规模的启动方式："
+                "--launch \"automodel cfg.yaml --nproc-per-node N\"、--sbatch job.sub、--ci、--env WORLD_SIZE=N")
+    if world.gpus_per_node is None and args.gpus_per_node is not None:
+        world = WorldSize(world.world_size, args.gpus_per_node, world.nodes, world.source, world.source_zh)
+    return Launched(resolved=resolved, world=world, launch=launch)
+
+
+def validate_launched(launched: Launched, **kwargs: Any) -> ValidationReport:
+    """The verdict on the meshes this launch builds (one; KD's student + teacher; none for generate)."""
+    recipe, world, gpn = launched.resolved.recipe, launched.world_size, launched.gpus_per_node
+    if is_generate_without_mesh(recipe):
+        return no_mesh_report(world, gpn)
+    kd = check_kd(recipe, world, gpn, lambda r, **kw: validate(r, **{**kwargs, **kw}))
+    if kd is not None:
+        return kd
+    return validate(recipe, world_size=world, gpus_per_node=gpn, **kwargs)
