@@ -15,13 +15,13 @@ from assistant.launch import Launch, LaunchError, Override, WorldSize, caused_by
 from assistant.launch.as_launched import not_expressible
 from assistant.launch.env_vars import parse_env_pairs
 from assistant.launch.launch_line import parse_launch_line
-from assistant.launch.meshes import check_kd, is_generate_without_mesh, no_mesh_report
+from assistant.launch.meshes import validate_meshes
 from assistant.launch.overrides import split_argv
 from assistant.launch.resolve import Resolved, resolve
 from assistant.launch.sbatch import MAX_SCRIPT, parse_sbatch
 from assistant.launch.types import LaunchWarning
 from assistant.launch.world import make
-from assistant.validator import UnusableInput, ValidationReport, is_whole_recipe, validate
+from assistant.validator import UnusableInput, ValidationReport, is_whole_recipe
 from assistant.validator import coerce
 from assistant.validator.report import Finding
 
@@ -180,10 +180,5 @@ def read_launched(args: argparse.Namespace, read_input: Callable[[str | None], b
 
 def validate_launched(launched: Launched, **kwargs: Any) -> ValidationReport:
     """The verdict on the meshes this launch builds (one; KD's student + teacher; none for generate)."""
-    recipe, world, gpn = launched.resolved.recipe, launched.world_size, launched.gpus_per_node
-    if is_generate_without_mesh(recipe):
-        return no_mesh_report(world, gpn)
-    kd = check_kd(recipe, world, gpn, lambda r, **kw: validate(r, **{**kwargs, **kw}))
-    if kd is not None:
-        return kd
-    return validate(recipe, world_size=world, gpus_per_node=gpn, **kwargs)
+    return validate_meshes(launched.resolved.recipe, world_size=launched.world_size,
+                           gpus_per_node=launched.gpus_per_node, **kwargs)

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from assistant.launch import codes
-from assistant.validator import ValidationReport
+from assistant.validator import ValidationReport, validate
 from assistant.validator.coerce import translate_value
 from assistant.validator.report import Finding
 
@@ -21,6 +21,14 @@ from assistant.validator.report import Finding
 def is_generate_without_mesh(recipe: Any) -> bool:
     return (isinstance(recipe, Mapping) and "distributed" in recipe and recipe["distributed"] is None
             and "recipe" not in recipe and isinstance(recipe.get("inference"), Mapping))
+
+
+def reads_fsdp_section(recipe: Any) -> str | None:
+    """"fsdp" / "ddp" for a diffusion training recipe (recipes/diffusion/train.py reads those sections,
+    never `distributed:`), else None."""
+    if not isinstance(recipe, Mapping) or "distributed" in recipe or "recipe" in recipe:
+        return None
+    return next((k for k in ("fsdp", "ddp") if k in recipe), None)
 
 
 def _is_kd(recipe: Mapping) -> bool:
@@ -86,6 +94,19 @@ def check_kd(recipe: Mapping, world: int, gpus_per_node: int,
                             memory=s_rep.memory, world_size=world, gpus_per_node=gpus_per_node)
 
 
-def no_mesh_report(world: int, gpus_per_node: int) -> ValidationReport:
-    w = codes.finding("MW-W-LAUNCH-NO-MESH", "distributed")
-    return ValidationReport(ok=True, warnings=(w,), world_size=world, gpus_per_node=gpus_per_node)
+def _not_read(code: str, path: str, world: int, gpus_per_node: int, **values: Any) -> ValidationReport:
+    return ValidationReport(ok=True, warnings=(codes.finding(code, path, **values),), world_size=world,
+                            gpus_per_node=gpus_per_node)
+
+
+def validate_meshes(recipe: Any, *, world_size: int, gpus_per_node: int, **kwargs: Any) -> ValidationReport:
+    """The verdict on the meshes this recipe's launch builds: one (the validator as it is), KD's student
+    and teacher, or none (a generate config with distributed: null, a diffusion recipe's fsdp:/ddp:)."""
+    if is_generate_without_mesh(recipe):
+        return _not_read("MW-W-LAUNCH-NO-MESH", "distributed", world_size, gpus_per_node)
+    if section := reads_fsdp_section(recipe):
+        return _not_read("MW-W-LAUNCH-NOT-DISTRIBUTED", section, world_size, gpus_per_node, section=section)
+    kd = check_kd(recipe, world_size, gpus_per_node, lambda r, **kw: validate(r, **{**kwargs, **kw}))
+    if kd is not None:
+        return kd
+    return validate(recipe, world_size=world_size, gpus_per_node=gpus_per_node, **kwargs)
