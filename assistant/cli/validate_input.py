@@ -21,7 +21,7 @@ from assistant.launch.resolve import Resolved, resolve
 from assistant.launch.sbatch import MAX_SCRIPT, parse_sbatch
 from assistant.launch.types import LaunchWarning
 from assistant.launch.world import make
-from assistant.validator import UnusableInput, ValidationReport, is_whole_recipe
+from assistant.validator import UnusableInput, ValidationReport, check_world, is_whole_recipe
 from assistant.validator import coerce
 from assistant.validator.report import Finding
 
@@ -104,6 +104,13 @@ def _plain(v: Any) -> Any:
     return repr(v)
 
 
+_NO_WORLD = (
+    "give --world-size N, or --nodes N (with --gpus-per-node G, default 8), or a launch that says it: "
+    "--launch \"automodel cfg.yaml --nproc-per-node N\", --sbatch job.sub, --ci, --env WORLD_SIZE=N",
+    "请给出 --world-size N，或 --nodes N（配合 --gpus-per-node G，默认 8），或能说明规模的启动方式："
+    "--launch \"automodel cfg.yaml --nproc-per-node N\"、--sbatch job.sub、--ci、--env WORLD_SIZE=N")
+
+
 def _read_text(name: str, what: str, what_zh: str, limit: int) -> str:
     try:
         with Path(name).open("rb") as fh:
@@ -136,7 +143,7 @@ def _explicit(args: argparse.Namespace, world_of_flags: Callable) -> WorldSize |
         if args.gpus_per_node is not None and args.gpus_per_node < 1:
             world_of_flags(None, 1, args.gpus_per_node)  # the flag's own error
         return None
-    world, gpn = world_of_flags(args.world_size, args.nodes, args.gpus_per_node)
+    world, gpn = check_world(*world_of_flags(args.world_size, args.nodes, args.gpus_per_node))
     said = f"--world-size {world}" if args.world_size is not None else f"--nodes {args.nodes} x --gpus-per-node {gpn}"
     return make(world // gpn if world % gpn == 0 else None, gpn, f"{said} on the command line", f"命令行参数 {said}",
                 world_size=world)
@@ -145,6 +152,7 @@ def _explicit(args: argparse.Namespace, world_of_flags: Callable) -> WorldSize |
 def read_launched(args: argparse.Namespace, read_input: Callable[[str | None], bytes],
                   world_of_flags: Callable) -> Launched:
     """Everything the report is about, read once: raises UnusableInput (exit 2) on any bad input."""
+    explicit = _explicit(args, world_of_flags)  # a bad flag is reported before any file is read
     env = _environment(args)
     launch = None
     if args.launch is not None:
@@ -155,9 +163,15 @@ def read_launched(args: argparse.Namespace, read_input: Callable[[str | None], b
     name = args.file or (launch.config_path if launch else None)
     if name is None and launch is not None:
         raise LaunchError("the launch line names no config file", "启动命令中没有 config 文件")
-    data = coerce.load_yaml(read_input(name))
-    resolved = resolve(data, launch=launch, overrides=typed, env=env, ci=args.ci,
-                       explicit=_explicit(args, world_of_flags))
+    try:
+        data = coerce.load_yaml(read_input(name))
+    except UnusableInput as exc:
+        if explicit is None and (launch is None or launch.world is None) and env is None and not args.ci \
+                and not args.print_config:
+            # nothing says the world size either: say that first, as validate always has
+            raise UnusableInput(f"{_NO_WORLD[0]} (and: {exc.message})", f"{_NO_WORLD[1]}（另外：{exc.message_zh}）") from None
+        raise
+    resolved = resolve(data, launch=launch, overrides=typed, env=env, ci=args.ci, explicit=explicit)
     if typed_warnings:
         resolved = Resolved(resolved.recipe, resolved.loaded, resolved.overrides, resolved.world,
                             resolved.warnings + typed_warnings)
@@ -168,11 +182,7 @@ def read_launched(args: argparse.Namespace, read_input: Callable[[str | None], b
         elif args.ci:
             raise UnusableInput("--ci: the recipe has no ci: section", "--ci：recipe 中没有 ci: 段")
         else:
-            raise UnusableInput(
-                "give --world-size N, or --nodes N (with --gpus-per-node G, default 8), or a launch that says it: "
-                "--launch \"automodel cfg.yaml --nproc-per-node N\", --sbatch job.sub, --ci, --env WORLD_SIZE=N",
-                "请给出 --world-size N，或 --nodes N（配合 --gpus-per-node G，默认 8），或能说明规模的启动方式："
-                "--launch \"automodel cfg.yaml --nproc-per-node N\"、--sbatch job.sub、--ci、--env WORLD_SIZE=N")
+            raise UnusableInput(*_NO_WORLD)
     if world.gpus_per_node is None and args.gpus_per_node is not None:
         world = WorldSize(world.world_size, args.gpus_per_node, world.nodes, world.source, world.source_zh)
     return Launched(resolved=resolved, world=world, launch=launch)
