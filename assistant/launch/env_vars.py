@@ -8,13 +8,11 @@ not resolved) are left alone by default.
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping
 
 from assistant.launch.types import LaunchError
+from assistant.validator.coerce import ENV_BRACED, ENV_DOLLAR, env_reference
 
-_BRACED = re.compile(r"\$\{([^}]+)\}")
-_DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)")
 MAX_UNSET_SHOWN = 5
 
 
@@ -48,17 +46,8 @@ def _resolve_str(value: str, env: Mapping[str, str], path: str, missing: list) -
         missing.append((path, name, token))
         return token
 
-    def braced(m: re.Match[str]) -> str:
-        expr = m.group(1).strip()
-        if expr.startswith("oc.env:"):
-            expr = expr[len("oc.env:"):].strip()
-        if "," in expr:
-            name, default = expr.split(",", 1)
-            return get(name.strip(), default.strip(), m.group(0))
-        return get(expr, None, m.group(0))
-
-    out = _BRACED.sub(braced, value)
-    return _DOLLAR.sub(lambda m: get(m.group(1), None, m.group(0)), out)
+    out = ENV_BRACED.sub(lambda m: get(*env_reference(m.group(1)), m.group(0)), value)
+    return ENV_DOLLAR.sub(lambda m: get(m.group(1), None, m.group(0)), out)
 
 
 def resolve_env_vars(recipe: Any, env: Mapping[str, str], *, keep_targets: bool = True) -> Any:

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from assistant.config import UPSTREAM_DIR
-from assistant.launch.resolve import resolve
 from assistant.launch.meshes import validate_meshes
+from assistant.launch.resolve import resolve
 from assistant.validator.coerce import load_yaml
 
 DATA = Path(__file__).resolve().parent / "data" / "ci_sweep.jsonl"
