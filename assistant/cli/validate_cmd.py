@@ -74,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
     if args.stdin:
         if not args.json:
             return _usage("--stdin batch mode needs --json", "--stdin 批处理模式需要同时使用 --json", args.lang)
+        if getattr(args, "_extra", None) or args.launch or args.sbatch or args.ci or args.env or args.shell_env \
+                or args.print_config:
+            # each batch line carries its own world size; a launch given once would be silently ignored
+            return _usage("--stdin batch mode takes no overrides, --launch, --sbatch, --ci, --env or --print-config",
+                          "--stdin 批处理模式不接受覆盖参数、--launch、--sbatch、--ci、--env 或 --print-config", args.lang)
         return run_batch(sys.stdin.buffer, sys.stdout, args)
     try:
         if args.plot:

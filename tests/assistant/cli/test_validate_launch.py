@@ -161,3 +161,15 @@ def test_pipelining_guide_pp_dp_command(capsys):
     first = UPSTREAM / "examples/llm_finetune/llama3_1/llama3_1_8b_hellaswag_pp.yaml"
     assert first.name in GUIDE.read_text(encoding="utf-8").split("## Configuration Options", 1)[0]
     assert main(["validate", "--launch", command.replace("your_config.yaml", str(first))]) == 0
+
+
+def test_batch_mode_refuses_launch_inputs(capsys):
+    assert main(["validate", "--json", "--stdin", "--distributed.tp_size", "2"]) == 2
+    assert "--stdin" in capsys.readouterr().err
+
+
+def test_chinese_report_says_the_source_and_argument(cfg, capsys):
+    assert main(["validate", "--launch", f"am {cfg} --nproc-per-node 4 --distributed.pp_size 2", "--lang", "zh"]) == 1
+    out = capsys.readouterr().out
+    assert "world size 来自: 启动命令中的 --nproc-per-node 4（单节点）" in out
+    assert "由此参数设置: --distributed.pp_size 2" in out and "同一修改的启动命令写法" in out
