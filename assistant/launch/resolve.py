@@ -41,7 +41,18 @@ def resolve(recipe: Any, *, launch: Launch | None = None, overrides: Sequence[Ov
              for n, o in enumerate(chain)]
     data = apply_overrides(loaded, chain) if isinstance(loaded, Mapping) else loaded
     world = _world(data if isinstance(data, Mapping) else {}, launch, env, ci, explicit, warnings)
+    if launch and launch.form in APP_FORMS and isinstance(data, Mapping) and not _names_recipe(data):
+        warnings.append(codes.warning("MW-W-LAUNCH-NO-RECIPE", None))
     return Resolved(recipe=data, loaded=loaded, overrides=tuple(chain), world=world, warnings=tuple(warnings))
+
+
+APP_FORMS = ("automodel", "torchrun-module")  # the lines cli/app.py runs
+
+
+def _names_recipe(recipe: Mapping) -> bool:
+    """cli/app.py main: `recipe:` is a non-empty string or a mapping with `_target_`, else it exits 1."""
+    r = recipe.get("recipe")
+    return (isinstance(r, str) and bool(r.strip())) or (isinstance(r, Mapping) and "_target_" in r)
 
 
 def _world(recipe: Mapping, launch: Launch | None, env: Mapping[str, str] | None, ci: bool,

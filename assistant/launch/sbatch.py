@@ -142,4 +142,4 @@ def parse_sbatch(text: str) -> Launch:
                         source_zh=f"{world.source_zh}（sbatch 脚本中的 {sbatch_said}）")
     elif gpus:
         world = make(nodes, gpus, f"{sbatch_said} in the sbatch script", f"sbatch 脚本中的 {sbatch_said}")
-    return replace(launch, world=world, form="sbatch")
+    return replace(launch, world=world)  # form stays the command's own (automodel, torchrun-module, ...)

@@ -43,7 +43,7 @@ class Launch:
     world: WorldSize | None
     warnings: tuple[LaunchWarning, ...]
     tokens: tuple[str, ...] = ()  # the line as shell words, for the edited line of a fix
-    form: str = ""  # "automodel", "torchrun-module", "torchrun-script", "script", "sbatch"
+    form: str = ""  # "automodel", "torchrun-module", "torchrun-script", "script"; "sbatch" when no command was found
     nproc_argument: str | None = None  # the --nproc-per-node argument of an automodel line, as typed
 
 

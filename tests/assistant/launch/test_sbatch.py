@@ -23,7 +23,7 @@ srun --container-image=img bash -c "\\
 
 def test_reference_shape():
     l = parse_sbatch(SUB)
-    assert l.config_path == "examples/llm_finetune/x.yaml" and l.form == "sbatch"
+    assert l.config_path == "examples/llm_finetune/x.yaml" and l.form == "torchrun-module"
     assert (l.world.world_size, l.world.nodes, l.world.gpus_per_node) == (8, 2, 4)
     assert "#SBATCH -N 2" in l.world.source and "--gpus-per-node=4" in l.world.source
     assert [(o.path, o.value) for o in l.overrides] == [("distributed.tp_size", 2), ("step_scheduler.local_batch_size", 4)]
