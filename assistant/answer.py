@@ -47,6 +47,14 @@ class Answer:
     # layout exactly as stated; for a recommendation the plan's. None when nothing was judged.
     judged: dict | None = None
     asks: list[str] = field(default_factory=list)  # the ask kinds answered, in order
+    # The report of `yaml`, the config shown: when the judged layout fails, `yaml` is the nearest valid
+    # layout and `validation` (the verdict on `judged`) is not its report. None when no YAML is shown.
+    yaml_validation: ValidationReport | None = None
+
+    @property
+    def judged_validation(self) -> ValidationReport | None:
+        """The verdict on `judged` (the same object as `validation`, named for the layout it belongs to)."""
+        return self.validation if self.judged is not None else None
 
     def to_json(self) -> dict:
         """The `meshwise ask --json` object."""
@@ -57,11 +65,18 @@ class Answer:
             "intent": self.intent,
             "strategy": self.strategy,
             "yaml": self.yaml,
-            "validation": self.validation.to_dict() if self.validation else None,
+            "validation": _report(self.validation),
             "sources": [{"id": h.id, "title": h.title, "path": h.path, "score": round(h.score, 4)} for h in self.sources],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
             "notices": list(self.notices),
             "params": dict(self.params),
             "judged": self.judged,
             "asks": list(self.asks),
+            # each layout with its own report; `validation` is kept as it was (the answer's verdict)
+            "judged_validation": _report(self.judged_validation),
+            "yaml_validation": _report(self.yaml_validation),
         }
+
+
+def _report(report: ValidationReport | None) -> dict | None:
+    return report.to_dict() if report is not None else None

@@ -308,7 +308,7 @@ class Assistant:
         return _SECRET_SHAPES.sub("[redacted]", text)
 
     def _answer(self, req: AskRequest, prep: _Prepared, text: str, yaml_text, report, notices, timings,
-                sources: list[Hit]) -> Answer:
+                sources: list[Hit], yaml_report: ValidationReport | None = None) -> Answer:
         q = prep.query
         return Answer(
             id=req.id or uuid.uuid4().hex[:12],
@@ -324,6 +324,7 @@ class Assistant:
             params=_params_dict(q),
             judged=prep.composed.judged if report is prep.composed.validation else None,
             asks=list(prep.composed.asks),
+            yaml_validation=yaml_report if yaml_text else None,
         )
 
     def _offline_answer(self, req: AskRequest, prep: _Prepared, t0: float, notices: list[str]) -> Answer:
@@ -332,13 +333,14 @@ class Assistant:
         text, result = gate_text(c.text, self._policy(prep))
         timings = dict(prep.timings)
         timings["gate"] = (time.perf_counter() - t) * 1000
-        yaml_text, report = c.yaml, c.validation
+        yaml_text, report, yaml_report = c.yaml, c.validation, c.yaml_validation
         if result.replaced:  # cannot happen with a correct planner; the gate still has the last word
             yaml_text, report = (result.shown[0] if result.shown else (None, None))
+            yaml_report = report
         if notices:
             text = "\n".join(f"_{n}_" for n in notices) + "\n\n" + text
         timings["total"] = (time.perf_counter() - t0) * 1000
-        return self._answer(req, prep, text, yaml_text, report, notices, timings, prep.sources)
+        return self._answer(req, prep, text, yaml_text, report, notices, timings, prep.sources, yaml_report)
 
     # --- public API -------------------------------------------------------------------------
     def ask(self, req: AskRequest) -> Answer:
@@ -386,7 +388,7 @@ class Assistant:
         from assistant.compose.prompts import PROMPT_ECHO, build_messages, prompt_room
 
         q, c = prep.query, prep.composed
-        computed = computed_for(prep.inp, prep.sources, self.phrases, config_yaml=c.yaml, config_report=c.validation)
+        computed = computed_for(prep.inp, prep.sources, self.phrases, config_yaml=c.yaml, config_report=c.yaml_validation)
         room = prompt_room(getattr(self._llm, "context_window", 8192), getattr(self._llm, "max_tokens", 900))
         # a 135M model on 2 cores pays for every prompt token before its first one: fewer, shorter sources
         local = self._local is not None
@@ -430,9 +432,10 @@ class Assistant:
             yield "\n"
             text += "\n"
         # The verdict is Meshwise's own; the gate's only where Meshwise judged nothing.
-        yaml_text, report = c.yaml, c.validation
+        yaml_text, report, yaml_report = c.yaml, c.validation, c.yaml_validation
         if report is None and gate.result.shown:
             yaml_text, report = gate.result.shown[0]
+            yaml_report = report
         extra = ""
         if not gate.result.shown and computed.config_yaml:
             # The model left the config out: the validated one the offline answer shows belongs here too.
@@ -441,7 +444,7 @@ class Assistant:
         yield extra
         text += extra
         timings["total"] = (time.perf_counter() - t0) * 1000
-        yield self._answer(req, prep, text, yaml_text, report, [], timings, prep.sources)
+        yield self._answer(req, prep, text, yaml_text, report, [], timings, prep.sources, yaml_report)
 
     def _sources_block(self, sources: list[Hit], lang: str) -> str:
         if not sources:

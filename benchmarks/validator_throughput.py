@@ -12,7 +12,8 @@ megatron_fsdp, a misspelled schedule, batches that do not divide, ...). Two figu
 `validate()` with its defaults (suggested fix on) and the bare verdict (suggest_fix=False), both on
 the mix. The suggested fix is searched when a caller first reads `report.suggested_fix`, so the
 "read suggested_fix" row is the cost of a caller that wants the fix of every invalid config. The
-other rows split the mix to show where the time goes. Each row is the median of
+other rows split the mix to show where the time goes; the last places every finding at its line and
+column (validator/locate.py), as `meshwise validate` does when it prints (never inside validate()). Each row is the median of
 --repeats runs, in validations per CPU second of this process (wall-clock too: they differ when
 other processes share the core), and its ratio to the target.
 """
@@ -29,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant.launch import apply_overrides, parse_overrides  # noqa: E402
 from assistant.validator import validate  # noqa: E402
+from assistant.validator.locate import locate_report  # noqa: E402
 
 # overrides as a launch line carries them, on sections the mix's verdicts do not read: the cost of
 # reading and applying them (parse_overrides + apply_overrides) on every validation
@@ -74,8 +76,8 @@ def _yaml(cases):
     return [(yaml.safe_dump(c, sort_keys=False), w) for c, w in cases]
 
 
-def rate(cases, seconds: float, read_fix: bool = False, argv: list[str] | None = None, parse_each: bool = False,
-         **kw) -> tuple[float, float]:
+def rate(cases, seconds: float, read_fix: bool = False, locate: bool = False, argv: list[str] | None = None,
+         parse_each: bool = False, **kw) -> tuple[float, float]:
     """(validations per wall-clock second, per CPU second of this process)."""
     parsed = parse_overrides(argv)[0] if argv is not None else None
     n, start, cpu = 0, time.perf_counter(), time.process_time()
@@ -87,6 +89,8 @@ def rate(cases, seconds: float, read_fix: bool = False, argv: list[str] | None =
             report = validate(cfg, world_size=world, **kw)
             if read_fix:
                 report.suggested_fix  # noqa: B018 - the fix is searched on first read
+            if locate:
+                locate_report(report, cfg)
         n += len(cases)
         now = time.perf_counter()
         if now >= deadline:
@@ -112,6 +116,7 @@ def main() -> None:
         ("invalid only, fix on", INVALID, {}, None),
         ("invalid only, no fix", INVALID, {"suggest_fix": False}, None),
         ("mix as YAML text, defaults", _yaml(MIX), {}, None),
+        ("mix as YAML text + line mapping", _yaml(MIX), {"locate": True}, None),
         # like the dict rows, which leave out reading the YAML text: the arguments are read once per call
         ("mix + 3 overrides applied, defaults", MIX, {"argv": OVERRIDES}, TARGET_DEFAULT),
         ("mix + 3 overrides read + applied", MIX, {"argv": OVERRIDES, "parse_each": True}, None),

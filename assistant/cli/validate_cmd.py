@@ -1,11 +1,13 @@
 """`meshwise validate`: check a NeMo AutoModel recipe (or bare distributed: mapping) at a world size.
 
-Exit codes: 0 valid, 1 invalid, 2 unusable input. `--json --stdin` is a JSON-lines batch mode:
-one request per line in, one report per line out, in order.
+Any number of files, each at each world size given (`--world-size 8,16`); the exit code is the
+worst of them: 0 valid, 1 invalid (or warned, with --fail-on-warnings), 2 unusable input. Output as
+text, JSON, GitHub annotations, SARIF or JUnit (report_formats.py). `--json --stdin` is a JSON-lines
+batch mode: one request per line in, one report per line out, in order.
 
 Where the job is launched: override arguments after the file (`--distributed.pp_size 2`), `--launch
 "automodel cfg.yaml --nproc-per-node 4 ..."`, `--sbatch job.sub`, `--ci`, `--env NAME=VALUE`: read by
-assistant/launch exactly as upstream reads them; the world size says where it came from.
+assistant/launch exactly as upstream reads them (validate_input.py); the world size says where it came from.
 """
 from __future__ import annotations
 
@@ -15,12 +17,15 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from assistant.cli.report_formats import FORMATS, error_json, formatted, render, report_json, unusable_lines
+from assistant.cli.validate_input import add_launch_arguments, launch_inputs, launch_targets, with_launch_notes
+from assistant.cli.validate_files import EXIT_INVALID, EXIT_UNUSABLE, EXIT_VALID, Target, check_all, worst
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
-from assistant.cli.validate_input import Launched, read_launched, validate_launched
 from assistant.validator import UnusableInput, ValidationReport, validate
 from assistant.validator.coerce import MAX_BYTES
+from assistant.validator.locate import locate_report
 
-EXIT_VALID, EXIT_INVALID, EXIT_UNUSABLE = 0, 1, 2
+__all__ = ["add_parser", "run", "render", "report_json", "EXIT_VALID", "EXIT_INVALID", "EXIT_UNUSABLE"]
 PLOT_AXES = ("tp", "pp", "dp_shard", "dp_replicate", "cp", "dp")  # those a layout lacks are refused after validation
 _LINE_LIMIT = 4 * MAX_BYTES  # a JSON line carries the YAML escaped
 
@@ -32,8 +37,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Validate a NeMo AutoModel recipe (or a bare distributed: mapping) at a world size. "
         "Exit 0 valid, 1 invalid, 2 unusable input.",
     )
-    p.add_argument("file", nargs="?", help="recipe YAML file, or - for standard input")
-    p.add_argument("--world-size", type=int, help="total number of GPUs (ranks)")
+    p.add_argument("file", nargs="*", help="recipe YAML files (any number), or - for standard input")
+    p.add_argument("--world-size", type=_world_sizes, metavar="N[,N...]",
+                   help="total number of GPUs (ranks); several, comma-separated, check every file at each")
     p.add_argument("--nodes", type=int, help="number of nodes (world size = nodes * gpus-per-node)")
     p.add_argument("--gpus-per-node", type=int, default=None, help="GPUs per node (default 8)")
     m = p.add_mutually_exclusive_group()
@@ -41,7 +47,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     m.add_argument("--model-config", help="path to a Hugging Face config.json")
     p.add_argument("--gpu", help="GPU name for the memory estimate, e.g. h100-80gb")
     p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the human-readable report")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--json", action="store_true", help="print the report as JSON (same as --format json)")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="text (default), json, github (workflow annotations + the report), sarif (2.1.0, code scanning) "
+                        "or junit (one test case per file and world size)")
+    p.add_argument("--fail-on-warnings", action="store_true", help="exit 1 when a file has warnings, even if it is valid")
     p.add_argument("--stdin", action="store_true",
                    help='batch mode (with --json): JSON lines {"id", "yaml" or "config", "world_size", "gpus_per_node"} in, one report per line out')
     p.add_argument("--distributed-only", action="store_true",
@@ -52,52 +62,71 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="colour the picture by this axis's groups (default: the first axis larger than 1, tp first)")
     p.add_argument("--plot-view", choices=("mesh", "moe"), default="mesh",
                    help="mesh: the device mesh by node; moe: the expert mesh (ep_shard, ep) per pipeline stage")
-    g = p.add_argument_group("where it is launched", "Override arguments after the file (--distributed.pp_size 2, "
-                             "--step_scheduler.local_batch_size=8) are read as NeMo AutoModel reads them.")
-    src = g.add_mutually_exclusive_group()
-    src.add_argument("--launch", metavar="LINE",
-                     help='the launch line: "automodel cfg.yaml --nproc-per-node 4 --distributed.tp_size 2", '
-                          "torchrun ... -m nemo_automodel.cli.app cfg.yaml ..., torchrun ... recipes/llm/train_ft.py -c cfg.yaml ...")
-    src.add_argument("--sbatch", metavar="FILE", help="an sbatch script (#SBATCH -N / --gpus-per-node / --gres, CONFIG=, the torchrun line)")
-    g.add_argument("--ci", action="store_true", help="check at the recipe's own ci: section (nodes x GPUs per node, "
-                   "its overrides), as upstream's CI runs it")
-    g.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                   help="an environment variable for ${VAR} references and WORLD_SIZE / SLURM_* (repeatable)")
-    g.add_argument("--shell-env", action="store_true", help="also read this shell's environment (off by default)")
-    g.add_argument("--print-config", action="store_true",
-                   help="print the recipe as resolved (environment, then overrides; secrets masked) and exit")
-    p.set_defaults(_accepts_extra=True)
+    add_launch_arguments(p)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    fmt = "json" if args.json and args.format in (None, "json") else (args.format or "text")
     if args.stdin:
-        if not args.json:
+        if fmt != "json":
             return _usage("--stdin batch mode needs --json", "--stdin 批处理模式需要同时使用 --json", args.lang)
-        if getattr(args, "_extra", None) or args.launch or args.sbatch or args.ci or args.env or args.shell_env \
-                or args.print_config:
+        if launch_inputs(args):
             # each batch line carries its own world size; a launch given once would be silently ignored
             return _usage("--stdin batch mode takes no overrides, --launch, --sbatch, --ci, --env or --print-config",
                           "--stdin 批处理模式不接受覆盖参数、--launch、--sbatch、--ci、--env 或 --print-config", args.lang)
         return run_batch(sys.stdin.buffer, sys.stdout, args)
+    launches = None
     try:
         if args.plot:
             _plot_format(args.plot)  # a bad file name is an unusable input: found before any work
-        launched = read_launched(args, _read_input, _world)
-        if args.print_config:
-            print(launched.config_text(), end="")
-            return EXIT_VALID
-        report = validate_launched(launched, model=_model_arg(args), gpu=args.gpu, lang=args.lang,
-                                   recipe_checks=False if args.distributed_only else None)
+        if launch_inputs(args):
+            targets, launches = launch_targets(args, _world)
+            if args.print_config:
+                print("".join(launched.config_text() for launched in launches), end="")
+                return EXIT_VALID
+        else:
+            targets = _targets(args)
     except UnusableInput as exc:
-        return _usage(exc.message, exc.message_zh, args.lang, as_json=args.json)
-    if args.json:
-        print(json.dumps({**report_json(report), **launched.json(report)}, ensure_ascii=False, default=str))
-    else:
-        print(render(report, args.lang, launched))
-    if args.plot:
-        return _plot(report, args)
-    return EXIT_VALID if report.ok else EXIT_INVALID
+        return _usage(exc.message, exc.message_zh, args.lang, as_json=fmt == "json")
+    results = check_all(targets, model=_model_arg(args), gpu=args.gpu, lang=args.lang,
+                        recipe_checks=False if args.distributed_only else None)
+    code = worst(results, args.fail_on_warnings)
+    if fmt == "text" or fmt == "github":
+        for line in unusable_lines(results, args.lang):
+            print(f"meshwise validate: {line}", file=sys.stderr)
+    out = formatted(fmt, results, code, args.lang, args.fail_on_warnings)
+    if launches is not None:
+        out = with_launch_notes(fmt, out, results, launches, args.lang)
+    if out:
+        print(out)
+    if args.plot and results[0].report is not None:
+        return _plot(results[0].report, args)
+    return code
+
+
+def _targets(args: argparse.Namespace) -> list[Target]:
+    """Each file at each world size the flags give, in the order named."""
+    files = args.file or [None]
+    if args.plot and (len(files) > 1 or len(args.world_size or ()) > 1):
+        raise UnusableInput("--plot draws one layout: give one file and one world size",
+                            "--plot 只画一个布局：请只给一个文件和一个 world size")
+    if None in files:
+        raise UnusableInput("give a recipe file, or - to read standard input", "请给出 recipe 文件，或用 - 读取标准输入")
+    if files.count("-") > 1:
+        raise UnusableInput("standard input (-) can be read once", "标准输入（-）只能读取一次")
+    worlds = [_world(w, args.nodes, args.gpus_per_node) for w in (args.world_size or [None])]
+    return [Target(f, w, gpn) for f in files for w, gpn in worlds]
+
+
+def _world_sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected N or N,N,... (integers), got {text!r}") from None
+    if not sizes:
+        raise argparse.ArgumentTypeError("expected at least one world size")
+    return sizes
 
 
 def _plot_format(path: str) -> None:
@@ -146,14 +175,13 @@ def _say(en: str, zh: str, lang: str) -> None:
 
 def _usage(en: str, zh: str, lang: str, *, as_json: bool = False) -> int:
     if as_json:
-        print(json.dumps({"ok": None, "error": {"message": en, "message_zh": zh}}, ensure_ascii=False))
+        print(json.dumps(error_json(en, zh), ensure_ascii=False))
     else:
         print(f"meshwise validate: {zh if lang == 'zh' else en}", file=sys.stderr)
     return EXIT_UNUSABLE
 
 
 def _world(world_size: int | None, nodes: int | None, gpus_per_node: int | None) -> tuple[int, int]:
-    """The world size of the flags; raises UnusableInput when they give none (see launched._explicit)."""
     gpn = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else gpus_per_node
     if gpn < 1:
         raise UnusableInput(f"--gpus-per-node must be >= 1, got {gpn}", f"--gpus-per-node 必须 >= 1，实际为 {gpn}")
@@ -169,24 +197,6 @@ def _world(world_size: int | None, nodes: int | None, gpus_per_node: int | None)
             raise UnusableInput(f"--nodes must be >= 1, got {nodes}", f"--nodes 必须 >= 1，实际为 {nodes}")
         world_size = nodes * gpn
     return world_size, gpn
-
-
-def _read_input(name: str | None) -> bytes:
-    if name is None:
-        raise UnusableInput("give a recipe file, or - to read standard input", "请给出 recipe 文件，或用 - 读取标准输入")
-    if name == "-":
-        data = sys.stdin.buffer.read(MAX_BYTES + 1)
-    else:
-        path = Path(name)
-        try:
-            with path.open("rb") as fh:
-                data = fh.read(MAX_BYTES + 1)
-        except OSError as exc:
-            raise UnusableInput(f"cannot read {name}: {exc.strerror or exc}", f"无法读取 {name}：{exc.strerror or exc}") from None
-    if len(data) > MAX_BYTES:
-        raise UnusableInput(f"input is larger than {MAX_BYTES} bytes (a recipe is a few KiB)",
-                            f"输入超过 {MAX_BYTES} 字节（一个 recipe 通常只有几 KiB）")
-    return data
 
 
 def _model_arg(args: argparse.Namespace) -> str | None:
@@ -242,7 +252,8 @@ def batch_line(raw: bytes, args: argparse.Namespace) -> dict:
         )
     except UnusableInput as exc:
         return {"id": rid, "ok": None, "error": {"message": exc.message, "message_zh": exc.message_zh}}
-    return {"id": rid, **report_json(report)}
+    text = recipe if isinstance(recipe, str) else None  # a "config" object has no lines to point at
+    return {"id": rid, **report_json(report, locate_report(report, text))}
 
 
 def _err(en: str, zh: str) -> dict:
@@ -252,100 +263,3 @@ def _err(en: str, zh: str) -> dict:
 def _emit(out: TextIO, obj: dict) -> None:
     out.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
     out.flush()
-
-
-def report_json(report: ValidationReport) -> dict:
-    d = report.to_dict()
-    d["codes"] = report.codes
-    return d
-
-
-# ---------------------------------------------------------------------------------------------
-# human-readable report
-
-_L = {
-    "en": {"valid": "VALID", "invalid": "INVALID", "at": "at world_size", "nodes": "nodes x", "node": "node x", "gpus": "GPUs",
-           "strategy": "strategy", "mesh": "device mesh", "moe": "MoE mesh (ep_shard, ep), per pipeline stage",
-           "ddp": "no device mesh (DDP replicates the model on every rank)", "gacc": "gradient accumulation steps",
-           "errors": "Errors", "warnings": "Warnings", "mirrors": "mirrors", "memory": "Memory per GPU (estimate)",
-           "fix": "Suggested fix (re-validated)", "nofix": "No automatic fix found.", "params": "params",
-           "grads": "grads", "optim": "optimizer", "acts": "activations", "total": "total", "of": "of",
-           "assume": "assumptions", "from": "world size from", "set_by": "set by", "launch": "Launch",
-           "flags": "The same fix as override flags", "line": "The same fix as the edited launch line",
-           "yaml_only": "Edit in the YAML (an override cannot remove a key)"},
-    "zh": {"valid": "通过", "invalid": "不通过", "at": "world_size 为", "nodes": "节点 x", "node": "节点 x", "gpus": "GPU",
-           "strategy": "strategy", "mesh": "device mesh", "moe": "MoE mesh (ep_shard, ep)，每个流水线阶段",
-           "ddp": "无 device mesh（DDP 在每个 rank 上复制整个模型）", "gacc": "梯度累积步数",
-           "errors": "错误", "warnings": "警告", "mirrors": "对应上游", "memory": "每 GPU 显存（估算）",
-           "fix": "建议的修改（已重新校验）", "nofix": "没有找到自动修复方案。", "params": "参数",
-           "grads": "梯度", "optim": "优化器状态", "acts": "激活", "total": "合计", "of": "/",
-           "assume": "假设", "from": "world size 来自", "set_by": "由此参数设置", "launch": "启动",
-           "flags": "同一修改的覆盖参数写法", "line": "同一修改的启动命令写法",
-           "yaml_only": "需在 YAML 中修改（覆盖参数无法删除键）"},
-}
-
-
-def render(report: ValidationReport, lang: str = "en", launched: Launched | None = None) -> str:
-    t = _L["zh" if lang == "zh" else "en"]
-    zh = lang == "zh"
-    lines: list[str] = []
-    world, gpn = report.world_size, report.gpus_per_node
-    where = f"{t['at']} {world}"
-    if world and gpn and world % gpn == 0:
-        nodes = world // gpn
-        label = t["nodes"] if nodes > 1 else t["node"]
-        where += f" ({nodes} {label} {gpn} {t['gpus']})"
-    lines.append(f"{t['valid'] if report.ok else t['invalid']} {where}")
-    if launched is not None:
-        lines.append(f"  {t['from']}: {launched.world.source_zh if zh else launched.world.source}")
-    d = report.derived
-    if d is not None:
-        lines.append(f"  {t['strategy']} {d.strategy}: dp {d.dp_size} (dp_replicate {d.dp_replicate_size} x dp_shard "
-                     f"{d.dp_shard_size}), tp {d.tp_size}, pp {d.pp_size}, cp {d.cp_size}, ep {d.ep_size}")
-        if d.mesh_shape:
-            lines.append(f"  {t['mesh']} ({', '.join(d.mesh_dim_names)}) = ({', '.join(map(str, d.mesh_shape))})")
-        else:
-            lines.append(f"  {t['ddp']}")
-        if d.moe_mesh_shape:
-            lines.append(f"  {t['moe']} = ({d.moe_mesh_shape[0]}, {d.moe_mesh_shape[1]})")
-        if d.grad_acc_steps is not None:
-            lines.append(f"  {t['gacc']}: {d.grad_acc_steps}")
-    for title, findings in ((t["errors"], report.errors), (t["warnings"], report.warnings)):
-        if not findings:
-            continue
-        lines.append(f"{title}:")
-        for f in findings:
-            msg = f.message_zh if lang == "zh" else f.message
-            lines.append(f"  [{f.code}] {f.path + ': ' if f.path else ''}{msg}")
-            lines.append(f"      ({t['mirrors']}: {f.upstream})")
-            if launched is not None and (by := launched.set_by(f)):
-                lines.append(f"      ({t['set_by']}: {', '.join(o.argument for o in by)})")
-    if launched is not None and launched.warnings:
-        lines.append(f"{t['launch']}:")
-        for w in launched.warnings:
-            lines.append(f"  [{w.code}] {w.zh if zh else w.en}")
-    m = report.memory
-    if m is not None:
-        cap = f" {t['of']} {m.capacity_gib:.1f} GiB ({m.gpu})" if m.capacity_gib else ""
-        lines.append(f"{t['memory']}: {t['total']} {m.total_gib:.1f} GiB{cap}")
-        lines.append(f"  {t['params']} {m.params_gib:.1f}, {t['grads']} {m.grads_gib:.1f}, {t['optim']} "
-                     f"{m.optimizer_gib:.1f}, {t['acts']} {m.activations_gib:.1f} GiB")
-        for a in m.assumptions_in(lang):
-            lines.append(f"  - {a}")
-    if not report.ok:
-        if report.suggested_fix:
-            lines.append(f"{t['fix']}:")
-            lines.extend("  " + ln for ln in report.suggested_fix.rstrip().splitlines())
-            if launched is not None:
-                flags, manual, line = launched.fix_flags(report)
-                if flags:
-                    lines.append(f"{t['flags']}:")
-                    lines.append("  " + " ".join(flags))
-                if line:
-                    lines.append(f"{t['line']}:")
-                    lines.append("  " + line)
-                if manual:
-                    lines.append(f"{t['yaml_only']}: {', '.join(manual)}")
-        else:
-            lines.append(t["nofix"])
-    return "\n".join(lines)

@@ -39,6 +39,7 @@ class Composed:
     asks: list[str] = field(default_factory=list)
     leads: list[str] = field(default_factory=list)  # the direct answer to each ask, as computed offline
     uncited: list[str] = field(default_factory=list)  # facts stated without a supporting chunk (should stay empty)
+    yaml_validation: ValidationReport | None = None  # the report of `yaml` (`validation` judges `judged`)
 
 
 # sizes and blocks: "should I use tp_size 2?" asks for a layout, not a field's reference
@@ -271,5 +272,5 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
     main = next((p for p in parts if p.report is not None), None) or next((p for p in parts if p.yaml), Part())
     strategy = main.strategy or next((p.strategy for p in parts if p.strategy), None)
     return Composed(w.render(), main.yaml, main.report, strategy, main.judged, list(corrected.kinds), list(w.leads),
-                    w.uncited)
+                    w.uncited, main.shown_report)
 

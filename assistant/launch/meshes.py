@@ -13,8 +13,8 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from assistant.launch import codes
-from assistant.validator import ValidationReport, validate
-from assistant.validator.coerce import translate_value
+from assistant.validator import ValidationReport, check_world, validate
+from assistant.validator.coerce import load_yaml, translate_value
 from assistant.validator.report import Finding
 
 
@@ -102,6 +102,9 @@ def _not_read(code: str, path: str, world: int, gpus_per_node: int, **values: An
 def validate_meshes(recipe: Any, *, world_size: int, gpus_per_node: int, **kwargs: Any) -> ValidationReport:
     """The verdict on the meshes this recipe's launch builds: one (the validator as it is), KD's student
     and teacher, or none (a generate config with distributed: null, a diffusion recipe's fsdp:/ddp:)."""
+    if isinstance(recipe, (str, bytes, bytearray)):
+        check_world(world_size, gpus_per_node)  # a bad world size is said before the text, as validate() does
+        recipe = load_yaml(recipe)
     if is_generate_without_mesh(recipe):
         return _not_read("MW-W-LAUNCH-NO-MESH", "distributed", world_size, gpus_per_node)
     if section := reads_fsdp_section(recipe):

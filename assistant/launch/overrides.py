@@ -12,7 +12,6 @@ the whole subtree; the last override of a path wins. `_target_` / `*_fn` values 
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any, Mapping, Sequence
 
 from assistant.launch import codes
@@ -122,19 +121,3 @@ def apply_overrides(recipe: Mapping, overrides: Sequence[Override]) -> dict:
         node[last] = o.value if isinstance(o.value, (str, int, float, bool, type(None))) else copy.deepcopy(o.value)
     return out
 
-
-def caused_by(path: str, message: str, overrides: Sequence[Override]) -> tuple[Override, ...]:
-    """The overrides behind a finding at `path` whose message is `message`: each one whose path is the
-    finding's, inside it or above it (a mapping override replaces the subtree), or whose key the
-    message names (pp_size = 2 turning on a pipeline the finding at distributed.pipeline asks for).
-    The last override of a path wins, so only that one is named."""
-    last: dict[str, Override] = {}
-    for o in overrides:
-        last[o.path] = o
-    hits = []
-    for o in last.values():
-        leaf = o.path.rsplit(".", 1)[-1]
-        if (o.path == path or path.startswith(o.path + ".") or (path and o.path.startswith(path + "."))
-                or (leaf and re.search(rf"(?<![\w.]){re.escape(leaf)}(?!\w)", message))):
-            hits.append(o)
-    return tuple(sorted(hits, key=lambda o: o.index))

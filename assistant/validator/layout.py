@@ -19,7 +19,7 @@ from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.validator.capabilities import SIZE_FEATURES, capabilities
 from assistant.validator.derive import times
 from assistant.validator.findings import describe, make_finding
-from assistant.validator.report import Derived, Finding, quick_init
+from assistant.validator.report import Derived, Finding, ValidationReport, quick_init
 
 FSDP2_DIMS = ("pp", "dp_replicate", "dp_shard", "cp", "tp")
 MEGATRON_DIMS = ("dp", "cp", "tp")
@@ -136,6 +136,13 @@ class Layout:
             self.dp_shard, ep_shard, self.mesh_dim_names, self.mesh_shape,
             (ep_shard, self.ep) if ep_shard is not None else None, grad_acc_steps,
         )
+
+    @classmethod
+    def from_report(cls, report: ValidationReport) -> Layout | None:
+        """The sizes of a validated mesh, when the report built one (None for an invalid layout)."""
+        if report.derived is None:
+            return None
+        return cls.from_derived(report.derived, report.gpus_per_node or DEFAULT_GPUS_PER_NODE)
 
     @classmethod
     def from_derived(cls, d: Derived, gpus_per_node: int = DEFAULT_GPUS_PER_NODE) -> Layout:

@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import Callable, Literal
 
-from assistant.defaults import DEFAULT_GPUS_PER_NODE
 
 Severity = Literal["error", "warning"]
 
@@ -110,15 +109,6 @@ class ValidationReport:
     @property
     def codes(self) -> list[str]:
         return [f.code for f in (*self.errors, *self.warnings)]
-
-    @property
-    def layout(self):  # -> Layout | None (layout.py imports this module)
-        """The sizes of the validated mesh as a Layout (dp, dp_shard, ep_shard, non_pp, meshes), when one was built."""
-        if self.derived is None:
-            return None
-        from assistant.validator.layout import Layout
-
-        return Layout.from_derived(self.derived, self.gpus_per_node or DEFAULT_GPUS_PER_NODE)
 
     def to_dict(self) -> dict:
         d = asdict(replace(self, fix=self.suggested_fix))

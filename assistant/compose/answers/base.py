@@ -33,11 +33,23 @@ class ComposeInput:
 
 @dataclass
 class Part:
-    """What one ask's answer showed: the config (with its verdict) and the strategy it is about."""
+    """What one ask's answer showed: the config (with its verdict) and the strategy it is about.
+
+    `report` is the verdict the answer gives (on `judged`, the user's layout, when there is one);
+    `yaml` is judged by `report` too unless `yaml_report` is set: a verdict's YAML is the nearest
+    valid layout, with its own passing report."""
     yaml: str | None = None
     report: ValidationReport | None = None
     strategy: str | None = None
     judged: dict | None = None
+    yaml_report: ValidationReport | None = None
+
+    @property
+    def shown_report(self) -> ValidationReport | None:
+        """The report of the YAML shown (None when none is shown)."""
+        if not self.yaml:
+            return None
+        return self.yaml_report if self.yaml_report is not None else self.report
 
 
 @dataclass(frozen=True)

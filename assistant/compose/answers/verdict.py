@@ -151,12 +151,12 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
         if fix_yaml:
             w.para(w.say("nearest", world=d.world_size, mesh=w.mesh(d.fix_report)))
             w.code(d.fix_yaml)
-            part.yaml = d.fix_yaml
+            part.yaml, part.yaml_report = d.fix_yaml, d.fix_report
     elif plan is not None and plan.report.ok and plan.yaml:
         w.para(w.say("nearest", world=plan.report.world_size or d.world_size, mesh=w.mesh(plan.report)))
         w.code(plan.yaml)
         part.strategy = plan.strategy
-        part.yaml = plan.yaml
+        part.yaml, part.yaml_report = plan.yaml, plan.report
     else:
         w.para(w.say("diag_no_fix"))
     return part

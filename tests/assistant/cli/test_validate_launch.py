@@ -38,8 +38,8 @@ def test_trailing_overrides_are_read_and_named(cfg, capsys):
     code = main(["validate", cfg, "--distributed.pp_size", "2", "--step_scheduler.local_batch_size=16", "--world-size", "8"])
     out = capsys.readouterr().out
     assert code == 1
-    assert "world size from: --world-size 8 on the command line" in out
-    assert "[MW-E-PP-NO-PIPELINE]" in out and "(set by: --distributed.pp_size 2)" in out
+    assert "(world size from --world-size 8 on the command line)" in out
+    assert "[MW-E-PP-NO-PIPELINE]" in out and "[set by --distributed.pp_size 2]" in out
     assert "The same fix as override flags:" in out and "--distributed.pipeline.pp_schedule" in out
 
 
@@ -48,8 +48,7 @@ def test_overrides_json_contract(cfg, capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["ok"] is False and d["world_source"] == "--world-size 8 on the command line" and d["world_source_zh"]
     assert d["overrides"] == [{"path": "distributed.tp_size", "value": 3, "argument": "--distributed.tp_size 3", "index": 0}]
-    assert d["set_by"]["errors"][0] == ["--distributed.tp_size 3"]
-    assert len(d["set_by"]["errors"]) == len(d["errors"])
+    assert d["errors"][0]["location"]["argument"] == "--distributed.tp_size 3"
 
 
 def test_valid_override_exits_0_and_other_subcommands_still_refuse_unknown_args(cfg, capsys):
@@ -62,8 +61,8 @@ def test_valid_override_exits_0_and_other_subcommands_still_refuse_unknown_args(
 def test_launch_line_gives_config_world_and_overrides(cfg, capsys):
     code = main(["validate", "--launch", f"automodel {cfg} --nproc-per-node 4 --distributed.tp_size 2"])
     out = capsys.readouterr().out
-    assert code == 0 and out.startswith("VALID at world_size 4 (1 node x 4 GPUs)")
-    assert "world size from: --nproc-per-node 4 on the launch line (one node)" in out
+    assert code == 0 and "VALID at world_size 4 (1 node x 4 GPUs)" in out
+    assert "(world size from --nproc-per-node 4 on the launch line (one node))" in out
 
 
 def test_launch_edited_line_and_warnings(cfg, capsys):
@@ -155,7 +154,7 @@ def test_pipelining_guide_pp_dp_command(capsys):
     assert main(["validate", "--launch", command.replace("your_config.yaml", str(squad)), "--json"]) == 1
     d = json.loads(capsys.readouterr().out)
     assert d["codes"] == ["MW-E-PP-NO-PIPELINE"] and d["world_size"] == 4
-    assert d["set_by"]["errors"] == [["--distributed.pp_size 2"]]
+    assert [e["location"]["argument"] for e in d["errors"]] == ["--distributed.pp_size 2"]
     assert "--nproc-per-node 4 on the launch line" in d["world_source"]
     assert d["fix_launch_line"].startswith("uv run automodel")
     first = UPSTREAM / "examples/llm_finetune/llama3_1/llama3_1_8b_hellaswag_pp.yaml"
@@ -171,5 +170,5 @@ def test_batch_mode_refuses_launch_inputs(capsys):
 def test_chinese_report_says_the_source_and_argument(cfg, capsys):
     assert main(["validate", "--launch", f"am {cfg} --nproc-per-node 4 --distributed.pp_size 2", "--lang", "zh"]) == 1
     out = capsys.readouterr().out
-    assert "world size 来自: 启动命令中的 --nproc-per-node 4（单节点）" in out
-    assert "由此参数设置: --distributed.pp_size 2" in out and "同一修改的启动命令写法" in out
+    assert "(world size 来自 启动命令中的 --nproc-per-node 4（单节点）)" in out
+    assert "[来自参数 --distributed.pp_size 2]" in out and "同一修改的启动命令写法" in out

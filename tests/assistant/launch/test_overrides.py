@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.launch import apply_overrides, caused_by, parse_overrides
+from assistant.launch import apply_overrides, parse_overrides
 
 UPSTREAM_CONFIG = Path(os.environ.get("MESHWISE_UPSTREAM_SRC", "/work/automodel")) / "nemo_automodel/components/config"
 
@@ -71,15 +71,6 @@ def test_empty_segment_kept_as_upstream_and_warned():
     overrides, warnings = one("--a..b", "1")
     assert apply_overrides({}, overrides) == {"a": {"": {"b": 1}}}
     assert [w.code for w in warnings] == ["MW-W-LAUNCH-EMPTY-KEY"]
-
-
-def test_caused_by_names_the_last_override_of_a_path_or_the_key_in_the_message():
-    overrides, _ = one("--distributed.pp_size", "4", "--distributed.pp_size", "2", "--step_scheduler.local_batch_size", "8")
-    hit = caused_by("distributed.pipeline", "pp_size = 2 (> 1) turns on pipeline parallelism", overrides)
-    assert [o.argument for o in hit] == ["--distributed.pp_size 2"]
-    assert caused_by("distributed.tp_size", "tp_size must divide", overrides) == ()
-    (sub,), _ = one("--distributed", "{'tp_size': 3}")
-    assert caused_by("distributed.tp_size", "x", (sub,)) == (sub,)
 
 
 def _upstream():

@@ -78,8 +78,8 @@ def test_the_validator_reports_the_layout_it_built():
     r = validate({"tp_size": 2, "ep_size": 8, "pp_size": 2, "pipeline": {}}, world_size=32, suggest_fix=False)
     assert r.ok
     lay = Layout.from_derived(r.derived, r.gpus_per_node)
-    assert lay.derived() == r.derived and r.layout == lay
-    assert validate({"ep_size": 16}, world_size=8, suggest_fix=False).layout is None
+    assert lay.derived() == r.derived and Layout.from_report(r) == lay
+    assert Layout.from_report(validate({"ep_size": 16}, world_size=8, suggest_fix=False)) is None
     assert (lay.ep_shard, r.derived.ep_shard_size) == (2, 2)  # dp*cp*tp = 8*1*2 = 16 over ep 8
 
 

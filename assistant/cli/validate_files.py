@@ -1,0 +1,100 @@
+"""The files of one `meshwise validate` call, each checked at its own world size.
+
+A `Target` is one (file, world size) pair; a file checked at several world sizes is several targets.
+`check` reads the file (byte cap before the body), validates it and places each finding
+(validator/locate.py); an unusable file is that target's error, never the end of the call. The call's
+exit code is the worst of its targets: 2 unusable > 1 invalid (or, with fail_on_warnings, a warning) > 0.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from assistant.launch.meshes import validate_meshes
+from assistant.validator import UnusableInput, ValidationReport
+from assistant.validator.coerce import MAX_BYTES
+from assistant.validator.locate import Location, locate_report
+from assistant.validator.report import Finding
+
+EXIT_VALID, EXIT_INVALID, EXIT_UNUSABLE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Target:
+    file: str | None  # as given on the command line; "-" is standard input; None: text or data with no file
+    world_size: int
+    gpus_per_node: int
+    # the launch line's overrides (objects with .path, .argument, .index), for the findings they cause
+    overrides: Sequence[Any] = ()
+    # the recipe to validate when it is not the file's text as read (the file after overrides and
+    # environment); the findings are still placed in the file's own text
+    recipe: Any = None
+    world_source: str | None = None  # where the world size came from, when not the flags
+
+
+@dataclass(frozen=True)
+class Checked:
+    target: Target
+    report: ValidationReport | None
+    located: tuple[tuple[Finding, Location], ...] = ()
+    error: UnusableInput | None = None  # the input could not be read or is not a recipe
+
+    def exit_code(self, fail_on_warnings: bool = False) -> int:
+        if self.error is not None or self.report is None:
+            return EXIT_UNUSABLE
+        if not self.report.ok or (fail_on_warnings and self.report.warnings):
+            return EXIT_INVALID
+        return EXIT_VALID
+
+
+def read_input(name: str | None) -> bytes:
+    if name is None:
+        raise UnusableInput("give a recipe file, or - to read standard input", "请给出 recipe 文件，或用 - 读取标准输入")
+    if name == "-":
+        data = sys.stdin.buffer.read(MAX_BYTES + 1)
+    else:
+        try:
+            with Path(name).open("rb") as fh:
+                data = fh.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise UnusableInput(f"cannot read {name}: {exc.strerror or exc}", f"无法读取 {name}：{exc.strerror or exc}") from None
+    if len(data) > MAX_BYTES:
+        raise UnusableInput(f"input is larger than {MAX_BYTES} bytes (a recipe is a few KiB)",
+                            f"输入超过 {MAX_BYTES} 字节（一个 recipe 通常只有几 KiB）")
+    return data
+
+
+def check(target: Target, text: bytes | None = None, **validate_kw: Any) -> Checked:
+    """One target: its verdict and the place of every finding, or the reason it is unusable."""
+    try:
+        if text is None and target.file is not None:
+            text = read_input(target.file)
+        recipe = text if target.recipe is None else target.recipe
+        # the meshes the launch builds: one, KD's student + teacher, or none (assistant/launch/meshes.py)
+        report = validate_meshes(recipe, world_size=target.world_size, gpus_per_node=target.gpus_per_node, **validate_kw)
+    except UnusableInput as exc:
+        return Checked(target, None, error=exc)
+    if text is None:
+        return Checked(target, report)  # data with no text: nothing to point at
+    return Checked(target, report, tuple(locate_report(report, text, target.file, target.overrides)))
+
+
+def check_all(targets: Iterable[Target], **validate_kw: Any) -> list[Checked]:
+    """Every target in order; a file named for several world sizes is read once."""
+    texts: dict[str, bytes | UnusableInput] = {}
+    out = []
+    for t in targets:
+        if t.file not in texts:
+            try:
+                texts[t.file] = read_input(t.file)
+            except UnusableInput as exc:
+                texts[t.file] = exc
+        text = texts[t.file]
+        out.append(Checked(t, None, error=text) if isinstance(text, UnusableInput) else check(t, text, **validate_kw))
+    return out
+
+
+def worst(results: Iterable[Checked], fail_on_warnings: bool = False) -> int:
+    return max((r.exit_code(fail_on_warnings) for r in results), default=EXIT_VALID)
