@@ -134,7 +134,12 @@ class Launched:
 def with_launch_notes(fmt: str, out: str, results: Sequence[Checked], launches: Sequence[Launched], lang: str) -> str:
     """The formatted output with what the launch adds: a text block after the reports, JSON keys per report."""
     if fmt == "text":
-        extra = [ln for c, launched in zip(results, launches) for ln in launched.notes(c.report, lang)]
+        extra = []
+        for c, launched in zip(results, launches):
+            lines = launched.notes(c.report, lang)
+            if lines and len(results) > 1:  # say which target they are about, as the report blocks do
+                lines.insert(0, f"== {c.target.file} @ world_size {c.target.world_size} ({_L[lang if lang == 'zh' else 'en']['launch']}) ==")
+            extra.extend(lines)
         return "\n".join(x for x in (out, *extra) if x)
     if fmt == "json":
         d = json.loads(out)

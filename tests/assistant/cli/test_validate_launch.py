@@ -172,3 +172,18 @@ def test_chinese_report_says_the_source_and_argument(cfg, capsys):
     out = capsys.readouterr().out
     assert "(world size 来自 启动命令中的 --nproc-per-node 4（单节点）)" in out
     assert "[来自参数 --distributed.pp_size 2]" in out and "同一修改的启动命令写法" in out
+
+
+def test_many_files_each_with_the_overrides(tmp_path, capsys):
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text("recipe: X\ndistributed:\n  tp_size: 1\n", encoding="utf-8")
+    b.write_text("recipe: X\ndistributed:\n  ep_size: 16\n", encoding="utf-8")
+    assert main(["validate", str(a), str(b), "--world-size", "8,16", "--distributed.tp_size", "2", "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert [r["ok"] for r in d["reports"]] == [True, True, False, True]
+    bad = d["reports"][2]
+    assert bad["errors"][0]["location"]["argument"] == "--distributed.tp_size 2"
+    assert bad["fix_overrides"] == ["--distributed.ep_size 8"] and all(r["overrides"] for r in d["reports"])
+    assert main(["validate", str(a), str(b), "--world-size", "8", "--distributed.tp_size", "2"]) == 1
+    out = capsys.readouterr().out
+    assert f"== {b} @ world_size 8 (Launch) ==\nThe same fix as override flags:\n  --distributed.ep_size 8" in out
