@@ -111,3 +111,8 @@ def load_settings(env: dict[str, str] | None = None, **overrides) -> Settings:
     if "data_dir" in values and "index_dir" not in values:
         s = replace(s, index_dir=s.data_dir / "index")
     return s
+
+
+def shell_environment() -> dict[str, str]:
+    """A copy of the process environment, for a command that was asked to read it (validate --shell-env)."""
+    return dict(os.environ)

@@ -2,6 +2,10 @@
 
     .venv/bin/python benchmarks/validator_throughput.py [--seconds 2] [--repeats 5]
 
+Two more rows measure a recipe as launched with overrides (assistant/launch): applied to each
+validation (the arguments read once, as the YAML text is read once outside the dict rows), and also
+read each time.
+
 The mix is realistic: 6 valid and 12 invalid configs (2/3 invalid, as real questions are), each
 invalid one a mistake users make (world not divisible, EP not dividing dp*cp*tp, an fsdp2 option on
 megatron_fsdp, a misspelled schedule, batches that do not divide, ...). Two figures have targets:
@@ -24,8 +28,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from assistant.launch import apply_overrides, parse_overrides  # noqa: E402
 from assistant.validator import validate  # noqa: E402
 from assistant.validator.locate import locate_report  # noqa: E402
+
+# overrides as a launch line carries them, on sections the mix's verdicts do not read: the cost of
+# reading and applying them (parse_overrides + apply_overrides) on every validation
+OVERRIDES = ["--checkpoint.enabled", "false", "--wandb.project=bench", "--model.pretrained_model_name_or_path", "x/y"]
 
 TARGET_DEFAULT = 20_000  # validate() as called, suggested fix on
 TARGET_VERDICT = 50_000  # suggest_fix=False
@@ -67,12 +76,16 @@ def _yaml(cases):
     return [(yaml.safe_dump(c, sort_keys=False), w) for c, w in cases]
 
 
-def rate(cases, seconds: float, read_fix: bool = False, locate: bool = False, **kw) -> tuple[float, float]:
+def rate(cases, seconds: float, read_fix: bool = False, locate: bool = False, argv: list[str] | None = None,
+         parse_each: bool = False, **kw) -> tuple[float, float]:
     """(validations per wall-clock second, per CPU second of this process)."""
+    parsed = parse_overrides(argv)[0] if argv is not None else None
     n, start, cpu = 0, time.perf_counter(), time.process_time()
     deadline = start + seconds
     while True:
         for cfg, world in cases:
+            if argv is not None:
+                cfg = apply_overrides(cfg, parse_overrides(argv)[0] if parse_each else parsed)
             report = validate(cfg, world_size=world, **kw)
             if read_fix:
                 report.suggested_fix  # noqa: B018 - the fix is searched on first read
@@ -104,6 +117,9 @@ def main() -> None:
         ("invalid only, no fix", INVALID, {"suggest_fix": False}, None),
         ("mix as YAML text, defaults", _yaml(MIX), {}, None),
         ("mix as YAML text + line mapping", _yaml(MIX), {"locate": True}, None),
+        # like the dict rows, which leave out reading the YAML text: the arguments are read once per call
+        ("mix + 3 overrides applied, defaults", MIX, {"argv": OVERRIDES}, TARGET_DEFAULT),
+        ("mix + 3 overrides read + applied", MIX, {"argv": OVERRIDES, "parse_each": True}, None),
     ]
     rate(MIX, 0.3)  # warm caches
     print(f"mix: {len(VALID)} valid + {len(INVALID)} invalid recipes ({len(INVALID) / len(MIX):.0%} invalid), dicts unless noted")

@@ -30,7 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # a subcommand that reads arguments of its own (validate's config overrides) gets the rest in
+    # args._extra; for every other one an unknown argument is the usual usage error
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "_accepts_extra", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args._extra = extra
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2

@@ -13,6 +13,7 @@ from typing import Sequence
 from urllib.parse import quote
 
 from assistant.cli.validate_files import Checked
+from assistant.launch.codes import CODES as LAUNCH_CODES
 from assistant.validator.findings import RULES
 from assistant.validator.locate import Location
 from assistant.validator.report import Finding, ValidationReport
@@ -234,9 +235,9 @@ def _uri(file: str | None) -> str:
 
 
 def sarif_rules() -> list[dict]:
-    """One reportingDescriptor per code of the rule tables, in table order."""
+    """One reportingDescriptor per code of the rule tables (the validator's, then the launch reader's), in table order."""
     out = []
-    for code, rule in RULES.items():
+    for code, rule in (*RULES.items(), *LAUNCH_CODES.items()):
         out.append({
             "id": code,
             "name": "".join(w.capitalize() for w in code.split("-")[2:]) or code,

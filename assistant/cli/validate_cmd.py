@@ -4,6 +4,10 @@ Any number of files, each at each world size given (`--world-size 8,16`); the ex
 worst of them: 0 valid, 1 invalid (or warned, with --fail-on-warnings), 2 unusable input. Output as
 text, JSON, GitHub annotations, SARIF or JUnit (report_formats.py). `--json --stdin` is a JSON-lines
 batch mode: one request per line in, one report per line out, in order.
+
+Where the job is launched: override arguments after the file (`--distributed.pp_size 2`), `--launch
+"automodel cfg.yaml --nproc-per-node 4 ..."`, `--sbatch job.sub`, `--ci`, `--env NAME=VALUE`: read by
+assistant/launch exactly as upstream reads them (validate_input.py); the world size says where it came from.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from assistant.cli.report_formats import FORMATS, error_json, formatted, render, report_json, unusable_lines
+from assistant.cli.validate_input import add_launch_arguments, launch_inputs, launch_targets, with_launch_notes
 from assistant.cli.validate_files import EXIT_INVALID, EXIT_UNUSABLE, EXIT_VALID, Target, check_all, worst
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.validator import UnusableInput, ValidationReport, validate
@@ -57,6 +62,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="colour the picture by this axis's groups (default: the first axis larger than 1, tp first)")
     p.add_argument("--plot-view", choices=("mesh", "moe"), default="mesh",
                    help="mesh: the device mesh by node; moe: the expert mesh (ep_shard, ep) per pipeline stage")
+    add_launch_arguments(p)
     return p
 
 
@@ -65,11 +71,22 @@ def run(args: argparse.Namespace) -> int:
     if args.stdin:
         if fmt != "json":
             return _usage("--stdin batch mode needs --json", "--stdin 批处理模式需要同时使用 --json", args.lang)
+        if launch_inputs(args):
+            # each batch line carries its own world size; a launch given once would be silently ignored
+            return _usage("--stdin batch mode takes no overrides, --launch, --sbatch, --ci, --env or --print-config",
+                          "--stdin 批处理模式不接受覆盖参数、--launch、--sbatch、--ci、--env 或 --print-config", args.lang)
         return run_batch(sys.stdin.buffer, sys.stdout, args)
+    launches = None
     try:
         if args.plot:
             _plot_format(args.plot)  # a bad file name is an unusable input: found before any work
-        targets = _targets(args)
+        if launch_inputs(args):
+            targets, launches = launch_targets(args, _world)
+            if args.print_config:
+                print("".join(launched.config_text() for launched in launches), end="")
+                return EXIT_VALID
+        else:
+            targets = _targets(args)
     except UnusableInput as exc:
         return _usage(exc.message, exc.message_zh, args.lang, as_json=fmt == "json")
     results = check_all(targets, model=_model_arg(args), gpu=args.gpu, lang=args.lang,
@@ -79,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         for line in unusable_lines(results, args.lang):
             print(f"meshwise validate: {line}", file=sys.stderr)
     out = formatted(fmt, results, code, args.lang, args.fail_on_warnings)
+    if launches is not None:
+        out = with_launch_notes(fmt, out, results, launches, args.lang)
     if out:
         print(out)
     if args.plot and results[0].report is not None:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from assistant.validator import UnusableInput, ValidationReport, validate
+from assistant.launch.meshes import validate_meshes
+from assistant.validator import UnusableInput, ValidationReport
 from assistant.validator.coerce import MAX_BYTES
 from assistant.validator.locate import Location, locate_report
 from assistant.validator.report import Finding
@@ -71,7 +72,8 @@ def check(target: Target, text: bytes | None = None, **validate_kw: Any) -> Chec
         if text is None and target.file is not None:
             text = read_input(target.file)
         recipe = text if target.recipe is None else target.recipe
-        report = validate(recipe, world_size=target.world_size, gpus_per_node=target.gpus_per_node, **validate_kw)
+        # the meshes the launch builds: one, KD's student + teacher, or none (assistant/launch/meshes.py)
+        report = validate_meshes(recipe, world_size=target.world_size, gpus_per_node=target.gpus_per_node, **validate_kw)
     except UnusableInput as exc:
         return Checked(target, None, error=exc)
     if text is None:

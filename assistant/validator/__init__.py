@@ -38,6 +38,12 @@ def _count(value: Any, name: str) -> int:
     return value
 
 
+def check_world(world_size: Any, gpus_per_node: Any) -> tuple[int, int]:
+    """The world size and GPUs per node as validate() accepts them, or UnusableInput: for a caller that
+    has a world size before it has the recipe (the CLI reads the launch first)."""
+    return _count(world_size, "world_size"), _count(gpus_per_node, "gpus_per_node")
+
+
 def _facts(model: Any, gpu: Any) -> tuple[Any, Any]:
     """Model and GPU facts from names (or passed through when already loaded)."""
     if model is None and gpu is None:
@@ -74,8 +80,7 @@ def validate(
     Both message languages are always filled; `lang` is accepted for symmetry with the front ends.
     Raises UnusableInput only when the input is not a recipe at all.
     """
-    world = _count(world_size, "world_size")
-    gpn = _count(gpus_per_node, "gpus_per_node")
+    world, gpn = check_world(world_size, gpus_per_node)
     data = coerce.load_yaml(recipe) if isinstance(recipe, (str, bytes, bytearray)) else recipe
     facts, gpu_facts = _facts(model, gpu)
     report, cfg, is_recipe = _check(data, world, gpn, facts, gpu_facts, recipe_checks)

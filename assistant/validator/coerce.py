@@ -25,8 +25,8 @@ _TRANSLATE_MAX_LEN = 1000  # translate_value leaves longer strings alone
 
 _SPECIAL = {"none": None, "None": None, "true": True, "True": True, "false": False, "False": False}
 _INTERNAL_KEYS = frozenset({"raise_on_missing_attr", "_raw_config", "_original_strings"})
-_BRACED = re.compile(r"\$\{([^}]+)\}")
-_DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)")
+ENV_BRACED = re.compile(r"\$\{([^}]+)\}")  # loader.py resolve_yaml_env_vars: braced references first,
+ENV_DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)")  # then $VAR / $var.dot.var
 _IMMUTABLE = (str, int, float, complex, bool, bytes, type(None))
 _SCALARS = frozenset({int, float, bool, type(None)})  # exact types: translate_value leaves them alone
 
@@ -114,22 +114,31 @@ def translate_value(v: Any) -> Any:
     return out
 
 
+def env_reference(inside: str) -> tuple[str, str | None]:
+    """(variable, default or None) of the inside of a `${...}` reference, as resolve_yaml_env_vars reads
+    it: an `oc.env:` prefix dropped, the default after the first comma, both stripped."""
+    expr = inside.strip()
+    if expr.startswith("oc.env:"):
+        expr = expr[len("oc.env:"):].strip()
+    if "," in expr:
+        name, default = expr.split(",", 1)
+        return name.strip(), default.strip()
+    return expr, None
+
+
 def _resolve_env(value: str) -> tuple[str, list[str]]:
     """${VAR,default} -> default; the environment is taken as empty. Returns (text, missing variables)."""
     missing: list[str] = []
 
     def braced(m: re.Match[str]) -> str:
-        expr = m.group(1).strip()
-        if expr.startswith("oc.env:"):
-            expr = expr[len("oc.env:"):].strip()
-        if "," in expr:
-            name, default = expr.split(",", 1)
-            return default.strip()
-        missing.append(expr)
+        name, default = env_reference(m.group(1))
+        if default is not None:
+            return default
+        missing.append(name)
         return m.group(0)
 
-    out = _BRACED.sub(braced, value)
-    for m in _DOLLAR.finditer(out):
+    out = ENV_BRACED.sub(braced, value)
+    for m in ENV_DOLLAR.finditer(out):
         missing.append(m.group(1))
     return out, missing
 

@@ -11,6 +11,7 @@ import pytest
 
 from assistant.cli import main
 from assistant.cli.report_formats import _gh_data, _gh_prop, sarif_rules
+from assistant.launch.codes import CODES as LAUNCH_CODES
 from assistant.validator.findings import RULES
 
 BAD = "distributed:\n  strategy: fsdp2\n  tp_size: 8\n  pp_size: 4\n  pipeline:\n    pp_schedule: interleaved_1f1b\n"
@@ -87,7 +88,7 @@ def test_sarif_validates_against_the_2_1_0_schema(files, capsys):
     jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == list(RULES)  # one rule per code of both tables
+    assert [r["id"] for r in rules] == [*RULES, *LAUNCH_CODES]  # one rule per code of the tables
     # the GitHub code-scanning minimum: rule id, message text, a physical location with a line
     for r in run["results"]:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"] and r["message"]["text"]

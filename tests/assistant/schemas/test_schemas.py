@@ -123,3 +123,19 @@ def test_every_answer_of_the_eval_run_matches_the_ask_schema(mw_assistant):
     assert len(result.answers) == len(cases)
     bad = [(cid, _errors("ask", ans)[:2]) for cid, ans in result.answers.items() if _errors("ask", ans)]
     assert not bad, bad[:5]
+
+
+def test_launch_shapes_match_the_validate_schema(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.yaml").write_text("recipe: X\ndistributed:\n  tp_size: ${TP,2}\nci:\n  nodes: 2\n", encoding="utf-8")
+    (tmp_path / "job.sub").write_text("#SBATCH -N 2\n#SBATCH --gpus-per-node=4\nCONFIG=a.yaml\n"
+                                      "torchrun --nnodes=${SLURM_NNODES} --nproc_per_node=${SLURM_GPUS_PER_NODE} "
+                                      "-m nemo_automodel.cli.app ${CONFIG} --distributed.tp_size 3\n", encoding="utf-8")
+    runs = [["a.yaml", "--world-size", "8", "--distributed.pp_size", "2"], ["a.yaml", "--ci"],
+            ["--launch", "automodel --distributed.tp_size 2 a.yaml --nproc-per-node 4"], ["--sbatch", "job.sub"],
+            ["a.yaml", "--world-size", "8,16", "--env", "TP=4"], ["a.yaml", "--env", "WORLD_SIZE=x"],
+            ["--launch", "torchrun --nnodes 1:2 -m nemo_automodel.cli.app a.yaml"]]
+    for argv in runs:
+        main(["validate", *argv, "--json"])
+        obj = json.loads(capsys.readouterr().out)
+        assert not _errors("validate", obj), (argv, _errors("validate", obj))

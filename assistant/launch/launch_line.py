@@ -1,0 +1,218 @@
+"""A launch line read as the process it starts reads it.
+
+- `automodel cfg.yaml [--nproc-per-node N] overrides` (also `am`, `uv run automodel`,
+  `python -m nemo_automodel.cli.app`): cli/app.py's argparse (`config`, `--nproc-per-node` /
+  `--nproc_per_node`, parse_known_args, abbreviations allowed) takes its two arguments; the rest goes
+  to parse_cli_argv with the config as default. A single node: interactive.py runs N processes.
+- `torchrun [torchrun options] -m nemo_automodel.cli.app cfg.yaml overrides`: the same app, under
+  torchrun's `--nnodes` x `--nproc-per-node` (an elastic MIN:MAX is refused).
+- `torchrun [options] recipes/llm/train_ft.py -c cfg overrides` (or any recipe script / module, or
+  `python script.py -c cfg`): the script's parse_args_and_load_config reads all its arguments.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import replace
+from typing import Mapping
+
+from assistant.launch import codes
+from assistant.launch.overrides import split_argv
+from assistant.launch.shell import expand, words
+from assistant.launch.types import Launch, LaunchError, LaunchWarning, Override, WorldSize
+from assistant.launch.world import count, make
+
+APP_MODULE = "nemo_automodel.cli.app"
+APP_PROGRAMS = ("automodel", "am")
+TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
+_PYTHONS = ("python", "python3")
+# torchrun options that take no value (torch/distributed/run.py get_args_parser)
+_TORCHRUN_FLAGS = frozenset({"--standalone", "-m", "--module", "--no-python", "--no_python", "--run-path", "--run_path"})
+_NPROC = ("--nproc-per-node", "--nproc_per_node")
+_NNODES = ("--nnodes",)
+
+
+class _ArgparseStop(Exception):
+    pass
+
+
+class _AppParser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would print usage and exit 2
+        raise _ArgparseStop(message)
+
+
+def _app_parser() -> argparse.ArgumentParser:
+    """cli/app.py build_parser: the same two arguments, so abbreviations and ordering behave the same."""
+    p = _AppParser(prog="automodel", add_help=False)
+    p.add_argument("config")
+    p.add_argument("--nproc-per-node", "--nproc_per_node", type=int, default=None)
+    return p
+
+
+def _strip_prefixes(toks: list[str]) -> int:
+    """Index of the program word: after `VAR=value` assignments and `uv run [uv options]`."""
+    i = 0
+    while i < len(toks) and "=" in toks[i] and not toks[i].startswith("-") and toks[i].split("=", 1)[0].isidentifier():
+        i += 1
+    if i + 1 < len(toks) and os.path.basename(toks[i]) == "uv" and toks[i + 1] == "run":
+        i += 2
+        while i < len(toks) and toks[i].startswith("-"):
+            i += 1
+    return i
+
+
+def parse_launch_line(line: str, *, env: Mapping[str, str] | None = None) -> Launch:
+    """The config path, overrides and world size of a launch line; `env` expands `$VAR` in it."""
+    toks = words(expand(line, env) if env else line)
+    i = _strip_prefixes(toks)
+    if i >= len(toks):
+        raise LaunchError("the launch line is empty", "启动命令为空")
+    prog = os.path.basename(toks[i])
+    if prog in APP_PROGRAMS:
+        return _app(toks, i + 1, None, "automodel")
+    if prog in _PYTHONS:
+        if i + 1 < len(toks) and toks[i + 1] == "-m":
+            mod = toks[i + 2] if i + 2 < len(toks) else ""
+            if mod in TORCHRUN_MODULES:
+                return _torchrun(toks, i + 3)
+            if mod == APP_MODULE:
+                return _app(toks, i + 3, None, "automodel")
+            return _script(toks, i + 3, None, "script")
+        if i + 1 < len(toks):
+            if os.path.basename(toks[i + 1]) == "app.py":
+                return _app(toks, i + 2, None, "automodel")
+            return _script(toks, i + 2, None, "script")
+    if prog == "torchrun":
+        return _torchrun(toks, i + 1)
+    raise LaunchError(
+        f"cannot read a launch line that starts with {toks[i]!r}: use automodel / am, torchrun ... -m "
+        f"{APP_MODULE}, torchrun ... a recipe script -c cfg, or python script.py -c cfg",
+        f"无法读取以 {toks[i]!r} 开头的启动命令：请用 automodel / am、torchrun ... -m {APP_MODULE}、"
+        "torchrun ... 配方脚本 -c cfg，或 python script.py -c cfg")
+
+
+def _opt(tok: str, names: tuple[str, ...], toks: list[str], i: int) -> tuple[str, int] | None:
+    """(value, next index) when toks[i] is one of `names`, in the `--x=v` or `--x v` form."""
+    for n in names:
+        if tok == n and i + 1 < len(toks):
+            return toks[i + 1], i + 2
+        if tok.startswith(n + "="):
+            return tok[len(n) + 1:], i + 1
+    return None
+
+
+def _torchrun(toks: list[str], i: int) -> Launch:
+    nnodes = nproc = None
+    said: list[str] = []
+    module = False
+    while i < len(toks) and toks[i].startswith("-"):
+        tok = toks[i]
+        if (got := _opt(tok, _NNODES, toks, i)) is not None:
+            nnodes, i = got[0], got[1]
+            said.append(f"--nnodes {nnodes}")
+            continue
+        if (got := _opt(tok, _NPROC, toks, i)) is not None:
+            nproc, i = got[0], got[1]
+            said.append(f"--nproc-per-node {nproc}")
+            continue
+        if tok in ("-m", "--module"):
+            module = True
+            i += 1
+            continue
+        i += 1 if tok in _TORCHRUN_FLAGS or "=" in tok else 2
+    if i >= len(toks):
+        raise LaunchError("torchrun has no script or module to run", "torchrun 没有要运行的脚本或模块")
+    target = toks[i]
+    world, warns = _torchrun_world(nnodes, nproc, " ".join(said))
+    if (module and target == APP_MODULE) or (not module and os.path.basename(target) == "app.py"):
+        return _app(toks, i + 1, world, "torchrun-module", warns)
+    return _script(toks, i + 1, world, "torchrun-script", warns)
+
+
+def _resolved(value: str, what: str) -> str:
+    if "$" in value:
+        raise LaunchError(f"{what} is {value!r}, a shell variable: give its value with --env NAME=VALUE (or --world-size)",
+                          f"{what} 为 {value!r}，是 shell 变量：请用 --env NAME=VALUE 给出其值（或用 --world-size）")
+    return value
+
+
+def _torchrun_world(nnodes: str | None, nproc: str | None, said: str) -> tuple[WorldSize | None, list[LaunchWarning]]:
+    n = count(_resolved(nnodes, "--nnodes"), "--nnodes", "--nnodes") if nnodes is not None else 1
+    if nproc is not None and _resolved(nproc, "--nproc-per-node").strip() in ("gpu", "auto", "cpu", "xpu"):
+        return None, [codes.warning("MW-W-LAUNCH-NPROC-LOCAL", f"--nproc-per-node {nproc}")]
+    g = count(nproc, "--nproc-per-node", "--nproc-per-node") if nproc is not None else 1  # torchrun's default is 1
+    where = said or "no --nnodes / --nproc-per-node (torchrun's defaults: 1 x 1)"
+    return make(n, g, f"torchrun {where} on the launch line", f"启动命令中的 torchrun {where}"), []
+
+
+def _script(toks: list[str], i: int, world: WorldSize | None, form: str,
+            warns: list[LaunchWarning] | None = None) -> Launch:
+    config, overrides, w = split_argv(toks[i:], offset=i)
+    return Launch(config_path=config, overrides=overrides, world=world, warnings=tuple((warns or []) + list(w)),
+                  tokens=tuple(toks), form=form)
+
+
+def _app(toks: list[str], i: int, world: WorldSize | None, form: str,
+         warns: list[LaunchWarning] | None = None) -> Launch:
+    warnings = list(warns or [])
+    argv = toks[i:]
+    keep = list(range(len(argv)))  # positions in argv of the words argparse sees
+    while True:
+        try:
+            args, extra = _app_parser().parse_known_args([argv[k] for k in keep])
+            break
+        except _ArgparseStop as exc:
+            msg = str(exc)
+            if "ambiguous option" not in msg:
+                raise LaunchError(f"automodel's argument parser stops: {msg}", f"automodel 的参数解析器报错退出：{msg}") from None
+            option = msg.split("ambiguous option: ", 1)[1].split(" ", 1)[0].split("=", 1)[0]
+            at = next(n for n, k in enumerate(keep) if argv[k].split("=", 1)[0] == option)
+            gone = 2 if "=" not in argv[keep[at]] and at + 1 < len(keep) and not argv[keep[at + 1]].startswith("-") else 1
+            shown = " ".join(argv[keep[x]] for x in range(at, at + gone))
+            warnings.append(codes.warning("MW-W-LAUNCH-AMBIGUOUS", shown, option=option))
+            del keep[at:at + gone]
+    # map each word argparse left over back to its place in the line: argparse takes the
+    # --nproc-per-node option (and its value) and the first word it can use as the config; the
+    # rest keeps its order
+    seen = [argv[x] for x in keep]
+    rest = [x for n, x in enumerate(keep) if not _is_nproc(seen, n)]
+    cfg_at = next((x for x in rest if argv[x] == args.config), None)
+    rest = [x for x in rest if x != cfg_at]
+    pos = [i + x for x in rest] if [argv[x] for x in rest] == extra else None
+    config, overrides, w = split_argv(extra, config=args.config)
+    if pos is not None:
+        for o in overrides:
+            if cfg_at is not None and o.span and pos[o.span[0]] < i + cfg_at:
+                warnings.append(codes.warning("MW-W-LAUNCH-BEFORE-CONFIG", o.argument, config=args.config, path=o.path,
+                                              value=o.raw))
+        overrides = tuple(_respan(o, pos) for o in overrides)
+    warnings.extend(w)
+    nproc_arg = None
+    if args.nproc_per_node is not None:
+        nproc_arg = next((f"{a} {b}" if "=" not in a else a for a, b in zip(seen, seen[1:] + [""])
+                          if _nproc_name(a)), f"--nproc-per-node {args.nproc_per_node}")
+        if world is None:
+            n = count(args.nproc_per_node, "--nproc-per-node", "--nproc-per-node")
+            world = make(1, n, f"{nproc_arg} on the launch line (one node)", f"启动命令中的 {nproc_arg}（单节点）")
+    return Launch(config_path=config, overrides=overrides, world=world, warnings=tuple(warnings), tokens=tuple(toks),
+                  form=form, nproc_argument=nproc_arg)
+
+
+def _nproc_name(word: str) -> bool:
+    name = word.split("=", 1)[0]
+    return len(name) > 2 and any(o.startswith(name) for o in _NPROC)
+
+
+def _is_nproc(seen: list[str], n: int) -> bool:
+    """Whether seen[n] is the --nproc-per-node option argparse takes (or the value after it)."""
+    if _nproc_name(seen[n]):
+        return True
+    return n > 0 and _nproc_name(seen[n - 1]) and "=" not in seen[n - 1]
+
+
+def _respan(o: Override, pos: list[int]) -> Override:
+    if o.span is None:
+        return o
+    s, e = o.span
+    contiguous = pos[e - 1] - pos[s] == e - 1 - s  # not so when argparse took a word from between them
+    return replace(o, span=(pos[s], pos[e - 1] + 1) if contiguous else None)

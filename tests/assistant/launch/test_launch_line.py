@@ -1,0 +1,76 @@
+"""Launch lines read as cli/app.py (argparse + parse_cli_argv) and torchrun read them."""
+from __future__ import annotations
+
+import pytest
+
+from assistant.launch import LaunchError, parse_launch_line
+
+
+def test_automodel_line_world_and_overrides():
+    l = parse_launch_line("automodel cfg.yaml --nproc-per-node 4 --distributed.tp_size 2")
+    assert l.config_path == "cfg.yaml" and l.form == "automodel"
+    assert [(o.path, o.value, o.argument) for o in l.overrides] == [("distributed.tp_size", 2, "--distributed.tp_size 2")]
+    assert (l.world.world_size, l.world.nodes, l.world.gpus_per_node) == (4, 1, 4)
+    assert "--nproc-per-node 4" in l.world.source and l.world.source_zh
+
+
+@pytest.mark.parametrize("line", [
+    "am cfg.yaml --nproc_per_node=4 --distributed.tp_size=2",
+    "uv run automodel cfg.yaml \\\n    --nproc-per-node 4 \\\n    --distributed.tp_size 2",
+    "python -m nemo_automodel.cli.app cfg.yaml --nproc-per-node 4 --distributed.tp_size 2",
+    "FOO=1 automodel cfg.yaml --distributed.tp_size 2 --nproc-per 4",  # an unambiguous prefix argparse accepts
+])
+def test_app_forms(line):
+    l = parse_launch_line(line)
+    assert l.config_path == "cfg.yaml" and l.world.world_size == 4
+    assert [(o.path, o.value) for o in l.overrides] == [("distributed.tp_size", 2)]
+
+
+def test_torchrun_module_and_script_forms():
+    l = parse_launch_line("torchrun --nnodes 2 --nproc-per-node=8 -m nemo_automodel.cli.app cfg.yaml --distributed.tp_size 4")
+    assert (l.world.world_size, l.world.nodes, l.world.gpus_per_node, l.form) == (16, 2, 8, "torchrun-module")
+    l = parse_launch_line("torchrun --nproc_per_node 8 --rdzv_backend c10d recipes/llm/train_ft.py -c cfg.yaml --distributed.ep_size 8")
+    assert (l.config_path, l.world.world_size, l.form) == ("cfg.yaml", 8, "torchrun-script")
+    assert [(o.path, o.value) for o in l.overrides] == [("distributed.ep_size", 8)]
+    l = parse_launch_line("python -m torch.distributed.run --standalone --nproc-per-node 2 examples/llm_finetune/finetune.py --config c.yaml")
+    assert (l.config_path, l.world.world_size) == ("c.yaml", 2)
+
+
+def test_elastic_range_refused_fixed_range_accepted():
+    with pytest.raises(LaunchError) as exc:
+        parse_launch_line("torchrun --nnodes 1:4 --nproc-per-node 8 -m nemo_automodel.cli.app cfg.yaml")
+    assert "MIN:MAX" in exc.value.message and "MIN:MAX" in exc.value.message_zh
+    assert parse_launch_line("torchrun --nnodes 2:2 --nproc-per-node 8 -m nemo_automodel.cli.app c.yaml").world.world_size == 16
+
+
+def test_space_form_override_before_the_config_is_misread_as_upstream_does():
+    l = parse_launch_line("automodel --distributed.pp_size 2 cfg.yaml --nproc-per-node 4")
+    assert l.config_path == "2"  # argparse takes the override's value as the config
+    assert [(o.path, o.value) for o in l.overrides] == [("distributed.pp_size", "cfg.yaml")]
+    assert [w.code for w in l.warnings] == ["MW-W-LAUNCH-BEFORE-CONFIG"]
+
+
+def test_ambiguous_nproc_is_warned_and_sets_nothing():
+    l = parse_launch_line("automodel cfg.yaml --nproc 4 --distributed.tp_size 2")
+    assert l.world is None and [o.path for o in l.overrides] == ["distributed.tp_size"]
+    assert [w.code for w in l.warnings] == ["MW-W-LAUNCH-AMBIGUOUS"] and l.warnings[0].argument == "--nproc 4"
+
+
+def test_no_nproc_means_the_machine_decides():
+    assert parse_launch_line("automodel cfg.yaml").world is None
+    l = parse_launch_line("torchrun --nproc-per-node gpu -m nemo_automodel.cli.app cfg.yaml")
+    assert l.world is None and l.warnings[0].code == "MW-W-LAUNCH-NPROC-LOCAL"
+
+
+def test_env_expands_and_unexpanded_world_is_refused():
+    line = "torchrun --nnodes=${N} --nproc-per-node=${G:-8} -m nemo_automodel.cli.app cfg.yaml"
+    assert parse_launch_line(line, env={"N": "3"}).world.world_size == 24
+    with pytest.raises(LaunchError):
+        parse_launch_line(line)
+
+
+@pytest.mark.parametrize("line", ["", "ls -la", "automodel 'unclosed", "torchrun --nproc-per-node 8"])
+def test_bad_lines_are_clear_errors(line):
+    with pytest.raises(LaunchError) as exc:
+        parse_launch_line(line)
+    assert exc.value.message and exc.value.message_zh

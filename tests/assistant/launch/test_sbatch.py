@@ -1,0 +1,51 @@
+"""sbatch scripts read as Slurm and the shell run them (slurm.sub, docs/launcher/slurm.mdx)."""
+from __future__ import annotations
+
+import pytest
+
+from assistant.launch import LaunchError, parse_sbatch
+
+SUB = """#!/bin/bash
+#SBATCH -A acct
+#SBATCH -N 2                        # number of nodes
+#SBATCH --gpus-per-node=4
+#SBATCH --ntasks-per-node=1
+CONFIG=examples/llm_finetune/x.yaml
+export MASTER_PORT=${MASTER_PORT:-13742}
+srun --container-image=img bash -c "\\
+    cd /opt/Automodel && \\
+    torchrun \\
+        --nproc_per_node=\\${SLURM_GPUS_PER_NODE:-8} \\
+        --nnodes=\\${SLURM_NNODES:-1} \\
+        -m nemo_automodel.cli.app ${CONFIG} --distributed.tp_size 2 --step_scheduler.local_batch_size=4" &
+"""
+
+
+def test_reference_shape():
+    l = parse_sbatch(SUB)
+    assert l.config_path == "examples/llm_finetune/x.yaml" and l.form == "torchrun-module"
+    assert (l.world.world_size, l.world.nodes, l.world.gpus_per_node) == (8, 2, 4)
+    assert "#SBATCH -N 2" in l.world.source and "--gpus-per-node=4" in l.world.source
+    assert [(o.path, o.value) for o in l.overrides] == [("distributed.tp_size", 2), ("step_scheduler.local_batch_size", 4)]
+
+
+def test_gres_does_not_set_slurm_gpus_per_node_so_the_default_applies():
+    l = parse_sbatch(SUB.replace("--gpus-per-node=4", "--gres=gpu:h100:4"))
+    assert l.world.world_size == 16  # ${SLURM_GPUS_PER_NODE:-8}: Slurm exports it for --gpus-per-node only
+
+
+def test_directives_after_the_first_command_are_ignored():
+    text = "#!/bin/bash\necho hi\n#SBATCH -N 4\nautomodel c.yaml --nproc-per-node 8\n"
+    assert parse_sbatch(text).world.world_size == 8
+
+
+def test_no_launch_command_uses_the_allocation():
+    l = parse_sbatch("#SBATCH --nodes=3\n#SBATCH --gpus-per-node=h100:8\nCONFIG=c.yaml\n")
+    assert (l.world.world_size, l.config_path) == (24, "c.yaml")
+
+
+def test_bad_input():
+    with pytest.raises(LaunchError):
+        parse_sbatch("#SBATCH -N two\n")
+    with pytest.raises(LaunchError):
+        parse_sbatch("x" * (256 * 1024 + 1))
