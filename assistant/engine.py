@@ -171,6 +171,8 @@ class Assistant:
             # A 135M model on 2 cores: a short context and answer keep it within seconds.
             client = OpenAICompatClient(url, model="local", timeout_s=settings.llm_timeout_s,
                                         max_tokens=400, context_window=4096)
+        if client is not None:
+            client.warm()
         timings["llm"] = (time.perf_counter() - t) * 1000
 
         a = cls(settings, retriever, phrases, llm, client, server, code_anchors)

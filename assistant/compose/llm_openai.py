@@ -1,14 +1,25 @@
 """Any OpenAI-compatible chat endpoint, through llama-index's `OpenAILike`, streamed.
 
-Errors are folded into `LLMError` with a short kind (timeout, connection, http, stream, empty, other)
-so the engine can fall back to the offline answer with a one-line notice that leaks nothing.
+Errors are folded into `LLMError` with a short kind (timeout, connection, http, stream, too_long,
+empty, other) so the engine can fall back to the offline answer with a one-line notice that leaks
+nothing. The HTTP transport under the client holds every response to the total deadline by the
+clock and to a byte cap (`BoundedTransport`): httpx's read timeout restarts with every byte, so
+an endpoint that sends only `: ping` keep-alives, or endless deltas, would otherwise never stop.
 """
 from __future__ import annotations
 
 import json
+import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
+
+import httpx
+
+# An answer of max_tokens 900 streams about 0.2 MB of SSE (one JSON chunk per token); 16x that is
+# a runaway endpoint, not an answer, and holding it would only grow the process.
+MAX_STREAM_BYTES = 4 << 20
 
 
 class LLMError(RuntimeError):
@@ -21,7 +32,6 @@ def classify(exc: BaseException) -> LLMError:
     """Map client/transport exceptions to an LLMError kind (no URLs or keys in the result)."""
     if isinstance(exc, LLMError):
         return exc
-    import httpx
     import openai
 
     if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException, TimeoutError)):
@@ -43,6 +53,76 @@ def classify(exc: BaseException) -> LLMError:
     return LLMError("other", type(exc).__name__)
 
 
+class _BoundedStream(httpx.SyncByteStream):
+    """A response body read until `deadline` (time.monotonic) and at most `max_bytes`. At the deadline
+    a timer shuts the socket down, so a read blocked on a silent or trickling server returns at once."""
+
+    def __init__(self, inner: httpx.SyncByteStream, deadline: float, max_bytes: int, sock: socket.socket | None):
+        self._inner, self._deadline, self._max_bytes, self._sock = inner, deadline, max_bytes, sock
+        self._cut = False
+
+    def _cut_off(self) -> None:
+        self._cut = True
+        if self._sock is not None:
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def __iter__(self) -> Iterator[bytes]:
+        timer = threading.Timer(max(0.0, self._deadline - time.monotonic()), self._cut_off)
+        timer.daemon = True
+        timer.start()
+        got = 0
+        try:
+            for chunk in self._inner:
+                got += len(chunk)
+                if got > self._max_bytes:
+                    raise LLMError("too_long", f"the stream passed {self._max_bytes} bytes")
+                if self._cut or time.monotonic() > self._deadline:
+                    raise LLMError("timeout", "total answer time exceeded")
+                yield chunk
+            if self._cut:
+                raise LLMError("timeout", "total answer time exceeded")
+        except LLMError:
+            self._inner.close()
+            raise
+        except Exception as exc:
+            if self._cut:  # the read failed because the deadline shut the socket
+                self._inner.close()
+                raise LLMError("timeout", "total answer time exceeded") from exc
+            raise
+        finally:
+            timer.cancel()
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class BoundedTransport(httpx.BaseTransport):
+    """httpx's transport with each response held to `total_s` from the request and `max_bytes`."""
+
+    def __init__(self, total_s: float, max_bytes: int = MAX_STREAM_BYTES, inner: httpx.BaseTransport | None = None):
+        self.total_s, self.max_bytes = total_s, max_bytes
+        self._inner = inner or httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        deadline = time.monotonic() + self.total_s
+        # no single wait (connect, the headers) may outlast the whole answer either
+        timeouts = dict(request.extensions.get("timeout") or {})
+        request.extensions["timeout"] = {k: self.total_s if v is None else min(v, self.total_s)
+                                         for k, v in {**dict.fromkeys(("connect", "read", "write", "pool")),
+                                                      **timeouts}.items()}
+        response = self._inner.handle_request(request)
+        net = response.extensions.get("network_stream")
+        sock = net.get_extra_info("socket") if net is not None else None
+        response.stream = _BoundedStream(response.stream, deadline, self.max_bytes, sock)
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
+
+
 @dataclass
 class OpenAICompatClient:
     base_url: str
@@ -53,7 +133,17 @@ class OpenAICompatClient:
     max_tokens: int = 900
     temperature: float = 0.2
     context_window: int = 8192
+    max_stream_bytes: int = MAX_STREAM_BYTES
     _llm: object = field(default=None, init=False, repr=False)
+
+    @property
+    def total_s(self) -> float:
+        return self.total_timeout_s or 4 * self.timeout_s
+
+    def warm(self) -> None:
+        """Build the llama-index client now: its import takes seconds, which belong to start-up, not
+        to the first answer's deadline."""
+        self._client()
 
     def _client(self):
         if self._llm is None:
@@ -69,6 +159,7 @@ class OpenAICompatClient:
                 temperature=self.temperature,
                 max_tokens=self.max_tokens,
                 context_window=self.context_window,
+                http_client=httpx.Client(transport=BoundedTransport(self.total_s, self.max_stream_bytes)),
             )
         return self._llm
 
@@ -76,7 +167,7 @@ class OpenAICompatClient:
         """Text deltas; raises LLMError on any failure, including a stream that ends empty."""
         from llama_index.core.llms import ChatMessage
 
-        deadline = time.monotonic() + (self.total_timeout_s or 4 * self.timeout_s)
+        deadline = time.monotonic() + self.total_s
         got = finished = False
         try:
             for resp in self._client().stream_chat([ChatMessage(role=r, content=c) for r, c in messages]):
