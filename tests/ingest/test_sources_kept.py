@@ -184,3 +184,16 @@ def test_two_ingests_started_together_keep_both_sources(kb_settings, tmp_path):
         assert p.returncode == 0, err.decode()[-2000:]
     assert {str(kb.resolve()) for kb in kbs} <= set(_sources(kb_settings))
     assert {"extra-a.en", "extra-b.en"} <= _doc_ids(kb_settings)
+
+
+def test_a_kb_added_with_ingest_source_is_cited_from_its_own_folder(cli_env, extra_kb, encoders):
+    """Issue 20.7: a document of an added kb is cited with its real file, not as `kb/en/extra.md`."""
+    from assistant.retrieve.retriever import Retriever
+    from ingest.refresh import refresh_index
+
+    s = cli_env
+    assert main(["ingest", "--source", str(extra_kb), "--no-progress"]) == 0
+    r = Retriever.load(s, encoders=encoders, warm_up=False, build=refresh_index)
+    paths = {rec["doc_id"]: rec["path"] for rec in r.store.records.values()}
+    assert paths["extra-note.en"] == f"{extra_kb.resolve()}/en/extra.md"
+    assert paths["hsdp.en"] == "kb/en/hsdp.md"  # the bundled kb keeps its repo path
