@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     except UnusableInput as exc:
         return _usage(exc.message, exc.message_zh, args.lang, as_json=args.json)
     if args.json:
-        print(json.dumps(report_json(report), ensure_ascii=False))
+        print(json.dumps(report_json(report), ensure_ascii=False, allow_nan=False))
     else:
         print(render(report, args.lang))
     if args.plot:
@@ -121,7 +121,7 @@ def _say(en: str, zh: str, lang: str) -> None:
 
 def _usage(en: str, zh: str, lang: str, *, as_json: bool = False) -> int:
     if as_json:
-        print(json.dumps({"ok": None, "error": {"message": en, "message_zh": zh}}, ensure_ascii=False))
+        print(json.dumps({"ok": None, "error": {"message": en, "message_zh": zh}}, ensure_ascii=False, allow_nan=False))
     else:
         print(f"meshwise validate: {zh if lang == 'zh' else en}", file=sys.stderr)
     return EXIT_UNUSABLE
