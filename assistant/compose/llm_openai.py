@@ -17,7 +17,7 @@ from typing import Iterator, Sequence
 
 import httpx
 
-# An answer of max_tokens 900 streams about 0.2 MB of SSE (one JSON chunk per token); 16x that is
+# An answer of max_tokens 900 streams about 0.2 MB of SSE (one JSON chunk per token); 20x that is
 # a runaway endpoint, not an answer, and holding it would only grow the process.
 MAX_STREAM_BYTES = 4 << 20
 
@@ -109,10 +109,9 @@ class BoundedTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         deadline = time.monotonic() + self.total_s
         # no single wait (connect, the headers) may outlast the whole answer either
-        timeouts = dict(request.extensions.get("timeout") or {})
-        request.extensions["timeout"] = {k: self.total_s if v is None else min(v, self.total_s)
-                                         for k, v in {**dict.fromkeys(("connect", "read", "write", "pool")),
-                                                      **timeouts}.items()}
+        given = request.extensions.get("timeout") or {}
+        request.extensions["timeout"] = {k: min(given.get(k) or self.total_s, self.total_s)
+                                         for k in ("connect", "read", "write", "pool")}
         response = self._inner.handle_request(request)
         net = response.extensions.get("network_stream")
         sock = net.get_extra_info("socket") if net is not None else None

@@ -68,7 +68,9 @@ def test_endless_deltas_stop_at_the_byte_cap(scripted):
     assert err.value.kind == "too_long"
     assert time.monotonic() - t < 10
     time.sleep(0.3)  # the server's last writes fail once the client is gone
-    assert scripted.served < cap + 8 * 65536 + (4 << 20)  # what the client read, plus socket buffers
+    # what the client read plus the kernel's socket buffers (several MB on loopback); uncapped, the
+    # stream ran for the whole 20 s deadline
+    assert scripted.served < 32 << 20
 
 
 def test_a_keep_alive_endpoint_gets_the_offline_answer_and_a_notice(scripted, engine_with, stream):
