@@ -148,6 +148,8 @@ def _world(world_size: int | None, nodes: int | None, gpus_per_node: int | None)
 
 def check_gpus_per_node(gpn: Any) -> None:
     """The one limit every front end applies (a larger value is a world size typed in the wrong field)."""
+    if isinstance(gpn, str) and gpn.strip().isdigit():  # validate() reads "16" as 16 too
+        gpn = int(gpn.strip())
     if type(gpn) is int and gpn > MAX_GPUS_PER_NODE:
         raise UnusableInput(f"gpus_per_node must be at most {MAX_GPUS_PER_NODE}, got {gpn}",
                             f"gpus_per_node 最多为 {MAX_GPUS_PER_NODE}，实际为 {gpn}")

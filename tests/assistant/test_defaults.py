@@ -56,6 +56,7 @@ def test_every_front_end_takes_the_same_size_limits():
     assert batch_line((line % (top_w, 1)).encode(), args)["ok"] is True
     assert "at most" in batch_line((line % (top_g, top_g + 1)).encode(), args)["error"]["message"]
     assert batch_line((line % (top_w + 1, 1)).encode(), args)["ok"] is None
+    assert "at most" in batch_line(b'{"config": {}, "world_size": 8, "gpus_per_node": "65"}', args)["error"]["message"]
     assert chat_options(gpus_per_node=top_g).gpus_per_node == top_g
     with pytest.raises(BadSetting):
         chat_options(gpus_per_node=top_g + 1)
