@@ -52,34 +52,92 @@ class Settings:
 
     def redacted(self) -> dict:
         """For logs and diagnostics: secrets shown only as set/unset."""
-        secret = {"llm_api_key", "slack_bot_token", "slack_app_token", "slack_signing_secret"}
         out = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            out[f.name] = ("<set>" if v else None) if f.name in secret else (str(v) if isinstance(v, Path) else v)
+            out[f.name] = ("<set>" if v else None) if f.name in SECRET_FIELDS else (str(v) if isinstance(v, Path) else v)
         return out
 
 
+SECRET_FIELDS = frozenset({"llm_api_key", "slack_bot_token", "slack_app_token", "slack_signing_secret"})
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used: it names the key (or variable) and what it must be, and never
+    repeats the value (a token typed into the wrong field would be printed back)."""
+
+
+def _text(v) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise TypeError("a non-empty string")
+    return v
+
+
+def _seconds(v) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise TypeError("a number of seconds")
+    try:
+        x = float(v)
+    except ValueError:
+        raise TypeError("a number of seconds") from None
+    if not 0 < x <= 3600:  # also refuses nan and inf
+        raise TypeError("a number of seconds above 0 and at most 3600")
+    return x
+
+
+def _flag(v) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return v.strip().lower() in ("1", "true", "yes", "on")
+    raise TypeError("true or false (1/0, yes/no, on/off)")
+
+
+def _path(v) -> Path:
+    return Path(_text(v)).expanduser()
+
+
+def _names(v) -> tuple[str, ...]:
+    items = v.split(",") if isinstance(v, str) else v
+    if not isinstance(items, (list, tuple)) or not all(isinstance(x, str) for x in items):
+        raise TypeError("a list of model names (or one comma-separated string)")
+    out = tuple(x.strip() for x in items if x.strip())
+    if not out:
+        raise TypeError("at least one model name")
+    return out
+
+
 _ENV = {
-    "MESHWISE_INDEX_DIR": ("index_dir", Path),
-    "MESHWISE_DATA_DIR": ("data_dir", Path),
-    "MESHWISE_KB_DIR": ("kb_dir", Path),
-    "MESHWISE_MODEL_CACHE_DIR": ("model_cache_dir", Path),
-    "MESHWISE_EMBED_MODELS": ("embed_models", lambda s: tuple(x.strip() for x in s.split(",") if x.strip())),
-    "MESHWISE_LLM_BASE_URL": ("llm_base_url", str),
-    "MESHWISE_LLM_MODEL": ("llm_model", str),
-    "MESHWISE_LLM_API_KEY": ("llm_api_key", str),
-    "MESHWISE_LLM_TIMEOUT": ("llm_timeout_s", float),
-    "MESHWISE_LLM_TOOLS": ("llm_tools", lambda s: str(s).strip().lower() not in ("0", "false", "no", "off", "")),
-    "MESHWISE_LLM_GGUF": ("llm_gguf", str),
-    "SLACK_BOT_TOKEN": ("slack_bot_token", str),
-    "SLACK_APP_TOKEN": ("slack_app_token", str),
-    "SLACK_SIGNING_SECRET": ("slack_signing_secret", str),
-    "MESHWISE_SLACK_API_URL": ("slack_api_url", str),
+    "MESHWISE_INDEX_DIR": ("index_dir", _path),
+    "MESHWISE_DATA_DIR": ("data_dir", _path),
+    "MESHWISE_KB_DIR": ("kb_dir", _path),
+    "MESHWISE_MODEL_CACHE_DIR": ("model_cache_dir", _path),
+    "MESHWISE_EMBED_MODELS": ("embed_models", _names),
+    "MESHWISE_LLM_BASE_URL": ("llm_base_url", _text),
+    "MESHWISE_LLM_MODEL": ("llm_model", _text),
+    "MESHWISE_LLM_API_KEY": ("llm_api_key", _text),
+    "MESHWISE_LLM_TIMEOUT": ("llm_timeout_s", _seconds),
+    "MESHWISE_LLM_TOOLS": ("llm_tools", _flag),
+    "MESHWISE_LLM_GGUF": ("llm_gguf", _text),
+    "SLACK_BOT_TOKEN": ("slack_bot_token", _text),
+    "SLACK_APP_TOKEN": ("slack_app_token", _text),
+    "SLACK_SIGNING_SECRET": ("slack_signing_secret", _text),
+    "MESHWISE_SLACK_API_URL": ("slack_api_url", _text),
 }
 
 # Config-file keys are the Settings field names, e.g. `llm_base_url = "http://127.0.0.1:8000/v1"`.
 _FILE_MAX_BYTES = 64 * 1024
+
+
+_KINDS = {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list", dict: "a table"}
+
+
+def _convert(name: str, conv, value, where: str):
+    try:
+        return conv(value)
+    except TypeError as exc:
+        # the type is named, the value is not: it may be a secret put in the wrong field
+        raise ConfigError(f"{where}: {name} must be {exc} (got {_KINDS.get(type(value), 'another value')})") from None
 
 
 def _from_file(path: Path) -> dict:
@@ -87,15 +145,20 @@ def _from_file(path: Path) -> dict:
         return {}
     raw = path.read_bytes()
     if len(raw) > _FILE_MAX_BYTES:
-        raise ValueError(f"config file {path} is larger than {_FILE_MAX_BYTES} bytes")
-    data = tomllib.loads(raw.decode("utf-8"))
+        raise ConfigError(f"config file {path} is larger than {_FILE_MAX_BYTES} bytes")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path} is not UTF-8 text (at byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:  # its message gives the line and column, not the text
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
     conv = {name: typ for name, typ in _ENV.values()}
     out = {}
     for k, v in data.items():
         if k not in conv:
-            raise ValueError(f"config file {path}: unknown key {k!r}")
-        # TOML gives lists for embed_models; every other value converts like its environment twin.
-        out[k] = tuple(str(x) for x in v) if isinstance(v, list) else conv[k](v)
+            shown = k if len(k) <= 40 else k[:40] + "..."
+            raise ConfigError(f"config file {path}: unknown key {shown!r} (known keys: {', '.join(sorted(conv))})")
+        out[k] = _convert(k, conv[k], v, f"config file {path}")
     return out
 
 
@@ -105,7 +168,7 @@ def load_settings(env: dict[str, str] | None = None, **overrides) -> Settings:
     values = _from_file(cfg_path)
     for var, (name, conv) in _ENV.items():
         if env.get(var):
-            values[name] = conv(env[var])
+            values[name] = _convert(var, conv, env[var], "environment")
     values.update({k: v for k, v in overrides.items() if v is not None})
     s = Settings(**values)
     if "data_dir" in values and "index_dir" not in values:

@@ -22,7 +22,7 @@ from assistant.compose.judge import judge_user_layout, understood_errors
 from assistant.compose.offline import Composed, compose, plan_asks
 from assistant.compose.phrases import Phrases
 from assistant.config import Settings, load_settings
-from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_WORLD_SIZE
+from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_GPUS_PER_NODE, MAX_WORLD_SIZE
 from assistant.retrieve.hit import Hit
 from assistant.understand.asks import load_asks
 from assistant.understand.query import Query
@@ -58,10 +58,12 @@ def check_request(req: AskRequest) -> None:
         raise BadRequest("question must be a string")
     if len(req.question) > MAX_QUESTION_CHARS:
         raise BadRequest(f"question longer than {MAX_QUESTION_CHARS} characters")
-    for name in ("world_size", "gpus_per_node"):
+    for name, limit in (("world_size", MAX_WORLD_SIZE), ("gpus_per_node", MAX_GPUS_PER_NODE)):
         v = getattr(req, name)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= MAX_WORLD_SIZE):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
             raise BadRequest(f"{name} must be a positive integer, got {v!r}")
+        if v is not None and v > limit:
+            raise BadRequest(f"{name} must be at most {limit}, got {v}")
     if req.lang not in ("auto", "en", "zh"):
         raise BadRequest(f"lang must be auto, en or zh, got {req.lang!r}")
     if req.llm is not None and req.llm not in LLM_MODES:
@@ -175,6 +177,8 @@ class Assistant:
             # A 135M model on 2 cores: a short context and answer keep it within seconds.
             client = OpenAICompatClient(url, model="local", timeout_s=settings.llm_timeout_s,
                                         max_tokens=400, context_window=4096, tools=False)
+        if client is not None:
+            client.warm()
         if client is not None and record_dir is not None:
             from assistant.compose.llm_record import RecordingClient
 

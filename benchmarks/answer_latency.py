@@ -107,7 +107,7 @@ def main() -> int:
         print(f"cold `meshwise ask --json`: median {c['median_s']:.2f} s, max {c['max_s']:.2f} s over {c['runs']} runs")
         print(f"  median / target {COLD_TARGET_S:.0f} s = {c['median_s'] / COLD_TARGET_S:.2f}")
     if args.json:
-        args.json.write_text(json.dumps(out, indent=2))
+        args.json.write_text(json.dumps(out, indent=2, allow_nan=False))
     return 0
 
 

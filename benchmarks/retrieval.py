@@ -164,7 +164,7 @@ def main() -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.json:
-        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8")
     return 0
 
 

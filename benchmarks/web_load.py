@@ -253,7 +253,7 @@ def main() -> int:
     for r in failed[:5]:
         print(f"  failure: session {r['session']} ({r['lang']}): {r['error']}")
     if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        Path(args.json).write_text(json.dumps(summary, indent=2, allow_nan=False), encoding="utf-8")
     shutil.rmtree(tmp, ignore_errors=True)
     return 0 if not failed and alive and results else 1
 

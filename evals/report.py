@@ -280,12 +280,12 @@ def write_report(report: dict, out_dir: Path, *, answers: dict[str, Any] | None 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "report.json", "md": out / "report.md", "chart": out / "pass_rate.png"}
-    paths["json"].write_text(json.dumps(report, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+    paths["json"].write_text(json.dumps(report, ensure_ascii=False, indent=1, default=str, allow_nan=False), encoding="utf-8")
     paths["md"].write_text(render_markdown(report), encoding="utf-8")
     write_chart(report, paths["chart"])
     if answers is not None:
         paths["answers"] = out / "answers.jsonl"
         with paths["answers"].open("w", encoding="utf-8") as f:
             for cid, ans in answers.items():
-                f.write(json.dumps({"case": cid, **ans}, ensure_ascii=False, default=str) + "\n")
+                f.write(json.dumps({"case": cid, **ans}, ensure_ascii=False, default=str, allow_nan=False) + "\n")
     return paths

@@ -34,6 +34,7 @@ from assistant.index.lexical import TOKENIZER_VERSION, LexicalIndex, LexicalToke
 from assistant.index.manifest import (CHUNKER_VERSION, Manifest, content_hash, file_hash, incompatibilities,
                                       library_versions)
 from assistant.index.status import CURRENT, current_version, dedupe, missing_sources, planned_sources, sources_digest
+from ingest.source_list import SourceChange
 from ingest.sources import Source, chunk_document, detect_source, load_source
 from ingest.sources.common import LoadResult
 from ingest.store import Channel, ChannelStore
@@ -60,6 +61,7 @@ class IngestReport:
     rebuild_reasons: list[str] = field(default_factory=list)
     per_source: dict[str, dict] = field(default_factory=dict)  # "kind:path" -> files, documents, chunks
     warnings: list[str] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)  # what this build was made from
 
 
 # ---------------------------------------------------------------- sources
@@ -267,12 +269,13 @@ class _ModelChanged(Exception):
         self.encoders = encoders
 
 
-def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, rebuild: bool = False,
+def build_index(settings: Settings, sources: Sequence[Source] | SourceChange | None = None, *, rebuild: bool = False,
                 progress: bool = False, encoders: list[Encoder] | None = None,
                 threads: int | None = None) -> IngestReport:
     """Ingest `sources` into `settings.index_dir`, incrementally when the current index is compatible,
     and publish the result atomically.
 
+    A SourceChange (what `meshwise ingest` runs) is applied to the manifest read under the lock.
     sources None is a refresh (what read commands run): the sources the index was built from
     (`planned_sources`). A refresh never publishes fewer sources than the current index holds: when a
     recorded source is gone it keeps the current index and says so in `warnings`.
@@ -289,7 +292,7 @@ def build_index(settings: Settings, sources: Sequence[Source] | None = None, *, 
         return report
 
 
-def _build(settings: Settings, sources: Sequence[Source] | None, *, rebuild: bool, progress: bool,
+def _build(settings: Settings, sources: Sequence[Source] | SourceChange | None, *, rebuild: bool, progress: bool,
            encoders: list[Encoder] | None, threads: int | None) -> IngestReport:
     t0 = time.perf_counter()
     index_dir = Path(settings.index_dir)
@@ -297,8 +300,11 @@ def _build(settings: Settings, sources: Sequence[Source] | None, *, rebuild: boo
         previous = current_version(index_dir)
         old_manifest = Manifest.load(previous) if previous else None
         _drop_leftovers(index_dir)
-        srcs = dedupe(list(sources) if sources is not None else planned_sources(settings, old_manifest))
-        report = IngestReport(index_path=index_dir)
+        if isinstance(sources, SourceChange):
+            srcs = dedupe(sources.apply(settings, old_manifest))
+        else:
+            srcs = dedupe(list(sources) if sources is not None else planned_sources(settings, old_manifest))
+        report = IngestReport(index_path=index_dir, sources=srcs)
         refused = _refresh_refusals(srcs, old_manifest) if sources is None else []
         if refused:
             report.index_path = previous

@@ -39,8 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    from assistant.config import ConfigError
+
     try:
         return int(args._run(args) or 0)
+    except ConfigError as exc:  # a setting that cannot be used: found at start-up, said in one line
+        print(f"meshwise {args.command}: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -10,6 +10,7 @@ import json
 import sys
 
 from assistant.answer import AskRequest, Turn
+from assistant.cli.jsonlines import json_line, parse_line, read_lines
 from assistant.wellformed import well_formed
 
 MAX_LINE_BYTES = 1024 * 1024
@@ -84,43 +85,16 @@ def _load(args):
     return Assistant.load(llm=args.llm, warm_up=bool(args.stdin))
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"not strict JSON: {name} is not a JSON value")
-
-
-def _finite(text: str) -> float:
-    v = float(text)
-    if v in (float("inf"), float("-inf")):
-        raise ValueError(f"not strict JSON: {text} is out of range")
-    return v
-
-
-def parse_line(raw: bytes | str, line_no: int):
-    """One batch line -> its JSON value. Strict: UTF-8 only, no NaN/Infinity (they could not be echoed
-    back as JSON)."""
-    if isinstance(raw, bytes):
-        try:
-            raw = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"line {line_no} is not valid UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return json.loads(raw, parse_constant=_reject_constant, parse_float=_finite)
-
-
-def _json_line(out: dict) -> str:
-    """Strict JSON, well-formed UTF-8 (a lone surrogate in an echoed id becomes U+FFFD)."""
-    return well_formed(json.dumps(out, ensure_ascii=False, allow_nan=False))
-
-
 def run_batch(assistant, args, stdin=None, stdout=None) -> int:
     stdin = stdin or sys.stdin.buffer  # bytes: invalid UTF-8 is one line's error, not the batch's end
     stdout = stdout or sys.stdout
     failed = 0
-    for line_no, raw in enumerate(stdin, 1):
-        if not raw.strip():
+    for line_no, raw in enumerate(read_lines(stdin, MAX_LINE_BYTES), 1):
+        if raw is not None and not raw.strip():
             continue
         rid = None
         try:
-            if len(raw) > MAX_LINE_BYTES:
+            if raw is None:
                 raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes")
             obj = parse_line(raw, line_no)
             rid = obj.get("id") if isinstance(obj, dict) else None
@@ -134,7 +108,13 @@ def run_batch(assistant, args, stdin=None, stdout=None) -> int:
         except Exception as exc:  # noqa: BLE001 - one bad line must not stop the batch
             failed += 1
             out = {"id": rid if rid is not None else f"line-{line_no}", "error": f"internal error: {type(exc).__name__}"}
-        stdout.write(_json_line(out) + "\n")
+        try:
+            line = json_line(out)
+        except ValueError:  # a value strict JSON cannot carry (NaN) in the answer: that line's error
+            failed += 1
+            line = json_line({"id": rid if rid is not None else f"line-{line_no}",
+                              "error": "the answer holds a value strict JSON cannot carry (NaN or Infinity)"})
+        stdout.write(line + "\n")
         stdout.flush()
     return 1 if failed else 0
 
@@ -147,7 +127,7 @@ def run_single(assistant, args, question: str, stdout=None) -> int:
                      lang=args.lang, llm=None, gpu=args.gpu, model=args.model)
     if args.json:
         answer = assistant.ask(req)
-        stdout.write(_json_line(answer.to_json()) + "\n")
+        stdout.write(json_line(answer.to_json()) + "\n")
         return 0
     answer = None
     streamed = []

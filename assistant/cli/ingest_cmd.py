@@ -54,41 +54,36 @@ def _list(index_dir: Path, manifest) -> int:
 def run(args: argparse.Namespace) -> int:
     from assistant.config import load_settings
     from assistant.index.manifest import Manifest
-    from assistant.index.status import current_version, missing_sources
-    from ingest.source_list import SourceListError, ingest_sources
+    from assistant.index.status import current_version
+    from ingest.source_list import SourceChange, SourceListError
     from ingest.sources import UnknownSource, detect_source
 
     settings = load_settings()
     if args.index_dir is not None:
         settings = replace(settings, index_dir=args.index_dir.expanduser().resolve())
-    version = current_version(Path(settings.index_dir))
-    manifest = Manifest.load(version) if version is not None else None
     if args.list:
-        return _list(Path(settings.index_dir), manifest)
+        version = current_version(Path(settings.index_dir))
+        return _list(Path(settings.index_dir), Manifest.load(version) if version is not None else None)
     try:
         extra = [replace(detect_source(p), added=True) for p in args.source]
     except UnknownSource as exc:
         return _fail(str(exc))
     if args.only and not extra:
         return _fail("--only needs at least one --source")
-    try:
-        sources = ingest_sources(settings, manifest, extra, args.remove_source, args.only)
-    except SourceListError as exc:
-        return _fail(str(exc))
-    gone = missing_sources(sources)
-    if gone:
-        return _fail("; ".join(f"source {s.path} no longer exists (drop it with --remove-source {s.path})"
-                               for s in gone))
-    for s in sources:
-        print(f"source: {s.kind:5s} {'added  ' if s.added else 'default'} {s.path}", file=sys.stderr)
 
     from ingest.pipeline import build_index  # llama-index: only once there is something to build
 
+    # the list is worked out under the index lock, from the manifest as it is then
+    change = SourceChange(tuple(extra), tuple(args.remove_source), args.only)
     try:
-        report = build_index(settings, sources, rebuild=args.rebuild, progress=not args.no_progress,
+        report = build_index(settings, change, rebuild=args.rebuild, progress=not args.no_progress,
                              threads=args.threads)
+    except SourceListError as exc:
+        return _fail(str(exc))
     except Exception as exc:  # the previous index still serves: say so
         return _fail(f"failed ({exc.__class__.__name__}: {exc}); the previous index, if any, is unchanged", 1)
+    for s in report.sources:
+        print(f"source: {s.kind:5s} {'added  ' if s.added else 'default'} {s.path}", file=sys.stderr)
     for w in report.warnings:
         print(f"warning: {w}", file=sys.stderr)
     mode = "full build" if report.full_rebuild else "incremental"

@@ -175,11 +175,11 @@ def checked_json(c: Checked) -> dict:
 def json_text(results: Sequence[Checked], exit_code: int) -> str:
     """One target: its report object (the shape one file always had). More: {ok, exit_code, reports}."""
     if len(results) == 1:
-        return json.dumps(checked_json(results[0]), ensure_ascii=False, default=str)
+        return json.dumps(checked_json(results[0]), ensure_ascii=False, default=str, allow_nan=False)
     oks = [c.report.ok if c.report is not None else None for c in results]
     ok = None if None in oks else all(oks)
     return json.dumps({"ok": ok, "exit_code": exit_code, "reports": [checked_json(c) for c in results]},
-                      ensure_ascii=False, default=str)
+                      ensure_ascii=False, default=str, allow_nan=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,7 +296,7 @@ def sarif(results: Sequence[Checked], lang: str = "en", fail_on_warnings: bool =
 
 
 def sarif_text(results: Sequence[Checked], lang: str = "en", fail_on_warnings: bool = False) -> str:
-    return json.dumps(sarif(results, lang, fail_on_warnings), ensure_ascii=False, indent=1)
+    return json.dumps(sarif(results, lang, fail_on_warnings), ensure_ascii=False, indent=1, allow_nan=False)
 
 
 # ---------------------------------------------------------------------------------------------

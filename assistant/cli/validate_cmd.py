@@ -17,13 +17,15 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from assistant.cli.jsonlines import json_line, parse_line, read_lines
 from assistant.cli.report_formats import FORMATS, error_json, formatted, render, report_json, unusable_lines
 from assistant.cli.validate_input import add_launch_arguments, launch_inputs, launch_targets, with_launch_notes
 from assistant.cli.validate_files import EXIT_INVALID, EXIT_UNUSABLE, EXIT_VALID, Target, check_all, worst
-from assistant.defaults import DEFAULT_GPUS_PER_NODE
+from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_GPUS_PER_NODE
 from assistant.validator import UnusableInput, ValidationReport, validate
 from assistant.validator.coerce import MAX_BYTES
 from assistant.validator.locate import locate_report
+from assistant.validator.rules import describe
 
 __all__ = ["add_parser", "run", "render", "report_json", "EXIT_VALID", "EXIT_INVALID", "EXIT_UNUSABLE"]
 PLOT_AXES = ("tp", "pp", "dp_shard", "dp_replicate", "cp", "dp")  # those a layout lacks are refused after validation
@@ -175,7 +177,7 @@ def _say(en: str, zh: str, lang: str) -> None:
 
 def _usage(en: str, zh: str, lang: str, *, as_json: bool = False) -> int:
     if as_json:
-        print(json.dumps(error_json(en, zh), ensure_ascii=False))
+        print(json.dumps(error_json(en, zh), ensure_ascii=False, allow_nan=False))
     else:
         print(f"meshwise validate: {zh if lang == 'zh' else en}", file=sys.stderr)
     return EXIT_UNUSABLE
@@ -185,6 +187,7 @@ def _world(world_size: int | None, nodes: int | None, gpus_per_node: int | None)
     gpn = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else gpus_per_node
     if gpn < 1:
         raise UnusableInput(f"--gpus-per-node must be >= 1, got {gpn}", f"--gpus-per-node 必须 >= 1，实际为 {gpn}")
+    check_gpus_per_node(gpn)
     if world_size is not None and nodes is not None:
         if world_size != nodes * gpn:
             raise UnusableInput(f"--world-size {world_size} disagrees with --nodes {nodes} x --gpus-per-node {gpn} = {nodes * gpn}",
@@ -199,6 +202,15 @@ def _world(world_size: int | None, nodes: int | None, gpus_per_node: int | None)
     return world_size, gpn
 
 
+def check_gpus_per_node(gpn: Any) -> None:
+    """The one limit every front end applies (a larger value is a world size typed in the wrong field)."""
+    if isinstance(gpn, str) and gpn.strip().isdigit():  # validate() reads "16" as 16 too
+        gpn = int(gpn.strip())
+    if type(gpn) is int and gpn > MAX_GPUS_PER_NODE:
+        raise UnusableInput(f"gpus_per_node must be at most {MAX_GPUS_PER_NODE}, got {gpn}",
+                            f"gpus_per_node 最多为 {MAX_GPUS_PER_NODE}，实际为 {gpn}")
+
+
 def _model_arg(args: argparse.Namespace) -> str | None:
     return args.model_config or args.model
 
@@ -209,27 +221,20 @@ def _model_arg(args: argparse.Namespace) -> str | None:
 
 def run_batch(stream, out: TextIO, args: argparse.Namespace) -> int:
     """One JSON report per input line, in order; a bad line gets an error object and the batch goes on."""
-    while True:
-        raw = stream.readline(_LINE_LIMIT + 1)
-        if not raw:
-            break
-        if len(raw) > _LINE_LIMIT and not raw.endswith(b"\n"):
-            while True:  # drop the rest of an oversized line
-                more = stream.readline(_LINE_LIMIT)
-                if not more or more.endswith(b"\n"):
-                    break
+    for line_no, raw in enumerate(read_lines(stream, _LINE_LIMIT), 1):
+        if raw is None:
             _emit(out, {"id": None, "ok": None, "error": _err(f"line longer than {_LINE_LIMIT} bytes", f"该行超过 {_LINE_LIMIT} 字节")})
             continue
         if not raw.strip():
             continue
-        _emit(out, batch_line(raw, args))
+        _emit(out, batch_line(raw, args, line_no))
     return EXIT_VALID
 
 
-def batch_line(raw: bytes, args: argparse.Namespace) -> dict:
+def batch_line(raw: bytes, args: argparse.Namespace, line_no: int = 1) -> dict:
     try:
-        req = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        req = parse_line(raw, line_no)
+    except ValueError as exc:
         return {"id": None, "ok": None, "error": _err(f"line is not JSON: {exc}", f"该行不是 JSON：{exc}")}
     if not isinstance(req, dict):
         return {"id": None, "ok": None, "error": _err("line must be a JSON object", "该行必须是 JSON 对象")}
@@ -245,8 +250,14 @@ def batch_line(raw: bytes, args: argparse.Namespace) -> dict:
             raise UnusableInput('each line needs "yaml" or "config"', '每行需要 "yaml" 或 "config"')
         if "world_size" not in req:
             raise UnusableInput('each line needs "world_size"', '每行需要 "world_size"')
+        for key in ("model", "gpu"):  # a name; validate() would take anything else for loaded facts
+            if req.get(key) is not None and not isinstance(req[key], str):
+                raise UnusableInput(f'"{key}" must be a string, got {describe(req[key])}',
+                                    f'"{key}" 必须是字符串，实际为 {describe(req[key])}')
+        gpn = req.get("gpus_per_node", args.gpus_per_node or DEFAULT_GPUS_PER_NODE)
+        check_gpus_per_node(gpn)
         report = validate(
-            recipe, world_size=req["world_size"], gpus_per_node=req.get("gpus_per_node", args.gpus_per_node or DEFAULT_GPUS_PER_NODE),
+            recipe, world_size=req["world_size"], gpus_per_node=gpn,
             model=req.get("model", _model_arg(args)), gpu=req.get("gpu", args.gpu),
             recipe_checks=False if (req.get("distributed_only") or args.distributed_only) else None,
         )
@@ -261,5 +272,11 @@ def _err(en: str, zh: str) -> dict:
 
 
 def _emit(out: TextIO, obj: dict) -> None:
-    out.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+    try:
+        line = json_line(obj)
+    except ValueError:  # NaN or Infinity somewhere in the report: that line's error, in strict JSON
+        line = json_line({"id": obj.get("id"), "ok": None, "error": _err(
+            "the report holds a value strict JSON cannot carry (NaN or Infinity)",
+            "报告中含有严格 JSON 无法表示的值（NaN 或 Infinity）")})
+    out.write(line + "\n")
     out.flush()

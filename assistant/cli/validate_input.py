@@ -145,7 +145,7 @@ def with_launch_notes(fmt: str, out: str, results: Sequence[Checked], launches: 
         d = json.loads(out)
         for node, c, launched in zip(d["reports"] if "reports" in d else [d], results, launches):
             node.update(launched.json(c.report))
-        return json.dumps(d, ensure_ascii=False, default=str)
+        return json.dumps(d, ensure_ascii=False, default=str, allow_nan=False)
     return out
 
 

@@ -1,17 +1,28 @@
 """Any OpenAI-compatible chat endpoint: streamed through llama-index's `OpenAILike`, or one whole
 reply with `tools` (function calling, `chat`) over httpx, read under a byte cap and the caller's clock.
 
-Errors are folded into `LLMError` with a short kind (timeout, connection, http, stream, empty, other;
-`no_tools` when the server refuses the `tools` field) so the engine can fall back with a one-line
-notice that leaks nothing.
+Errors are folded into `LLMError` with a short kind (timeout, connection, http, stream, too_long,
+empty, other; `no_tools` when the server refuses the `tools` field) so the engine can fall back to
+the offline answer with a one-line notice that leaks nothing. The HTTP transport under the client
+holds every response to the total deadline by the clock and to a byte cap (`BoundedTransport`):
+httpx's read timeout restarts with every byte, so an endpoint that sends only `: ping` keep-alives,
+or endless deltas, would otherwise never stop.
 """
 from __future__ import annotations
 
 import json
 import re
+import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
+
+import httpx
+
+# An answer of max_tokens 900 streams about 0.2 MB of SSE (one JSON chunk per token); 20x that is
+# a runaway endpoint, not an answer, and holding it would only grow the process.
+MAX_STREAM_BYTES = 4 << 20
 
 
 class LLMError(RuntimeError):
@@ -24,7 +35,6 @@ def classify(exc: BaseException) -> LLMError:
     """Map client/transport exceptions to an LLMError kind (no URLs or keys in the result)."""
     if isinstance(exc, LLMError):
         return exc
-    import httpx
     import openai
 
     if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException, TimeoutError)):
@@ -46,6 +56,75 @@ def classify(exc: BaseException) -> LLMError:
     return LLMError("other", type(exc).__name__)
 
 
+class _BoundedStream(httpx.SyncByteStream):
+    """A response body read until `deadline` (time.monotonic) and at most `max_bytes`. At the deadline
+    a timer shuts the socket down, so a read blocked on a silent or trickling server returns at once."""
+
+    def __init__(self, inner: httpx.SyncByteStream, deadline: float, max_bytes: int, sock: socket.socket | None):
+        self._inner, self._deadline, self._max_bytes, self._sock = inner, deadline, max_bytes, sock
+        self._cut = False
+
+    def _cut_off(self) -> None:
+        self._cut = True
+        if self._sock is not None:
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def __iter__(self) -> Iterator[bytes]:
+        timer = threading.Timer(max(0.0, self._deadline - time.monotonic()), self._cut_off)
+        timer.daemon = True
+        timer.start()
+        got = 0
+        try:
+            for chunk in self._inner:
+                got += len(chunk)
+                if got > self._max_bytes:
+                    raise LLMError("too_long", f"the stream passed {self._max_bytes} bytes")
+                if self._cut or time.monotonic() > self._deadline:
+                    raise LLMError("timeout", "total answer time exceeded")
+                yield chunk
+            if self._cut:
+                raise LLMError("timeout", "total answer time exceeded")
+        except LLMError:
+            self._inner.close()
+            raise
+        except Exception as exc:
+            if self._cut:  # the read failed because the deadline shut the socket
+                self._inner.close()
+                raise LLMError("timeout", "total answer time exceeded") from exc
+            raise
+        finally:
+            timer.cancel()
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class BoundedTransport(httpx.BaseTransport):
+    """httpx's transport with each response held to `total_s` from the request and `max_bytes`."""
+
+    def __init__(self, total_s: float, max_bytes: int = MAX_STREAM_BYTES, inner: httpx.BaseTransport | None = None):
+        self.total_s, self.max_bytes = total_s, max_bytes
+        self._inner = inner or httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        deadline = time.monotonic() + self.total_s
+        # no single wait (connect, the headers) may outlast the whole answer either
+        given = request.extensions.get("timeout") or {}
+        request.extensions["timeout"] = {k: min(given.get(k) or self.total_s, self.total_s)
+                                         for k in ("connect", "read", "write", "pool")}
+        response = self._inner.handle_request(request)
+        net = response.extensions.get("network_stream")
+        sock = net.get_extra_info("socket") if net is not None else None
+        response.stream = _BoundedStream(response.stream, deadline, self.max_bytes, sock)
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
+
+
 @dataclass
 class OpenAICompatClient:
     base_url: str
@@ -58,7 +137,17 @@ class OpenAICompatClient:
     context_window: int = 8192
     tools: bool = True  # offer tools (function calling); False: the single-shot prompt only
     max_reply_bytes: int = 1 << 20  # one non-streamed reply; a tool call or an answer is far smaller
+    max_stream_bytes: int = MAX_STREAM_BYTES
     _llm: object = field(default=None, init=False, repr=False)
+
+    @property
+    def total_s(self) -> float:
+        return self.total_timeout_s or 4 * self.timeout_s
+
+    def warm(self) -> None:
+        """Build the llama-index client now: its import takes seconds, which belong to start-up, not
+        to the first answer's deadline."""
+        self._client()
 
     def _client(self):
         if self._llm is None:
@@ -74,6 +163,7 @@ class OpenAICompatClient:
                 temperature=self.temperature,
                 max_tokens=self.max_tokens,
                 context_window=self.context_window,
+                http_client=httpx.Client(transport=BoundedTransport(self.total_s, self.max_stream_bytes)),
             )
         return self._llm
 
@@ -81,7 +171,7 @@ class OpenAICompatClient:
         """Text deltas; raises LLMError on any failure, including a stream that ends empty."""
         from llama_index.core.llms import ChatMessage
 
-        deadline = time.monotonic() + (self.total_timeout_s or 4 * self.timeout_s)
+        deadline = time.monotonic() + self.total_s
         got = finished = False
         try:
             for resp in self._client().stream_chat([ChatMessage(role=r, content=c) for r, c in messages]):
@@ -110,13 +200,10 @@ class OpenAICompatClient:
     def complete(self, messages: Sequence[tuple[str, str]]) -> str:
         return "".join(self.stream(messages))
 
-
     def chat(self, messages: Sequence[dict], *, tools: Sequence[dict] | None = None,
              tool_choice: str | None = None, deadline: float | None = None) -> dict:
         """One non-streamed reply: the `message` of the first choice (`content`, `tool_calls`).
         `deadline` is a `time.monotonic()` value the whole reply must arrive by."""
-        import httpx
-
         body: dict = {"model": self.model, "messages": list(messages), "stream": False,
                       "temperature": self.temperature, "max_tokens": self.max_tokens}
         if tools:
@@ -129,7 +216,8 @@ class OpenAICompatClient:
         headers = {"Authorization": f"Bearer {self.api_key or 'unused'}", "Content-Type": "application/json"}
         timeout = httpx.Timeout(min(self.timeout_s, left), connect=min(self.timeout_s, left))
         try:
-            with httpx.Client(timeout=timeout) as client:
+            # the same clock deadline and byte cap as the stream: a silent or trickling server ends at `deadline`
+            with httpx.Client(timeout=timeout, transport=BoundedTransport(left, self.max_reply_bytes)) as client:
                 with client.stream("POST", self.base_url.rstrip("/") + "/chat/completions", json=body,
                                    headers=headers) as resp:
                     raw = bytearray()

@@ -117,7 +117,7 @@ class ChannelIndex:
             "by_doc": self._by_doc,
             "records": self.records,
         }
-        (directory / RECORDS_FILE).write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
+        (directory / RECORDS_FILE).write_text(json.dumps(state, ensure_ascii=False, allow_nan=False), encoding="utf-8")
 
     @classmethod
     def load(cls, directory: Path) -> "ChannelIndex":

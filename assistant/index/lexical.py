@@ -101,8 +101,8 @@ class LexicalIndex:
         directory.mkdir(parents=True, exist_ok=True)
         if self._bm25 is not None:
             self._bm25.save(str(directory), show_progress=False)
-        (directory / "rows.json").write_text(json.dumps(self.row_ids), encoding="utf-8")
-        (directory / "tokens.json").write_text(json.dumps(self.tokens, ensure_ascii=False), encoding="utf-8")
+        (directory / "rows.json").write_text(json.dumps(self.row_ids, allow_nan=False), encoding="utf-8")
+        (directory / "tokens.json").write_text(json.dumps(self.tokens, ensure_ascii=False, allow_nan=False), encoding="utf-8")
 
     @staticmethod
     def load_tokens(directory: Path) -> dict[str, list[str]]:

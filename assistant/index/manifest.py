@@ -74,7 +74,7 @@ class Manifest:
     def save(self, directory: Path) -> None:
         # Atomic: a reader loading the index while the digest is refreshed must never see half a file.
         tmp = directory / f".{MANIFEST_NAME}.{uuid.uuid4().hex[:8]}.tmp"
-        tmp.write_text(json.dumps(asdict(self), ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.write_text(json.dumps(asdict(self), ensure_ascii=False, indent=1, allow_nan=False), encoding="utf-8")
         os.replace(tmp, directory / MANIFEST_NAME)
 
     @classmethod

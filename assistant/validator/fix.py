@@ -174,6 +174,9 @@ def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
         if r is not None:
             yield 1.0, r, f"removed {path}"
     elif code == "MW-E-PP-NO-PIPELINE":
+        if not derive.is_positive_int(_get(cfg, "distributed.pp_size")):
+            # inf or 2.5 would run as pp_size 1 once a block is added: say so in the value itself
+            yield 0.5, _with(cfg, "distributed.pp_size", 1), "pp_size: 1"
         block = {"pp_schedule": rules.PIPELINE_DEFAULT_SCHEDULE, "pp_microbatch_size": 1}
         yield 1.0, _with(cfg, "distributed.pipeline", block), "added distributed.pipeline"
         yield 3.0, _with(cfg, "distributed.pp_size", 1), "pp_size: 1"

@@ -586,6 +586,10 @@ def check_silent(p: Parsed, raw_dist: dict, out: Findings) -> None:
             continue
         if erred is None:
             erred = {f.path for f in out.errors}
+            # parse_distributed_section raises on a pp_size > 1 (inf, 2.5) without a pipeline block
+            # before any mesh is built: that value never runs as 1, and the error is the one verdict
+            if any(f.code == "MW-E-PP-NO-PIPELINE" for f in out.errors):
+                erred.add("distributed.pp_size")
         if f"distributed.{key}" in erred:
             continue
         # tp/cp are only ever read through _degree; the others are also compared with ints,

@@ -49,7 +49,7 @@ def load_source(source: Source, on_file: Callable[[Path], None] | None = None) -
     if source.kind == "kb":
         from ingest.sources.kb_markdown import load_kb
 
-        return load_kb(source.path)
+        return load_kb(source.path, shown=str(source.path) if source.added else "kb")
     if source.kind == "skill":
         from ingest.sources.skill_folder import load_skill_folder
 

@@ -30,8 +30,8 @@ def _keywords(meta: dict) -> str:
     return ", ".join(words)
 
 
-def load_kb_doc(path: Path, kb_dir: Path, lang_dir: str, result: LoadResult) -> Document | None:
-    rel = f"kb/{path.relative_to(kb_dir).as_posix()}"
+def load_kb_doc(path: Path, kb_dir: Path, lang_dir: str, result: LoadResult, shown: str = "kb") -> Document | None:
+    rel = f"{shown}/{path.relative_to(kb_dir).as_posix()}"
     raw = path.read_bytes()
     if len(raw) > DOC_MAX_BYTES:
         result.warnings.append(f"{rel}: larger than {DOC_MAX_BYTES} bytes, skipped")
@@ -56,7 +56,9 @@ def load_kb_doc(path: Path, kb_dir: Path, lang_dir: str, result: LoadResult) -> 
                          fmt="markdown", context=_keywords(meta))
 
 
-def load_kb(kb_dir: Path) -> LoadResult:
+def load_kb(kb_dir: Path, shown: str = "kb") -> LoadResult:
+    """`shown` is the path the documents are cited under: `kb` for the bundled kb, the folder itself
+    for one added with `meshwise ingest --source` (cited as `kb/...`, it read as if it were bundled)."""
     result = LoadResult()
     seen: set[str] = set()
     for lang_dir in LANGS:
@@ -65,18 +67,18 @@ def load_kb(kb_dir: Path) -> LoadResult:
             continue
         for path in sorted(base.rglob("*.md")):
             result.files_seen += 1
-            if outside(path, kb_dir, f"kb/{path.relative_to(kb_dir).as_posix()}", result):
+            if outside(path, kb_dir, f"{shown}/{path.relative_to(kb_dir).as_posix()}", result):
                 continue
-            doc = load_kb_doc(path, kb_dir, lang_dir, result)
+            doc = load_kb_doc(path, kb_dir, lang_dir, result, shown)
             if doc is None:
                 continue
             if doc.id_ in seen:
-                result.warnings.append(f"kb/{path.relative_to(kb_dir).as_posix()}: duplicate id {doc.id_}; skipped")
+                result.warnings.append(f"{shown}/{path.relative_to(kb_dir).as_posix()}: duplicate id {doc.id_}; skipped")
                 continue
             seen.add(doc.id_)
             result.documents.append(doc)
     anchors_path = kb_dir / "anchors.yaml"
     if anchors_path.is_file():
-        sub = anchors.load_anchors(anchors_path, rel_path="kb/anchors.yaml")
+        sub = anchors.load_anchors(anchors_path, rel_path=f"{shown}/anchors.yaml")
         result.extend(sub)
     return result

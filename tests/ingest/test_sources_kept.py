@@ -158,3 +158,42 @@ def test_a_refresh_keeps_the_index_when_the_settings_kb_moves_onto_an_added_sour
     rep = build_index(replace(s, kb_dir=extra_kb))  # the default kb now is the added one: 2 -> 1
     assert current_version(s.index_dir) == before and "hsdp.en" in _doc_ids(s)
     assert any("built from 2 sources" in w for w in rep.warnings)
+
+
+@pytest.mark.slow
+def test_two_ingests_started_together_keep_both_sources(kb_settings, tmp_path):
+    """Issue 20.4: `ingest --source A` and `ingest --source B` as two real processes on one index."""
+    import subprocess
+    import sys
+
+    from assistant.config import REPO_ROOT
+
+    kbs = []
+    for name in ("a", "b"):
+        kb = tmp_path / f"extra-{name}"
+        (kb / "en").mkdir(parents=True)
+        (kb / "en" / f"{name}.md").write_text(EXTRA_DOC.replace("extra-note", f"extra-{name}"))
+        kbs.append(kb)
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), MESHWISE_CONFIG=str(tmp_path / "none.toml"),
+               MESHWISE_KB_DIR=str(kb_settings.kb_dir), MESHWISE_INDEX_DIR=str(kb_settings.index_dir))
+    procs = [subprocess.Popen([sys.executable, "-m", "assistant.cli", "ingest", "--source", str(kb), "--no-progress",
+                               "--threads", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for kb in kbs]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err.decode()[-2000:]
+    assert {str(kb.resolve()) for kb in kbs} <= set(_sources(kb_settings))
+    assert {"extra-a.en", "extra-b.en"} <= _doc_ids(kb_settings)
+
+
+def test_a_kb_added_with_ingest_source_is_cited_from_its_own_folder(cli_env, extra_kb, encoders):
+    """Issue 20.7: a document of an added kb is cited with its real file, not as `kb/en/extra.md`."""
+    from assistant.retrieve.retriever import Retriever
+    from ingest.refresh import refresh_index
+
+    s = cli_env
+    assert main(["ingest", "--source", str(extra_kb), "--no-progress"]) == 0
+    r = Retriever.load(s, encoders=encoders, warm_up=False, build=refresh_index)
+    paths = {rec["doc_id"]: rec["path"] for rec in r.store.records.values()}
+    assert paths["extra-note.en"] == f"{extra_kb.resolve()}/en/extra.md"
+    assert paths["hsdp.en"] == "kb/en/hsdp.md"  # the bundled kb keeps its repo path

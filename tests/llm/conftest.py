@@ -39,12 +39,15 @@ class ScriptedOpenAI:
     ("broken", text)   stream part of `text`, then cut the connection mid chunk
     ("garbage", text)  stream a piece, then a line that is not JSON
     ("status", code)   an HTTP error
+    ("ping", seconds)  send only SSE keep-alive comments, one a second, for `seconds`
+    ("flood", seconds) send 64 KB content deltas as fast as the client reads, for `seconds`
     Every request body is kept in `self.requests`.
     """
 
     def __init__(self):
         self.script: tuple = ("answer", "ok")
         self.requests: list[dict] = []
+        self.served = 0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -97,6 +100,17 @@ class ScriptedOpenAI:
                         self.wfile.flush()
                         self.close_connection = True
                         self.connection.shutdown(2)
+                        return
+                    if kind in ("ping", "flood"):
+                        outer.served = 0  # bytes of the body written: how far the client read
+                        big = sse_chunk("x" * 65536)
+                        end = time.monotonic() + arg
+                        while time.monotonic() < end:
+                            data = b": ping\n\n" if kind == "ping" else big
+                            self._chunk(data)
+                            outer.served += len(data)
+                            if kind == "ping":
+                                time.sleep(1.0)
                         return
                     if kind == "garbage":
                         self._chunk(sse_chunk(pieces[0]))

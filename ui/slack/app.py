@@ -18,7 +18,7 @@ from slack_sdk.errors import SlackApiError
 
 from assistant.answer import AskRequest
 from assistant.config import Settings
-from assistant.defaults import DEFAULT_GPUS_PER_NODE
+from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_GPUS_PER_NODE
 from assistant.understand.language import detect_language
 from assistant.validator import UnusableInput, ValidationReport
 from ui.slack.attach import Uploads, attach_mesh
@@ -184,6 +184,8 @@ def build_app(assistant, settings: Settings, *, mode: str = "http", options: Sla
 def _validate_reply(assistant, cmd: ValidateCommand, lang: str) -> tuple[str, ValidationReport | None]:
     if not cmd.yaml_text or not cmd.world_size:
         return say("validate_usage", lang), None
+    if cmd.gpus_per_node is not None and not 1 <= cmd.gpus_per_node <= MAX_GPUS_PER_NODE:
+        return f":x: {say('gpus_per_node_range', lang, limit=MAX_GPUS_PER_NODE, got=cmd.gpus_per_node)}", None
     try:
         report = assistant.validate(cmd.yaml_text, world_size=cmd.world_size, gpus_per_node=cmd.gpus_per_node or DEFAULT_GPUS_PER_NODE)
     except UnusableInput as exc:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 
-_KV = re.compile(r"\b(world_size|gpus_per_node|nodes)\s*=\s*(\d{1,6})\b")
+_KV = re.compile(r"\b(world_size|gpus_per_node|nodes)\s*=\s*(\d+)\b")
+_DIGITS = 12  # past this a number is out of every range; int() of thousands of digits is refused
 _FENCE = re.compile(r"```(?:ya?ml)?\s*\n?(.*?)```", re.S)
 
 
@@ -33,7 +34,8 @@ def parse_command(text: str) -> ValidateCommand | AskCommand:
     fenced = _FENCE.search(rest)
     body = fenced.group(1) if fenced else rest
     outside = _FENCE.sub(" ", rest) if fenced else rest
-    kv = {k: int(v) for k, v in _KV.findall(outside)}
+    # any length is read (the limits, in assistant/defaults.py, are checked where it is validated)
+    kv = {k: int(v) if len(v) <= _DIGITS else 10 ** _DIGITS for k, v in _KV.findall(outside)}
     if not fenced:
         body = _KV.sub("", body)
     world = kv.get("world_size")

@@ -46,7 +46,7 @@ class FeedbackStore:
         for key in ("question", "answer"):
             row[key] = row[key][:MAX_FIELD_CHARS]
         row["history"] = [q[:MAX_FIELD_CHARS] for q in fb.history[-MAX_HISTORY:]]
-        line = json.dumps(row, ensure_ascii=False)
+        line = json.dumps(row, ensure_ascii=False, allow_nan=False)
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as f:

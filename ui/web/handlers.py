@@ -227,7 +227,7 @@ def record_feedback(store: FeedbackStore, meta: dict | None, index: Any, liked: 
         store.add(Feedback(answer_id=row["answer_id"], liked=liked, question=row["question"], answer=row["answer"],
                            settings=row.get("settings") or {}, language=row.get("language", "en"),
                            intent=row.get("intent"), history=tuple(row.get("history") or ())))
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a value strict JSON cannot carry
         log.exception("could not write feedback to %s", store.path)
         return t("feedback_failed", lang)
     return t("thanks_up" if liked else "thanks_down", lang)

@@ -192,3 +192,37 @@ def test_single_question_that_is_not_valid_utf8_is_a_clear_error(mw_settings):
     p = subprocess.run([*cmd, "ask", "-"], input=b"Which strategy \xff for 70B?\n", capture_output=True, env=env, timeout=300)
     err = p.stderr.decode("utf-8", "replace")
     assert p.returncode == 2 and "UTF-8" in err and "Traceback" not in err and "TypeError" not in err
+
+
+_PEAK_RSS = """
+import resource, subprocess, sys
+with open(sys.argv[1], "rb") as fh:
+    p = subprocess.run(sys.argv[2:], stdin=fh, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)  # KiB on Linux
+sys.stdout.write(p.stdout.decode())
+"""
+
+
+@pytest.mark.slow
+def test_an_oversized_batch_line_is_never_held_in_memory(mw_settings, tmp_path):
+    """Issue 20.6: a 200 MB line costs `ask --json --stdin` at most 150 MB of peak RSS over a normal batch."""
+    env = dict(os.environ, MESHWISE_INDEX_DIR=str(mw_settings.index_dir), MESHWISE_DATA_DIR=str(mw_settings.data_dir),
+               MESHWISE_CONFIG=str(mw_settings.data_dir / "none.toml"), HF_HUB_OFFLINE="1")
+    normal = json.dumps({"id": "q", "question": "Which strategy for a 70B model on 8 nodes?"}).encode() + b"\n"
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    small.write_bytes(normal)
+    with big.open("wb") as fh:
+        fh.write(b'{"id": "huge", "question": "')
+        for _ in range(200):
+            fh.write(b"x" * (1 << 20))
+        fh.write(b'"}\n' + normal)
+    cmd = [sys.executable, "-c", "import sys; from assistant.cli import main; sys.exit(main())", "ask", "--json", "--stdin"]
+    peaks, outs = [], []
+    for f in (small, big):
+        p = subprocess.run([sys.executable, "-c", _PEAK_RSS, str(f), *cmd], capture_output=True, env=env, timeout=600)
+        first, _, rest = p.stdout.decode().partition("\n")
+        peaks.append(int(first) / 1024)
+        outs.append([json.loads(x) for x in rest.splitlines()])
+    assert [o["id"] for o in outs[1]] == ["line-1", "q"] and "longer than" in outs[1][0]["error"]
+    assert outs[1][1]["strategy"] == outs[0][0]["strategy"] == "fsdp2"
+    assert peaks[1] - peaks[0] < 150, peaks

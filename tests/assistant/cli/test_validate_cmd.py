@@ -125,3 +125,35 @@ def test_console_script_never_prints_a_traceback(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "UTF-8" in proc.stderr
+
+
+def _strict(line: str):
+    def bad(name):
+        raise ValueError(f"not JSON: {name}")
+    return json.loads(line, parse_constant=bad)
+
+
+def test_batch_answers_every_hostile_line_in_order_as_strict_json(monkeypatch, capsys):
+    """Issue 20.5: a non-string model or gpu, 100,000 `[`, "id": NaN, a deep config: each line its own
+    answer or error, in order, and every output line strict JSON."""
+    deep = "[" * 900 + "]" * 900  # JSON that parses, deeper than the validator walks
+    lines = [
+        json.dumps({"id": 1, "yaml": GOOD, "world_size": 8, "model": 5}),
+        json.dumps({"id": 2, "yaml": GOOD, "world_size": 8, "gpu": ["h100"]}),
+        "[" * 100_000,
+        '{"id": NaN, "yaml": "distributed: {}", "world_size": 8}',
+        '{"id": 5, "config": {"distributed": ' + deep + '}, "world_size": 8}',
+        json.dumps({"id": 6, "yaml": GOOD, "world_size": 8, "gpus_per_node": 100_000}),
+        json.dumps({"id": 7, "yaml": GOOD, "world_size": 8}),
+    ]
+    _stdin(monkeypatch, ("\n".join(lines) + "\n").encode())
+    assert main(["validate", "--json", "--stdin"]) == 0
+    out = [_strict(line) for line in capsys.readouterr().out.splitlines()]
+    assert [o["id"] for o in out] == [1, 2, None, None, 5, 6, 7]
+    assert [o["ok"] for o in out] == [None] * 6 + [True]
+    assert '"model" must be a string' in out[0]["error"]["message"]
+    assert '"gpu" must be a string' in out[1]["error"]["message"]
+    assert "nested too deeply" in out[2]["error"]["message"]
+    assert "NaN" in out[3]["error"]["message"]
+    assert "nested more than" in out[4]["error"]["message"]
+    assert "gpus_per_node must be at most 64" in out[5]["error"]["message"]

@@ -314,3 +314,14 @@ def test_explicit_null_schedule_names_autopipelines_error():
     assert csv.errors[0].code == "MW-E-PP-SCHEDULE" and "not a schedule torch accepts" in csv.errors[0].message
     # the distributed-only verdict (no recipe checks) does not judge schedules
     assert validate({"pp_size": 2, "pipeline": {"pp_schedule": None}}, world_size=8, recipe_checks=False).ok
+
+
+@pytest.mark.parametrize("pp", [float("inf"), 2.5])
+def test_a_non_int_pp_size_gets_one_verdict(pp):
+    """Issue 20.7: upstream's parse raises on `pp_size > 1` without a pipeline block before any mesh is
+    built, so the value is not also said to "run as pp_size 1"; with a block it is, and nothing else."""
+    r = validate({"strategy": "fsdp2", "pp_size": pp}, world_size=8)
+    assert r.codes == ["MW-E-PP-NO-PIPELINE"]
+    assert "pp_size: 1" in r.suggested_fix and "pipeline" not in r.suggested_fix
+    r = validate({"strategy": "fsdp2", "pp_size": pp, "pipeline": {}}, world_size=8)
+    assert r.ok and r.codes == ["MW-W-SIZE-NOT-INT"] and "pp_size = 1" in r.warnings[0].message

@@ -307,3 +307,18 @@ def test_one_answer_is_one_message_with_blocks(bot):
     texts = [b["text"]["text"] for b in blocks if b["type"] == "section"]
     assert all(len(t) <= 3000 and t.count("```") % 2 == 0 for t in texts)
     assert any("```" in t for t in texts)
+
+
+@pytest.mark.parametrize("settings,needle", [
+    ("world_size=1048576", "MW-E-"),  # 7 digits: read, and validated (the ep_size 16 layout is judged)
+    ("world_size=1048577", "1048576"),  # past the limit: the validator's own message names it
+    ("world_size=8 gpus_per_node=65", "between 1 and 64"),
+])
+def test_slash_validate_takes_the_shared_size_limits(bot, settings, needle):
+    url, _ = bot
+    form = urllib.parse.urlencode({
+        "command": "/meshwise", "user_id": "U124", "channel_id": "C1", "team_id": "T1",
+        "text": f"validate {settings} ```\ndistributed:\n  strategy: fsdp2\n  ep_size: 3\n```",
+        "response_url": "http://127.0.0.1:9/unused", "trigger_id": "x"})
+    status, body = send(url, form, content_type="application/x-www-form-urlencoded")
+    assert status == 200 and needle in body, body[:500]
