@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable, Sequence
 
 from assistant.datafile import read_yaml
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
@@ -246,8 +247,34 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
     return out
 
 
+# The fitted model's reading of clauses the rules leave undecided (ask_model.clause_reader): each
+# clause's probability per label; None answers by the rules alone.
+ClauseReader = Callable[[Sequence[str]], list[dict[str, float]]]
+_MODEL_KINDS = frozenset({"verdict", "quantity", "fact", "location", "recommendation", "config", "diagnosis",
+                          "out_of_scope", "nonsense"})
+
+
+_SURE_WITHOUT_CUES = 0.7
+
+
+def _undecided(clause: str) -> bool:
+    """A clause none of the exact cues decides: what the model reads."""
+    return not _CONDITION.match(clause) and not _kinds_in(_QUOTED.sub(" ", _ASIDE.sub(" ", clause)))
+
+
+def model_kind(p: dict[str, float], clause: str, min_probability: float) -> str | None:
+    """The kind the model reads in a clause no cue decides and that asks something (a question form):
+    its most likely kind when sure enough, else `unknown`. A statement ("we have 2 nodes of 8 H100",
+    "dp_size is only 2 here.") is context, whatever the model says: None."""
+    if not _QUESTION_FORM.search(clause):
+        return None
+    asked = max((k for k in p if k in _MODEL_KINDS), key=p.get)
+    return asked if p[asked] >= min_probability else "unknown"
+
+
 def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool = False,
-                states_layout: bool = False) -> tuple[Ask, ...]:
+                states_layout: bool = False, read: ClauseReader | None = None,
+                min_probability: float = 0.45) -> tuple[Ask, ...]:
     """One Ask per thing asked, in order; the intent decides only when no clause asks anything.
 
     A yes/no question with no layout to judge ("does megatron_fsdp support PP?") asks a fact about a
@@ -278,7 +305,18 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     previous = ""  # the clause before this one
     asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
     condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
-    for clause in clauses(prose):
+    cut = clauses(prose)
+    undecided = [c for c in cut if _undecided(c)] if read is not None else []
+    # one batch for the whole question: each encoder embeds every undecided clause in one call
+    modelled = dict(zip(undecided, read(undecided))) if undecided else {}
+    read_instead_of_intent = None
+    if modelled and len(undecided) == len(cut):
+        # no cue anywhere: the question is answered as one ask, as before; the model's reading of its
+        # first asking clause replaces the intent's kind when the model is sure
+        read_instead_of_intent = next((k for c in cut for k in [model_kind(modelled[c], c, _SURE_WITHOUT_CUES)]
+                                       if k not in (None, "unknown")), None)
+        modelled = {}
+    for clause in cut:
         # "tp 4 pp 2 (pipeline 默认)": an aside asks nothing; a quoted message ("... is supported only for
         # FSDP2") is what is asked about, not how it is asked
         kinds = _kinds_in(_QUOTED.sub(" ", _ASIDE.sub(" ", clause)))
@@ -287,7 +325,18 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             if not kinds:
                 condition = clause
                 continue
+        raw = clause
         clause, condition = (f"{condition}, {clause}" if condition else clause), ""
+        if not kinds and raw in modelled:
+            # no cue decides it: the model reads its kind; a clause that asks with no kind is `unknown`
+            kind = model_kind(modelled[raw], raw, min_probability)
+            if kind in ("unknown", "out_of_scope"):
+                add(kind, clause, None)
+                if kind == "out_of_scope" and _QUESTION_FORM.search(clause):
+                    asked_elsewhere.add(clause)
+                previous = clause
+                continue
+            kinds = [(0, kind)] if kind else []
         own = _identifier(clause)
         if _out_of_scope(clause) and not _asks_in_scope(clause, kinds):
             # a clause about LoRA or Slurm that asks nothing in scope; one that does ("minimax LoRA with
@@ -307,6 +356,9 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         if own:
             named, named_in = own, clause
         previous = clause
+    if asks and all(a.kind == "unknown" for a in asks):
+        # nothing read with confidence anywhere: the whole question's intent is the better guess
+        asks, seen = [], set()
     if not asks and looks_like_gibberish(prose):
         return (Ask("nonsense", question.strip()[:200]),)
     if any(a.kind != "out_of_scope" for a in asks):
@@ -327,7 +379,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # about ("and with pp 2 as well?" asks again what the turn before asked)
         fallback = "verdict"
     if not asks:
-        kind = fallback
+        kind = read_instead_of_intent if read_instead_of_intent and fallback != "verdict" else fallback
         add(kind, prose.strip()[:300] or question.strip()[:300], None)
     quoted = quoted_error(prose)
     if quoted and not any(a.kind == "diagnosis" for a in asks):

@@ -63,10 +63,11 @@ class Params:
         return Params(**vals)
 
 
+# `unknown`: a clause that asks something no kind was read for with confidence (kept, answered plainly)
 AskKind = Literal["verdict", "quantity", "fact", "location", "recommendation", "config", "diagnosis",
-                  "out_of_scope", "nonsense"]
+                  "out_of_scope", "nonsense", "unknown"]
 ASK_KINDS: tuple[str, ...] = ("verdict", "quantity", "fact", "location", "recommendation", "config", "diagnosis",
-                              "out_of_scope", "nonsense")
+                              "out_of_scope", "nonsense", "unknown")
 
 
 @dataclass(frozen=True)
