@@ -254,9 +254,6 @@ _MODEL_KINDS = frozenset({"verdict", "quantity", "fact", "location", "recommenda
                           "out_of_scope", "nonsense"})
 
 
-_SURE_WITHOUT_CUES = 0.7
-
-
 def _undecided(clause: str) -> bool:
     """A clause none of the exact cues decides: what the model reads."""
     return not _CONDITION.match(clause) and not _kinds_in(_QUOTED.sub(" ", _ASIDE.sub(" ", clause)))
@@ -309,12 +306,9 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     undecided = [c for c in cut if _undecided(c)] if read is not None else []
     # one batch for the whole question: each encoder embeds every undecided clause in one call
     modelled = dict(zip(undecided, read(undecided))) if undecided else {}
-    read_instead_of_intent = None
     if modelled and len(undecided) == len(cut):
-        # no cue anywhere: the question is answered as one ask, as before; the model's reading of its
-        # first asking clause replaces the intent's kind when the model is sure
-        read_instead_of_intent = next((k for c in cut for k in [model_kind(modelled[c], c, _SURE_WITHOUT_CUES)]
-                                       if k not in (None, "unknown")), None)
+        # no cue anywhere: the question is one ask of the kind its intent means, as before (the model
+        # replacing the intent here moved "Qwen3 235B on 32 H800 GPUs, what layout?" to a fact)
         modelled = {}
     for clause in cut:
         # "tp 4 pp 2 (pipeline 默认)": an aside asks nothing; a quoted message ("... is supported only for
@@ -379,7 +373,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # about ("and with pp 2 as well?" asks again what the turn before asked)
         fallback = "verdict"
     if not asks:
-        kind = read_instead_of_intent if read_instead_of_intent and fallback != "verdict" else fallback
+        kind = fallback
         add(kind, prose.strip()[:300] or question.strip()[:300], None)
     quoted = quoted_error(prose)
     if quoted and not any(a.kind == "diagnosis" for a in asks):
