@@ -1,9 +1,10 @@
-"""The fitted ask model at query time: a multinomial logistic regression over [each encoder's
-embedding of the clause, the rule features of clause_features.py], stored as plain arrays in
+"""The fitted ask model at query time: a multinomial logistic regression over [the embedding of the
+clause by each encoder it was fitted with (USE-multilingual: see train_asks.MODEL_ENCODERS), the rule
+features of clause_features.py], stored as plain arrays in
 ask_model.npz by train_asks.py (numpy only here: scikit-learn is never imported to answer).
 
-The engine hands its loaded encoders in (`ClauseEncoders`); every clause the model must read in a
-question is embedded in one batch call per encoder.
+The engine hands the retriever's loaded encoders in (`ClauseEncoders`); every clause the model must
+read in a question is embedded in one batch call per encoder.
 """
 from __future__ import annotations
 
@@ -93,6 +94,11 @@ def clause_reader(encoders: ClauseEncoders | None) -> Callable[[Sequence[str]], 
     """What asks.detect_asks calls for the clauses its rules cannot decide; None without a model or
     with encoders other than the ones it was fitted on."""
     model = load_model()
-    if encoders is None or model is None or encoders.ids != model.encoder_ids:
+    if encoders is None or model is None:
         return None
-    return lambda texts: model.read(texts, encoders)
+    by_id = {e.model_id: e for e in encoders.encoders}
+    if not all(i in by_id for i in model.encoder_ids):
+        return None
+    # the model reads with the encoders it was fitted on, in that order (a subset of the retriever's)
+    mine = ClauseEncoders(tuple(by_id[i] for i in model.encoder_ids), encoders.expand)
+    return lambda texts: model.read(texts, mine)

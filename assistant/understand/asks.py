@@ -113,7 +113,18 @@ def _identifier(clause: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=2048)
+def _kinds_cached(clause: str) -> tuple[tuple[int, str], ...]:
+    return tuple(_kinds_uncached(clause))
+
+
 def _kinds_in(clause: str) -> list[tuple[int, str]]:
+    """(position, kind) of every kind a clause's cues ask, in order (cached: the ask model's pre-pass
+    and the clause loop read the same clauses)."""
+    return list(_kinds_cached(clause))
+
+
+def _kinds_uncached(clause: str) -> list[tuple[int, str]]:
     t = load_asks()
     hits: dict[str, int] = {}
     for kind, pats in t.kinds.items():
