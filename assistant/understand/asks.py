@@ -25,6 +25,9 @@ _IDENT = re.compile(r"`([^`\n]{2,80})`|(?<![A-Za-z0-9_])(_?[A-Za-z][A-Za-z0-9]*(
 _QUESTION_FORM = re.compile(r"[?？]\s*$|^\W*(?:what|how|where|when|who|why|which|can|could|is|are|do|does|will|would|should|tell|give|write|recommend)\b"
                             r"|吗|么\s*$|呢|咋|怎么|怎样|如何|什么|哪|为什么|能不能|可以|推荐|帮我|不\s*$|多少|几(?:个|张|步|次)", re.I)
 
+# "good idea?", "合理吗": a verdict that asks for advice, so a warning (TP across nodes) answers it too
+GOOD_IDEA = re.compile(r"\bgood\s+(?:idea|choice|plan)\b|\bbad\s+idea\b|\bwise\b|\bsensible\b|\breasonable\b"
+                       r"|好主意|坏主意|合理|合适|好不好", re.I)
 _QUOTED = re.compile(r"[\"'“‘「]([^\"'”’」\n]{8,200})[\"'”’」]")
 
 
@@ -306,7 +309,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         key = (kind, target, text if kind == "fact" else None)
         if key not in seen and len(asks) < MAX_ASKS:
             seen.add(key)
-            asks.append(Ask(kind, text, target))  # type: ignore[arg-type]
+            aspect = "advice" if kind == "verdict" and GOOD_IDEA.search(text) else None
+            asks.append(Ask(kind, text, target, aspect))  # type: ignore[arg-type]
 
     named: str | None = None  # the identifier the clauses so far are about: what "it" refers to
     named_in = ""  # the clause that named it

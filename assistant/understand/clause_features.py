@@ -9,7 +9,7 @@ import re
 import numpy as np
 
 from assistant.understand.asks import (
-    _ASKING_WORD, _CONDITION, _INSTEAD, _QUESTION_FORM, _WHAT_HAPPENS, _capability, _kinds_in,
+    GOOD_IDEA, _ASKING_WORD, _CONDITION, _INSTEAD, _QUESTION_FORM, _WHAT_HAPPENS, _capability, _kinds_in,
     _out_of_scope, _quantity_targets, load_asks, quoted_error,
 )
 from assistant.understand.gibberish import looks_like_gibberish
@@ -26,8 +26,6 @@ _DIGIT = re.compile(r"\d")
 _EXTREME = re.compile(r"\b(?:largest|biggest|maximum|max|most|upper\s+bound|smallest|minimum|min|lowest|least|fewest)\b"
                       r"|最大|最多|上限|最小|最少|至少|下限", re.I)
 _DEFAULT = re.compile(r"\bdefaults?\b|\{\s*\}|默认|空着|不写", re.I)
-_GOOD_IDEA = re.compile(r"\bgood\s+(?:idea|choice|plan)\b|\bbad\s+idea\b|\bwise\b|\bsensible\b|\breasonable\b"
-                        r"|好主意|坏主意|合理|合适|好不好", re.I)
 _NEGATION = re.compile(r"\b(?:can'?t|cannot|don'?t|doesn'?t|won'?t|not|no)\b|不能|不行|没法|无法|不要|不用", re.I)
 
 
@@ -49,6 +47,6 @@ def rule_features(clause: str) -> np.ndarray:
         looks_like_gibberish(clause), _capability(clause), bool(_INSTEAD.search(clause)),
         bool(_CONDITION.match(clause)), bool(_WHAT_HAPPENS.search(clause)), quoted_error(clause) is not None,
         bool(_CJK.search(clause)), bool(_EXTREME.search(clause)), bool(_DEFAULT.search(clause)),
-        bool(_GOOD_IDEA.search(clause)), bool(_NEGATION.search(clause)), len(clause) < 12, len(clause) > 120,
+        bool(GOOD_IDEA.search(clause)), bool(_NEGATION.search(clause)), len(clause) < 12, len(clause) > 120,
     ]
     return np.asarray(kinds + flags, dtype=np.float32)

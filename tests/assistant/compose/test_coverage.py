@@ -59,3 +59,12 @@ def test_an_unknown_ask_beside_a_fact_gets_its_own_plain_lead(engine):
     assert len(lead) == 2 and "cannot tell" in lead[1] and "wibble factor" in lead[1]
     assert "cannot tell" not in lead[0]
     assert out.uncovered == ["unknown: and how does the wibble factor scale"]
+
+
+def test_good_idea_on_a_layout_that_starts_with_a_warning_leads_with_no(engine):
+    from assistant.answer import AskRequest
+
+    a = engine.ask(AskRequest(question="tp_size 16 on two 8-GPU nodes for a 70B model, good idea?"))
+    assert a.text.startswith("No, not a good idea") and "MW-W-TP-CROSS-NODE" in a.text.split("\n\n")[0]
+    plain = engine.ask(AskRequest(question="tp_size 16 on two 8-GPU nodes for a 70B model, is it valid?"))
+    assert plain.text.startswith("Yes")
