@@ -24,6 +24,7 @@ from assistant.compose.phrases import Phrases
 from assistant.config import Settings, load_settings
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_GPUS_PER_NODE, MAX_WORLD_SIZE
 from assistant.retrieve.hit import Hit
+from assistant.understand.ask_model import ClauseEncoders
 from assistant.understand.asks import load_asks
 from assistant.understand.query import Query
 from assistant.validator.report import ValidationReport
@@ -135,6 +136,10 @@ class Assistant:
         self.load_ms: dict[str, float] = {}
         self._closed = False
         self._tools_ok = True  # cleared when the endpoint refuses `tools`: the single-shot prompt from then on
+        # the ask model reads clauses with the retriever's own encoders: no second load
+        encs = tuple(getattr(retriever, "encoders", None) or ())
+        glossary = getattr(retriever, "glossary", None)
+        self._clause_encoders = ClauseEncoders(encs, glossary.expand) if encs and glossary is not None else None
 
     # --- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -246,7 +251,8 @@ class Assistant:
         timings: dict[str, float] = {}
         t = time.perf_counter()
         q = understand(req.question, history=req.history, lang=req.lang, world_size=req.world_size,
-                       gpus_per_node=req.gpus_per_node, model=req.model, gpu=req.gpu)
+                       gpus_per_node=req.gpus_per_node, model=req.model, gpu=req.gpu,
+                       encoders=self._clause_encoders)
         asks = plan_asks(asks_of(q), q)
         needs = needs_of(asks, q)
         gpn = q.situation.gpus_per_node or DEFAULT_GPUS_PER_NODE

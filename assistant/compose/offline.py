@@ -13,6 +13,7 @@ from functools import lru_cache
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
 from assistant.compose.citations import Citer
 from assistant.compose.corrected import plan_corrections
+from assistant.compose.coverage import cannot_tell, covered
 from assistant.compose.corrected import say as say_corrections
 from assistant.compose.field_facts import asked_kinds
 from assistant.compose.phrases import Phrases
@@ -40,6 +41,7 @@ class Composed:
     leads: list[str] = field(default_factory=list)  # the direct answer to each ask, as computed offline
     uncited: list[str] = field(default_factory=list)  # facts stated without a supporting chunk (should stay empty)
     yaml_validation: ValidationReport | None = None  # the report of `yaml` (`validation` judges `judged`)
+    uncovered: list[str] = field(default_factory=list)  # asks no module gave a lead sentence of its own (coverage.py)
 
 
 # sizes and blocks: "should I use tp_size 2?" asks for a layout, not a field's reference
@@ -262,15 +264,21 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
     corrected = plan_corrections(inp, asks, w.lang)
     inp = replace(inp, asks=corrected.asks)
     parts: list[Part] = []
+    uncovered: list = []
     for i, a in enumerate(corrected.asks):
         if i == corrected.at:
             say_corrections(w, corrected)
+        before = (len(w.leads), len(w.lines))
         parts.append(REGISTRY[a.kind].write(w, inp, a))
+        if not covered(before, w, a, corrected.asks[:i]):
+            uncovered.append(a)
+            if a.kind == "unknown" or not w.leads:
+                cannot_tell(w, a.text)  # nothing else in the lead would answer it
     if len(corrected.asks) <= corrected.at:
         say_corrections(w, corrected)
     # The answer's verdict is the first one given: the user's layout before any recommendation.
     main = next((p for p in parts if p.report is not None), None) or next((p for p in parts if p.yaml), Part())
     strategy = main.strategy or next((p.strategy for p in parts if p.strategy), None)
     return Composed(w.render(), main.yaml, main.report, strategy, main.judged, list(corrected.kinds), list(w.leads),
-                    w.uncited, main.shown_report)
+                    w.uncited, main.shown_report, [f"{a.kind}: {a.text}" for a in uncovered])
 

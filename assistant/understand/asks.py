@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable, Sequence
 
 from assistant.datafile import read_yaml
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
@@ -24,6 +25,9 @@ _IDENT = re.compile(r"`([^`\n]{2,80})`|(?<![A-Za-z0-9_])(_?[A-Za-z][A-Za-z0-9]*(
 _QUESTION_FORM = re.compile(r"[?？]\s*$|^\W*(?:what|how|where|when|who|why|which|can|could|is|are|do|does|will|would|should|tell|give|write|recommend)\b"
                             r"|吗|么\s*$|呢|咋|怎么|怎样|如何|什么|哪|为什么|能不能|可以|推荐|帮我|不\s*$|多少|几(?:个|张|步|次)", re.I)
 
+# "good idea?", "合理吗": a verdict that asks for advice, so a warning (TP across nodes) answers it too
+GOOD_IDEA = re.compile(r"\bgood\s+(?:idea|choice|plan)\b|\bbad\s+idea\b|\bwise\b|\bsensible\b|\breasonable\b"
+                       r"|好主意|坏主意|合理|合适|好不好", re.I)
 _QUOTED = re.compile(r"[\"'“‘「]([^\"'”’」\n]{8,200})[\"'”’」]")
 
 
@@ -112,7 +116,18 @@ def _identifier(clause: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=2048)
+def _kinds_cached(clause: str) -> tuple[tuple[int, str], ...]:
+    return tuple(_kinds_uncached(clause))
+
+
 def _kinds_in(clause: str) -> list[tuple[int, str]]:
+    """(position, kind) of every kind a clause's cues ask, in order (cached: the ask model's pre-pass
+    and the clause loop read the same clauses)."""
+    return list(_kinds_cached(clause))
+
+
+def _kinds_uncached(clause: str) -> list[tuple[int, str]]:
     t = load_asks()
     hits: dict[str, int] = {}
     for kind, pats in t.kinds.items():
@@ -246,8 +261,31 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
     return out
 
 
+# The fitted model's reading of clauses the rules leave undecided (ask_model.clause_reader): each
+# clause's probability per label; None answers by the rules alone.
+ClauseReader = Callable[[Sequence[str]], list[dict[str, float]]]
+_MODEL_KINDS = frozenset({"verdict", "quantity", "fact", "location", "recommendation", "config", "diagnosis",
+                          "out_of_scope", "nonsense"})
+
+
+def _undecided(clause: str) -> bool:
+    """A clause none of the exact cues decides: what the model reads."""
+    return not _CONDITION.match(clause) and not _kinds_in(_QUOTED.sub(" ", _ASIDE.sub(" ", clause)))
+
+
+def model_kind(p: dict[str, float], clause: str, min_probability: float) -> str | None:
+    """The kind the model reads in a clause no cue decides and that asks something (a question form):
+    its most likely kind when sure enough, else `unknown`. A statement ("we have 2 nodes of 8 H100",
+    "dp_size is only 2 here.") is context, whatever the model says: None."""
+    if not _QUESTION_FORM.search(clause):
+        return None
+    asked = max((k for k in p if k in _MODEL_KINDS), key=p.get)
+    return asked if p[asked] >= min_probability else "unknown"
+
+
 def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool = False,
-                states_layout: bool = False) -> tuple[Ask, ...]:
+                states_layout: bool = False, read: ClauseReader | None = None,
+                min_probability: float = 0.45) -> tuple[Ask, ...]:
     """One Ask per thing asked, in order; the intent decides only when no clause asks anything.
 
     A yes/no question with no layout to judge ("does megatron_fsdp support PP?") asks a fact about a
@@ -271,14 +309,23 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         key = (kind, target, text if kind == "fact" else None)
         if key not in seen and len(asks) < MAX_ASKS:
             seen.add(key)
-            asks.append(Ask(kind, text, target))  # type: ignore[arg-type]
+            aspect = "advice" if kind == "verdict" and GOOD_IDEA.search(text) else None
+            asks.append(Ask(kind, text, target, aspect))  # type: ignore[arg-type]
 
     named: str | None = None  # the identifier the clauses so far are about: what "it" refers to
     named_in = ""  # the clause that named it
     previous = ""  # the clause before this one
     asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
     condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
-    for clause in clauses(prose):
+    cut = clauses(prose)
+    undecided = [c for c in cut if _undecided(c)] if read is not None else []
+    # one batch for the whole question: each encoder embeds every undecided clause in one call
+    modelled = dict(zip(undecided, read(undecided))) if undecided else {}
+    if modelled and len(undecided) == len(cut):
+        # no cue anywhere: the question is one ask of the kind its intent means, as before (the model
+        # replacing the intent here moved "Qwen3 235B on 32 H800 GPUs, what layout?" to a fact)
+        modelled = {}
+    for clause in cut:
         # "tp 4 pp 2 (pipeline 默认)": an aside asks nothing; a quoted message ("... is supported only for
         # FSDP2") is what is asked about, not how it is asked
         kinds = _kinds_in(_QUOTED.sub(" ", _ASIDE.sub(" ", clause)))
@@ -287,7 +334,18 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             if not kinds:
                 condition = clause
                 continue
+        raw = clause
         clause, condition = (f"{condition}, {clause}" if condition else clause), ""
+        if not kinds and raw in modelled:
+            # no cue decides it: the model reads its kind; a clause that asks with no kind is `unknown`
+            kind = model_kind(modelled[raw], raw, min_probability)
+            if kind in ("unknown", "out_of_scope"):
+                add(kind, clause, None)
+                if kind == "out_of_scope" and _QUESTION_FORM.search(clause):
+                    asked_elsewhere.add(clause)
+                previous = clause
+                continue
+            kinds = [(0, kind)] if kind else []
         own = _identifier(clause)
         if _out_of_scope(clause) and not _asks_in_scope(clause, kinds):
             # a clause about LoRA or Slurm that asks nothing in scope; one that does ("minimax LoRA with
@@ -307,6 +365,9 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         if own:
             named, named_in = own, clause
         previous = clause
+    if asks and all(a.kind == "unknown" for a in asks):
+        # nothing read with confidence anywhere: the whole question's intent is the better guess
+        asks, seen = [], set()
     if not asks and looks_like_gibberish(prose):
         return (Ask("nonsense", question.strip()[:200]),)
     if any(a.kind != "out_of_scope" for a in asks):

@@ -63,10 +63,11 @@ class Params:
         return Params(**vals)
 
 
+# `unknown`: a clause that asks something no kind was read for with confidence (kept, answered plainly)
 AskKind = Literal["verdict", "quantity", "fact", "location", "recommendation", "config", "diagnosis",
-                  "out_of_scope", "nonsense"]
+                  "out_of_scope", "nonsense", "unknown"]
 ASK_KINDS: tuple[str, ...] = ("verdict", "quantity", "fact", "location", "recommendation", "config", "diagnosis",
-                              "out_of_scope", "nonsense")
+                              "out_of_scope", "nonsense", "unknown")
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,8 @@ class Ask:
     # quantity: dp_size | dp_shard | ep_shard | mesh_shape | moe_mesh_shape | grad_acc_steps | microbatches |
     # memory | world_size; fact / location: the identifier or quoted error text asked about
     target: str | None = None
+    # what about it is asked: "advice" for "good idea?" (a verdict that weighs warnings, not only errors)
+    aspect: str | None = None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Iterable
 
 from assistant.config import KB_DIR
 from assistant.index.glossary import Glossary, load_glossary
+from assistant.understand.ask_model import ClauseEncoders, clause_reader
 from assistant.understand.asks import detect_asks, rescued_intent
 from assistant.understand.intent import detect_injection, score_intents
 from assistant.understand.language import resolve_language
@@ -161,6 +162,7 @@ def understand(
     gpus_per_node: int | None = None,
     model: str | None = None,
     gpu: str | None = None,
+    encoders: ClauseEncoders | None = None,
 ) -> Query:
     """Language, intent, parameters (carried over from earlier user turns, overridden by the request's
     explicit values), the situation, the asks, topics, retrieval text."""
@@ -214,7 +216,8 @@ def understand(
     situation = replace(situation, stated=stated_layout(params, pasted.prose), pasted=pasted)
     asks = detect_asks(question, pasted, intent, has_layout=bool(
         situation.stated.sizes or pasted.configs or pasted.errors or situation.world_size),
-        states_layout=bool(situation.stated.any() or pasted.configs or pasted.errors))
+        states_layout=bool(situation.stated.any() or pasted.configs or pasted.errors),
+        read=clause_reader(encoders))
     if is_follow_up and scored.score < _WEAK_INTENT:
         asks = _asks_carried(asks, question, earlier_user[-1], prev_intent or intent)
     asked = {a.target for a in asks if a.kind == "quantity" and a.target}

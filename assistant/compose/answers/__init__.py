@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Iterable
 
 from assistant.compose.answers import (
-    config, diagnosis, fact, location, nonsense, out_of_scope, quantity, recommendation, verdict,
+    config, diagnosis, fact, location, nonsense, out_of_scope, quantity, recommendation, unknown, verdict,
 )
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.understand.asks import load_asks
 from assistant.understand.query import Ask
 
 REGISTRY: dict[str, AnswerKind] = {m.KIND.kind: m.KIND for m in (
-    verdict, quantity, fact, location, recommendation, config, diagnosis, out_of_scope, nonsense)}
+    verdict, quantity, fact, location, recommendation, config, diagnosis, out_of_scope, nonsense, unknown)}
 
 def asks_of(query) -> tuple[Ask, ...]:
     """The query's asks; a hand-built query without any is answered by the ask its intent means."""

@@ -465,8 +465,9 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         keys += [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
         w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text), _MAX_TOPIC_FACTS))
         return Part()
-    # another ask of the question judges or shows the user's layout: this one states the fact only
-    covered = any(a.kind in ("verdict", "quantity", "config") for a in inp.asks if a is not ask)
+    # another ask of the question judges or shows the user's layout (a diagnosis too: "写成 2.0 了，会咋样？
+    # 报错吗"): this one states the fact only
+    covered = any(a.kind in ("verdict", "quantity", "config", "diagnosis") for a in inp.asks if a is not ask)
     part = howto(w, inp, with_config=not covered, asked=text) or located(w, inp)
     if part is not None:
         return part

@@ -33,11 +33,15 @@ def layout_text(w: Writer, d: Diagnosis) -> str:
     return ", ".join(parts) or w.say("layout_yours")
 
 
-def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
-    """The one sentence that answers "does it run?"."""
+def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "", advice: bool = False) -> str:
+    """The one sentence that answers "does it run?"; asked "good idea?" (`advice`), a warning says no."""
     if d.report is None:
         return w.say("diag_unusable", message=(d.error_zh if w.lang == "zh" else d.error_en) or "")
     r = d.report
+    if r.ok and advice and r.warnings:
+        first = r.warnings[0]
+        return w.say("verdict_bad_idea", layout=layout_text(w, d), world=d.world_size, code=first.code,
+                     message=(first.message_zh if w.lang == "zh" else first.message).rstrip(" .。"))
     if r.ok:
         key = "verdict_yes_worry" if _WORRY.search(ask_text) else "verdict_yes"
         # a world smaller than a node is that one node ("4 GPUs": one node of 4, not "8 GPUs per node")
@@ -194,7 +198,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return fact.write(w, inp, ask)
         return recommendation.write(w, inp, ask)
     d = _asked_alternative(inp, d, ask) or d
-    w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
+    w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text, getattr(ask, "aspect", None) == "advice"))
     r = d.report
     sit = inp.query.situation
     if r is not None and r.ok and (_worries_about_memory(inp.query.text) or sit.model or inp.query.params.model_size_b):

@@ -1,0 +1,104 @@
+"""The fitted ask model at query time: a multinomial logistic regression over [the embedding of the
+clause by each encoder it was fitted with (USE-multilingual: see train_asks.MODEL_ENCODERS), the rule
+features of clause_features.py], stored as plain arrays in
+ask_model.npz by train_asks.py (numpy only here: scikit-learn is never imported to answer).
+
+The engine hands the retriever's loaded encoders in (`ClauseEncoders`); every clause the model must
+read in a question is embedded in one batch call per encoder.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from assistant.understand.clause_features import rule_feature_names, rule_features
+
+MODEL_PATH = Path(__file__).with_name("ask_model.npz")
+# Below this probability the model's kind is not trusted: the clause is an `unknown` ask.
+MIN_PROBABILITY = 0.45
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class ClauseEncoders:
+    """The encoders the retriever already holds, and the glossary that gives an English-only one
+    (MiniLM) Chinese text in English words, as retrieval does."""
+    encoders: tuple
+    expand: Callable[[str], str]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(e.model_id for e in self.encoders)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        cols = [e.encode([self.expand(t) if e.english_only else t for t in texts]) for e in self.encoders]
+        return np.hstack(cols).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class AskModel:
+    labels: tuple[str, ...]
+    coef: np.ndarray  # (labels, features)
+    intercept: np.ndarray
+    mean: np.ndarray
+    scale: np.ndarray
+    encoder_ids: tuple[str, ...]
+    rule_names: tuple[str, ...]
+    data_digest: str
+
+    def features(self, texts: Sequence[str], embeddings: np.ndarray) -> np.ndarray:
+        rules = np.vstack([rule_features(t) for t in texts]) if texts else np.zeros((0, len(self.rule_names)))
+        return np.hstack([embeddings, rules]).astype(np.float32)
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        z = ((x - self.mean) / self.scale) @ self.coef.T + self.intercept
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def read(self, texts: Sequence[str], encoders: ClauseEncoders) -> list[dict[str, float]]:
+        """Each clause's probability per label."""
+        if not texts:
+            return []
+        p = self.probabilities(self.features(texts, encoders.embed(texts)))
+        return [dict(zip(self.labels, map(float, row))) for row in p]
+
+
+def save_model(path: Path, model: AskModel) -> None:
+    np.savez_compressed(path, labels=np.array(model.labels), coef=model.coef.astype(np.float32),
+                        intercept=model.intercept.astype(np.float32), mean=model.mean.astype(np.float32),
+                        scale=model.scale.astype(np.float32), encoder_ids=np.array(model.encoder_ids),
+                        rule_names=np.array(model.rule_names), data_digest=np.array(model.data_digest))
+
+
+@lru_cache(maxsize=2)
+def load_model(path: Path = MODEL_PATH) -> AskModel | None:
+    """The stored model, or None when there is none or its rule features are not today's."""
+    if not path.exists():
+        return None
+    with np.load(path, allow_pickle=False) as d:
+        model = AskModel(tuple(str(x) for x in d["labels"]), d["coef"], d["intercept"], d["mean"], d["scale"],
+                         tuple(str(x) for x in d["encoder_ids"]), tuple(str(x) for x in d["rule_names"]),
+                         str(d["data_digest"]))
+    if model.rule_names != rule_feature_names():
+        return None  # the rule features changed since it was fitted: retrain (a test says so)
+    return model
+
+
+def clause_reader(encoders: ClauseEncoders | None) -> Callable[[Sequence[str]], list[dict[str, float]]] | None:
+    """What asks.detect_asks calls for the clauses its rules cannot decide; None without a model or
+    with encoders other than the ones it was fitted on."""
+    model = load_model()
+    if encoders is None or model is None:
+        return None
+    by_id = {e.model_id: e for e in encoders.encoders}
+    if not all(i in by_id for i in model.encoder_ids):
+        return None
+    # the model reads with the encoders it was fitted on, in that order (a subset of the retriever's)
+    mine = ClauseEncoders(tuple(by_id[i] for i in model.encoder_ids), encoders.expand)
+    return lambda texts: model.read(texts, mine)

@@ -1,0 +1,70 @@
+"""Every ask covered: an ask with no direct statement is told plainly what Meshwise cannot tell,
+with the closest kb section cited, not answered by a neighbour."""
+from __future__ import annotations
+
+from assistant.compose.citations import Citer
+from assistant.compose.coverage import cannot_tell, closest_section, covered
+from assistant.compose.phrases import Phrases
+from assistant.compose.writer import Writer
+from assistant.retrieve.hit import Hit
+from assistant.understand.query import Ask
+
+
+def _hit(i: int, lang: str, kind: str = "doc") -> Hit:
+    return Hit(id=f"d{i}#0", doc_id=f"d{i}", title=f"Doc {i}", path=f"kb/{lang}/d{i}.md", heading=f"Section {i}",
+               kind=kind, lang=lang, score=1.0, text="...")
+
+
+def test_the_closest_section_is_the_best_ranked_kb_section_in_the_answer_language():
+    hits = [_hit(0, "en", "anchor"), _hit(1, "zh"), _hit(2, "en")]
+    assert closest_section(hits, "en").doc_id == "d2"
+    assert closest_section(hits, "zh").doc_id == "d1"
+    assert closest_section([_hit(0, "en", "anchor")], "en") is None
+
+
+def test_cannot_tell_states_the_clause_and_cites_the_closest_section():
+    w = Writer("en", Phrases.load(), Citer([_hit(1, "en")], "en"))
+    cannot_tell(w, "how does the wobble factor interact with ep")
+    assert len(w.leads) == 1
+    lead = w.leads[0]
+    assert "cannot tell" in lead and "wobble factor" in lead and "Section 1" in lead and "[1]" in lead
+    zh = Writer("zh", Phrases.load(), Citer([], "zh"))
+    cannot_tell(zh, "这个咋整")
+    assert "找不到" in zh.leads[0] and "这个咋整" in zh.leads[0]
+
+
+def test_an_ask_is_covered_by_its_own_lead_or_by_the_lead_of_its_clause():
+    w = Writer("en", Phrases.load(), Citer([], "en"))
+    w.answer("dp_size = 4.")
+    ask = Ask("quantity", "what are dp_size and ep_shard", "ep_shard")
+    assert covered((0, 0), w, ask, ())  # its module wrote the lead
+    same = Ask("quantity", "what are dp_size and ep_shard", "dp_size")
+    assert covered((1, 0), w, ask, (same,))  # one sentence for two quantities of one clause
+    other = Ask("fact", "is it off by default")
+    assert not covered((1, 0), w, other, (same,))  # nothing written for it
+    assert not covered((0, 0), w, Ask("unknown", "what now"), ())
+
+
+def test_an_unknown_ask_beside_a_fact_gets_its_own_plain_lead(engine):
+    from dataclasses import replace
+
+    from assistant.answer import AskRequest
+    from assistant.compose.offline import compose
+
+    prep = engine._prepare(AskRequest(question="What does an empty moe: {} default to?"))
+    fact = prep.inp.asks[0]
+    inp = replace(prep.inp, asks=(fact, Ask("unknown", "and how does the wibble factor scale")))
+    out = compose(inp, Citer(prep.sources, "en"), engine.phrases)
+    lead = out.text.split("\n\n")[0].splitlines()
+    assert len(lead) == 2 and "cannot tell" in lead[1] and "wibble factor" in lead[1]
+    assert "cannot tell" not in lead[0]
+    assert out.uncovered == ["unknown: and how does the wibble factor scale"]
+
+
+def test_good_idea_on_a_layout_that_starts_with_a_warning_leads_with_no(engine):
+    from assistant.answer import AskRequest
+
+    a = engine.ask(AskRequest(question="tp_size 16 on two 8-GPU nodes for a 70B model, good idea?"))
+    assert a.text.startswith("No, not a good idea") and "MW-W-TP-CROSS-NODE" in a.text.split("\n\n")[0]
+    plain = engine.ask(AskRequest(question="tp_size 16 on two 8-GPU nodes for a 70B model, is it valid?"))
+    assert plain.text.startswith("Yes")
