@@ -64,6 +64,25 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
     return w.say(key, message=message, code=first.code) + (w.space + fix if (fix := fix_line(w, d)) else "")
 
 
+def advice_line(w: Writer, d: Diagnosis) -> str:
+    """"Good idea?": a layout that starts is still a "no" when a warning in phrases.yaml's
+    advice_against argues against it (TP across nodes, memory nearly full), then what to use instead;
+    a layout that does not start is the plain verdict's "no"."""
+    r = d.report
+    if r is None or not r.ok:
+        return verdict_line(w, d)
+    against = [f for f in r.warnings if f.code in w.p.advice_against]
+    gpn = min(d.gpus_per_node, d.world_size)
+    if not against:
+        return w.say("advice_yes", layout=layout_text(w, d), world=d.world_size, gpn=gpn, mesh=w.mesh(r))
+    first = against[0]
+    message = (first.message_zh if w.lang == "zh" else first.message).rstrip(" .。")
+    nodes = max(1, d.world_size // gpn) if gpn else 1
+    instead = [w.say(k, gpn=gpn, nodes=nodes) for k in dict.fromkeys(w.p.advice_against[f.code] for f in against)]
+    return w.space.join([w.say("advice_no", layout=layout_text(w, d), world=d.world_size, message=message,
+                               code=first.code), *instead])
+
+
 def _passes_start_up(f) -> bool:
     """An error the run only meets after start-up: an explicit dp_size that leaves ranks outside the
     mesh (torch refuses only a mesh bigger than the world when it is built)."""
@@ -194,7 +213,10 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return fact.write(w, inp, ask)
         return recommendation.write(w, inp, ask)
     d = _asked_alternative(inp, d, ask) or d
-    w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
+    if getattr(ask, "target", None) == "advice":
+        w.answer(advice_line(w, d))
+    else:
+        w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
     r = d.report
     sit = inp.query.situation
     if r is not None and r.ok and (_worries_about_memory(inp.query.text) or sit.model or inp.query.params.model_size_b):
