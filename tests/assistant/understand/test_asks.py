@@ -428,3 +428,10 @@ def test_every_labelled_good_idea_clause_with_a_layout_is_an_advice_verdict():
     for r in rows[:3] + [r for r in rows if r["lang"] == "zh"][:3]:
         q = understand(r["text"])
         assert [(a.kind, a.target) for a in q.asks] == [("verdict", "advice")], r["text"]
+
+
+def test_a_question_asking_which_layout_to_use_is_no_advice_verdict():
+    from assistant.understand.understand import understand
+
+    q = understand("What parallelism would you recommend for full fine-tuning Mistral 7B on a single node with 8 A100 80GB?")
+    assert [a.kind for a in q.asks] == ["recommendation"]
