@@ -388,8 +388,12 @@ class _Renderer:
         if block is not None and not isinstance(first.default, dict):
             # "what does an empty `moe: {}` default to?": the defaults of the block's fields (a block whose
             # key has a default of its own, mp_policy's policy, answers with that)
+            # the fields that default to a value, then the rest in one word: short enough to lead beside a verdict
+            rows = [r for r in self.t.refs if r.section == block.name]
+            valued = [self._with_default(r.key, r.default) for r in rows if r.default is not None]
+            rest = self.say("default_block_rest") if len(valued) < len(rows) else ""
             return [self.say("default_block", block=block.block_key, owner=block.upstream.rsplit(" ", 1)[-1],
-                             keys=self._block_keys(block))]
+                             keys=self._join(valued, "list_and"), rest=rest)]
         # "X 默认是几？它能用 Y 吗？": the default asked in one sentence is about the fields that sentence names
         here = [r for r in subjects if self._same_sentence(self._at[r.path], pos)]
         ordered = [first] + [r for r in (here if first in here else subjects) if r is not first]
