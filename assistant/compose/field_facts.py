@@ -237,16 +237,25 @@ class _Renderer:
         if self.names:
             strategy = self.names[0]
             dc = strategy.dataclasses[0]
+            defaults = self.t.defaults("distributed")
             keys = [k for k in self.t.dataclass_fields(dc) if k != "activation_checkpointing"]
+            self.done.add("default")  # each key is listed with its default
             return [self.say("options", strategy=strategy.key, dataclass=dc,
-                             keys=self._join([f"`{k}`" for k in keys], "list_and"))]
+                             keys=self._join([self._with_default(k, defaults.get(k)) for k in keys], "list_and"))]
         for ref in self.subjects:
             block = self.t.block_of(ref)
             if block is not None:
-                keys = [r.key for r in self.t.refs if r.section == block.name]
-                return [self.say("options_block", block=block.block_key,
-                                 keys=self._join([f"`{k}`" for k in keys], "list_and"))]
+                self.done.add("default")
+                return [self.say("options_block", block=block.block_key, keys=self._block_keys(block))]
         return []
+
+    def _with_default(self, key: str, default: Any) -> str:
+        return self.say("key_default", key=key, default=_show(default))
+
+    def _block_keys(self, block) -> str:
+        """`ignore_router_for_ac` (`true`), ...: a block's keys with their defaults (fields.yaml)."""
+        return self._join([self._with_default(r.key, r.default) for r in self.t.refs if r.section == block.name],
+                          "list_and")
 
     def accept(self, pos: int) -> list[str]:
         # "它能用 activation_checkpointing: selective 吗": the field the ask's own words name
@@ -375,6 +384,16 @@ class _Renderer:
             parts = [self.say("default_part", section=r.section, key=r.key, default=_show(r.default)) for r in subjects]
             return [self.say("default_both", key=subjects[0].key, parts=self.say("part_sep").join(parts))]
         first = self.subject_at(pos) or subjects[0]
+        block = self.t.block_of(first)
+        if block is not None and not isinstance(first.default, dict):
+            # "what does an empty `moe: {}` default to?": the defaults of the block's fields (a block whose
+            # key has a default of its own, mp_policy's policy, answers with that)
+            # the fields that default to a value, then the rest in one word: short enough to lead beside a verdict
+            rows = [r for r in self.t.refs if r.section == block.name]
+            valued = [self._with_default(r.key, r.default) for r in rows if r.default is not None]
+            rest = self.say("default_block_rest") if len(valued) < len(rows) else ""
+            return [self.say("default_block", block=block.block_key, owner=block.upstream.rsplit(" ", 1)[-1],
+                             keys=self._join(valued, "list_and"), rest=rest)]
         # "X 默认是几？它能用 Y 吗？": the default asked in one sentence is about the fields that sentence names
         here = [r for r in subjects if self._same_sentence(self._at[r.path], pos)]
         ordered = [first] + [r for r in (here if first in here else subjects) if r is not first]

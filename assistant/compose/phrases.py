@@ -49,6 +49,7 @@ class Phrases:
     answering_facts: tuple[str, ...] = ()  # facts that lead when the question's words cue them
     refusing_facts: tuple[str, ...] = ()  # facts that say the asked feature cannot be used: no config beside them
     answering_quantities: dict[str, str] = field(default_factory=dict)  # answering fact -> quantity on the user's layout
+    advice_against: dict[str, str] = field(default_factory=dict)  # warning code -> the text key saying what to use instead
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Phrases":
@@ -86,6 +87,7 @@ class Phrases:
             answering_facts=tuple(str(k) for k in data.get("answering_facts") or ()),
             refusing_facts=tuple(str(k) for k in data.get("refusing_facts") or ()),
             answering_quantities={str(k): str(v) for k, v in (data.get("answering_quantities") or {}).items()},
+            advice_against={str(k): str(v) for k, v in (data.get("advice_against") or {}).items()},
         )
         p._check()
         return p

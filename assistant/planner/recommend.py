@@ -21,6 +21,8 @@ import yaml
 from assistant.datafile import read_yaml
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE, MAX_WORLD_SIZE
 from assistant.planner.plan import Plan, Step
+from assistant.planner.relax import Dropped, fewest_dropped
+from assistant.planner.relax import requests_of as relax_requests
 from assistant.understand import catalog
 from assistant.understand.catalog import ModelInfo
 from assistant.understand.query import Params, Query
@@ -981,6 +983,44 @@ def _why_infeasible(s: Situation, t: Targets, strategy: str, closest: _Found | N
     return Step(f"Infeasible as asked: {en}.", f"按原要求不可行：{zh}。")
 
 
+def _request_name(r, lang: str) -> str:
+    if r.fixed is not None:
+        return f"{r.dim}_size {r.fixed}"
+    return (_FEATURE_ZH if lang == "zh" else _FEATURE_EN)[r.dim]
+
+
+def _refusal(s: Situation, t: Targets, strategy: str):
+    """The validator's first error on the closest layout that keeps every request, or None."""
+    cands = sorted(((c, _cost(c, s, t, False)) for c in _candidates(s, t, strategy, False)),
+                   key=lambda x: (x[1], x[0].tp, x[0].pp, x[0].cp, x[0].ep, x[0].dp_replicate, x[0].ac))
+    if not cands:
+        return None
+    _, recipe = _build(s, cands[0][0])
+    report = _validate(s, recipe, with_memory=False)
+    return report.errors[0] if report.errors else None
+
+
+def _dropped_reason(s: Situation, t: Targets, strategy: str, d: Dropped) -> Step:
+    """"TP cannot be kept (the validator's reason); the config drops only TP and keeps PP and EP"."""
+    kept = [r for r in relax_requests(t) if r not in d.requests]
+    names_en = ", ".join(_request_name(r, "en") for r in d.requests)
+    names_zh = "、".join(_request_name(r, "zh") for r in d.requests)
+    err = _refusal(s, t, strategy)
+    if err is not None:
+        why_en = f": {err.message.rstrip(' .')} (validator {err.code})"
+        why_zh = f"：{err.message_zh.rstrip(' 。.')}（校验规则 {err.code}）"
+    else:
+        old = _why_infeasible(s, t, strategy, None)
+        why_en = ": " + old.en.removeprefix("Infeasible as asked: ").rstrip(".")
+        why_zh = "：" + old.zh.removeprefix("按原要求不可行：").rstrip("。")
+    keep_en = (" and keeps " + ", ".join(_request_name(r, "en") for r in kept)) if kept else ""
+    keep_zh = ("，保留 " + "、".join(_request_name(r, "zh") for r in kept)) if kept else ""
+    return Step(
+        f"Infeasible as asked: {names_en} cannot be kept{why_en}. The config below drops only {names_en}{keep_en}.",
+        f"按原要求不可行：无法保留{names_zh}{why_zh}。下面的配置只放弃了{names_zh}{keep_zh}。",
+    )
+
+
 def _microbatch_reason(s: Situation, c: Candidate) -> Step | None:
     """Why the user's pp_microbatch_size fails with this layout's pipeline, in the validator's terms."""
     mbs, p = s.params.pp_microbatch_size, s.params
@@ -1136,10 +1176,17 @@ def plan(
             return _plan_from(s_mb, t, found, rationale, rejected, feasible=False,
                               reason=_microbatch_reason(s, found.cand) or _why_infeasible(s, t, strategy, found))
 
-    # Nothing keeps every wish: relax them, stay as close as possible, and say why.
+    # Nothing keeps every wish: first drop the fewest of them (and say which), then relax them all,
+    # stay as close as possible, and say why.
     wishes = bool(t.fixed) or bool(t.required - t.automatic)
     if not wishes and mem_strict is not None:
         return _plan_from(s, t, mem_strict, rationale, rejected, feasible=False, reason=_memory_reason(mem_strict))
+    if wishes and s.world > 1:
+        rules_want = {"ep"} if s.is_moe and s.ep_ok and "ep" not in p.unwanted else set()
+        dropped = fewest_dropped(t, lambda tt: _search(s, tt, strategy, relaxed=False)[0], rules_want=rules_want)
+        if dropped is not None:
+            return _plan_from(s, dropped.targets, dropped.found, rationale, rejected, feasible=False,
+                              reason=_dropped_reason(s, t, strategy, dropped))
     closest, mem_relaxed = _search(s, t, strategy, relaxed=True)
     if closest is not None:
         if not _relaxed_notes(s, t, closest.cand):

@@ -40,6 +40,7 @@ class AskTable:
     from_intent: dict[str, str]
     domain: re.Pattern
     to_intent: dict[str, str]
+    advice: re.Pattern | None = None  # a verdict asked as advice: target "advice"
 
 
 @lru_cache(maxsize=1)
@@ -54,6 +55,7 @@ def load_asks(path: Path = _TABLE_PATH) -> AskTable:
         from_intent=dict(data["from_intent"]),
         domain=re.compile(data["domain"], re.I),
         to_intent=dict(data["to_intent"]),
+        advice=re.compile(data["advice"], re.I),
     )
 
 
@@ -236,6 +238,10 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
     """(kind, text, target) for each kind one clause asks. `about` is the clause with the one that
     named its field; `ident` the identifier it is about (its own, or the one "it" refers to)."""
     out: list[tuple[str, str, str | None]] = []
+    advice = has_layout and load_asks().advice is not None and bool(load_asks().advice.search(clause))
+    if advice:
+        # "tp 16 on two nodes, good idea?", "tp 8 pp 2，建议这样吗": a verdict that weighs the warnings
+        kinds = [(p, k) for p, k in kinds if k not in ("recommendation", "verdict", "fact")] + [(len(clause), "verdict")]
     # "之前 ... 改成 pp_size=8 才训起来" tells what was done; only a clause that asks proposes an alternative
     alt = instead_sizes(clause) if has_layout and (kinds or _ASKING_WORD.search(clause)) else None
     if alt:
@@ -256,6 +262,8 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
             out.append((kind, clause, alt))  # "could I use ep 16 instead?": the user's layout with that change
         elif kind == "verdict" and (not has_layout or _capability(clause)):
             out.append(("fact", about, ident))
+        elif kind == "verdict" and advice:
+            out.append((kind, clause, "advice"))
         else:
             out.append((kind, clause, own if kind == "verdict" else None))
     return out

@@ -245,7 +245,8 @@ def load_table(path: Path = _FILE) -> FieldTable:
     for r in refs:
         if r.section not in sections:
             raise ValueError(f"{path.name}: entry {r.key!r} is in unknown section {r.section!r}")
-        names = (r.key, *r.aliases)
+        # a strategy is also named by the dataclass it selects ("which options does MegatronFSDPConfig take?")
+        names = (r.key, *r.aliases, *(r.dataclasses if r.is_strategy_name else ()))
         for name in names:
             by_name.setdefault(name.lower(), []).append(r)
     seen = set()

@@ -33,15 +33,11 @@ def layout_text(w: Writer, d: Diagnosis) -> str:
     return ", ".join(parts) or w.say("layout_yours")
 
 
-def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "", advice: bool = False) -> str:
-    """The one sentence that answers "does it run?"; asked "good idea?" (`advice`), a warning says no."""
+def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
+    """The one sentence that answers "does it run?" ("good idea?" is advice_line's)."""
     if d.report is None:
         return w.say("diag_unusable", message=(d.error_zh if w.lang == "zh" else d.error_en) or "")
     r = d.report
-    if r.ok and advice and r.warnings:
-        first = r.warnings[0]
-        return w.say("verdict_bad_idea", layout=layout_text(w, d), world=d.world_size, code=first.code,
-                     message=(first.message_zh if w.lang == "zh" else first.message).rstrip(" .。"))
     if r.ok:
         key = "verdict_yes_worry" if _WORRY.search(ask_text) else "verdict_yes"
         # a world smaller than a node is that one node ("4 GPUs": one node of 4, not "8 GPUs per node")
@@ -66,6 +62,25 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "", advice: bool = Fal
         # a mesh smaller than the world: start-up accepts it, the run then hangs or idles (CODE-FACTS 4)
         key = "verdict_later_worry" if _WORRY.search(ask_text) else "verdict_later"
     return w.say(key, message=message, code=first.code) + (w.space + fix if (fix := fix_line(w, d)) else "")
+
+
+def advice_line(w: Writer, d: Diagnosis) -> str:
+    """"Good idea?": a layout that starts is still a "no" when a warning in phrases.yaml's
+    advice_against argues against it (TP across nodes, memory nearly full), then what to use instead;
+    a layout that does not start is the plain verdict's "no"."""
+    r = d.report
+    if r is None or not r.ok:
+        return verdict_line(w, d)
+    against = [f for f in r.warnings if f.code in w.p.advice_against]
+    gpn = min(d.gpus_per_node, d.world_size)
+    if not against:
+        return w.say("advice_yes", layout=layout_text(w, d), world=d.world_size, gpn=gpn, mesh=w.mesh(r))
+    first = against[0]
+    message = (first.message_zh if w.lang == "zh" else first.message).rstrip(" .。")
+    nodes = max(1, d.world_size // gpn) if gpn else 1
+    instead = [w.say(k, gpn=gpn, nodes=nodes) for k in dict.fromkeys(w.p.advice_against[f.code] for f in against)]
+    return w.space.join([w.say("advice_no", layout=layout_text(w, d), world=d.world_size, message=message,
+                               code=first.code), *instead])
 
 
 def _passes_start_up(f) -> bool:
@@ -198,7 +213,11 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return fact.write(w, inp, ask)
         return recommendation.write(w, inp, ask)
     d = _asked_alternative(inp, d, ask) or d
-    w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text, getattr(ask, "aspect", None) == "advice"))
+    # "good idea?": asks.yaml's advice cue (target) or the reader's GOOD_IDEA (aspect); the warnings answer it
+    if getattr(ask, "target", None) == "advice" or getattr(ask, "aspect", None) == "advice":
+        w.answer(advice_line(w, d))
+    else:
+        w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
     r = d.report
     sit = inp.query.situation
     if r is not None and r.ok and (_worries_about_memory(inp.query.text) or sit.model or inp.query.params.model_size_b):

@@ -171,8 +171,8 @@ def test_options_of_a_strategy_and_of_a_block():
     assert lines[0] == "可以：`ddp` 接受 `find_unused_parameters`。"
     assert "`broadcast_buffers`" in lines[1] and "`static_graph`" in lines[1] and "`sequence_parallel`" not in lines[1]
     assert answer("Which options does the `moe:` block take?")[0] == (
-        "`moe:` accepts `ignore_router_for_ac`, `reshard_after_forward`, `lm_head_precision`, `wrap_outer_model`"
-        " and `mp_policy`.")
+        "`moe:` accepts (default in brackets) `ignore_router_for_ac` (`true`), `reshard_after_forward` (`false`),"
+        " `lm_head_precision` (`null`), `wrap_outer_model` (`true`) and `mp_policy` (`null`).")
 
 
 def test_values_asked_are_not_a_strategies_question():
@@ -292,3 +292,29 @@ def test_turning_a_switch_on_names_the_key_and_value(question, lang, line):
 def test_should_i_turn_it_off_is_advice_not_a_key_to_write():
     first = facts("what's ignore_router_for_ac and should I turn it off when I use activation checkpointing?").answer[0]
     assert "false" not in first.lower().split("default")[0]
+
+
+def test_an_empty_block_is_answered_with_its_fields_defaults():
+    # issue 18: "`distributed.moe` defaults to null" answered a question about the block's fields
+    from assistant.compose.field_facts import field_facts
+    from assistant.validator.fields import field_table
+
+    q = "What does an empty `moe: {}` default to?"
+    lead = field_facts(field_table().mentioned(q), q, "en").answer[0]
+    assert "MoEParallelizerConfig" in lead and not lead.startswith("`distributed.moe` defaults to")
+    assert "`ignore_router_for_ac` (`true`)" in lead and "`wrap_outer_model` (`true`)" in lead
+    assert "every other field defaults to `null`" in lead  # lm_head_precision, mp_policy
+    q = "pipeline: {} 里什么都不写，默认用什么？"
+    lead = field_facts(field_table().mentioned(q), q, "zh").answer[0]
+    assert "`pp_schedule`（`1f1b`）" in lead and "`pp_microbatch_size`（`1`）" in lead
+
+
+def test_a_config_class_name_lists_its_fields_with_defaults():
+    from assistant.compose.field_facts import field_facts
+    from assistant.validator.fields import field_table
+
+    q = "Which options does MegatronFSDPConfig take?"
+    refs = field_table().mentioned(q)
+    assert [r.key for r in refs] == ["megatron_fsdp"]
+    lead = field_facts(refs, q, "en").answer[0]
+    assert "`zero_dp_strategy` (`3`)" in lead and "`overlap_grad_reduce` (`true`)" in lead

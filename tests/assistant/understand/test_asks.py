@@ -412,3 +412,26 @@ def test_how_it_is_done_in_chinese_asks_the_mechanism():
     q = "2 台 8 卡，fsdp2，dp_replicate_size 2。dp_shard 是多少？HSDP 的梯度同步具体是怎么做的？"
     kinds = _kinds(q)
     assert "quantity" in kinds and "fact" in kinds
+
+
+def test_every_labelled_good_idea_clause_with_a_layout_is_an_advice_verdict():
+    # the stop-gap cue in asks.yaml (`advice`) and the labelled clauses the fitted reader will train on
+    import json
+    from pathlib import Path
+
+    from assistant.understand.understand import understand
+
+    path = Path(__file__).parents[3] / "assistant/understand/training/good_idea.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(rows) >= 30 and {r["lang"] for r in rows} == {"en", "zh"}
+    assert all((r["kind"], r["target"]) == ("verdict", "advice") for r in rows)
+    for r in rows[:3] + [r for r in rows if r["lang"] == "zh"][:3]:
+        q = understand(r["text"])
+        assert [(a.kind, a.target) for a in q.asks] == [("verdict", "advice")], r["text"]
+
+
+def test_a_question_asking_which_layout_to_use_is_no_advice_verdict():
+    from assistant.understand.understand import understand
+
+    q = understand("What parallelism would you recommend for full fine-tuning Mistral 7B on a single node with 8 A100 80GB?")
+    assert [a.kind for a in q.asks] == ["recommendation"]

@@ -142,3 +142,16 @@ def test_model_states_that_leave_little_room_are_called_tight(ask):
 def test_a_world_smaller_than_a_node_is_not_called_8_gpus_per_node(ask):
     a = ask("I only have 4 GPUs. Can I use pp_size 2 and tp_size 2?")
     assert "world_size 4 (4 GPUs per node)" in a.text and "(8 GPUs per node)" not in a.text.split("\n\n")[0]
+
+
+def test_a_good_idea_ask_weighs_the_cross_node_warning_in_the_lead(ask):
+    # issue 18: this opened "Yes: ... is valid"; it starts, but TP across nodes is a bad idea
+    a = ask("tp_size 16 on two 8-GPU nodes for a 70B model, good idea?")
+    first = lead(a.text)
+    assert a.validation.ok and first.startswith("No, not a good idea")
+    assert "MW-W-TP-CROSS-NODE" in first and "tp_size 8" in first and "PP or data parallelism" in first
+
+
+def test_a_good_idea_ask_on_a_sound_layout_is_a_yes(ask):
+    a = ask("70B 模型 2 机 16 卡，tp 8 pp 2，建议这样吗？")
+    assert a.validation.ok and lead(a.text).startswith("可以")
