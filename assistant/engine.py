@@ -6,7 +6,6 @@ shown, whatever the question or the LLM says.
 """
 from __future__ import annotations
 
-import re
 import threading
 import time
 import uuid
@@ -22,6 +21,7 @@ from assistant.compose.judge import judge_user_layout, understood_errors
 from assistant.compose.offline import Composed, compose, plan_asks
 from assistant.compose.phrases import Phrases
 from assistant.config import Settings, load_settings
+from assistant.redact import Redactor
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_WORLD_SIZE
 from assistant.retrieve.hit import Hit
 from assistant.understand.asks import load_asks
@@ -44,9 +44,6 @@ _WARM_UP = (
     "What is wrong with this on 8 GPUs?\n```yaml\ndistributed:\n  strategy: ddp\n  tp_size: 2\n```",
     "Where is the device mesh built?",
 )
-
-# Shapes of well-known secrets, scrubbed from every answer even if they were never configured here.
-_SECRET_SHAPES = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|hf_[A-Za-z0-9]{20,})\b")
 
 
 class BadRequest(ValueError):
@@ -132,6 +129,8 @@ class Assistant:
         self._lookup_cache: dict[tuple[str, str], list[Hit]] = {}
         self.load_ms: dict[str, float] = {}
         self._closed = False
+        self._redactor = Redactor.of((settings.llm_api_key, settings.slack_bot_token, settings.slack_app_token,
+                                      settings.slack_signing_secret))
 
     # --- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -301,11 +300,7 @@ class Assistant:
         )
 
     def _scrub(self, text: str) -> str:
-        s = self.settings
-        for secret in (s.llm_api_key, s.slack_bot_token, s.slack_app_token, s.slack_signing_secret):
-            if secret and len(secret) >= 4:
-                text = text.replace(secret, "[redacted]")
-        return _SECRET_SHAPES.sub("[redacted]", text)
+        return self._redactor.scrub(text)
 
     def _answer(self, req: AskRequest, prep: _Prepared, text: str, yaml_text, report, notices, timings,
                 sources: list[Hit]) -> Answer:
@@ -396,16 +391,19 @@ class Assistant:
         # left without one gets Meshwise's lead
         gate = StreamGate(replace(self._policy(prep), strip_claims=True, echo=PROMPT_ECHO))
         lead = LeadFirst(computed.notes)
+        # redacted before the gate sees it: a secret split across deltas is one secret, and nothing the
+        # gate keeps (a shown config) holds one
+        redact = self._redactor.stream()
         t = time.perf_counter()
         sent: list[str] = []  # what the user has read: the final text is exactly this, nothing shown twice
         try:
             for delta in self._llm.stream(messages):
-                out = lead.feed(gate.feed(self._scrub(delta)))
+                out = lead.feed(gate.feed(redact.feed(delta)))
                 if out and (sent or out.strip()):
                     out = out if sent else out.lstrip()
                     sent.append(out)
                     yield out
-            tail = lead.feed(gate.close()) + lead.close()
+            tail = lead.feed(gate.feed(redact.close()) + gate.close()) + lead.close()
             if tail and (sent or tail.strip()):
                 tail = tail if sent else tail.lstrip()
                 sent.append(tail)
@@ -437,7 +435,7 @@ class Assistant:
         if not gate.result.shown and computed.config_yaml:
             # The model left the config out: the validated one the offline answer shows belongs here too.
             extra += f"\n```yaml\n{computed.config_yaml.rstrip()}\n```\n"
-        extra += "\n" + self._sources_block(prep.sources, q.lang)
+        extra = self._scrub(extra + "\n" + self._sources_block(prep.sources, q.lang))
         yield extra
         text += extra
         timings["total"] = (time.perf_counter() - t0) * 1000
