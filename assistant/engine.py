@@ -387,9 +387,9 @@ class Assistant:
         local = self._local is not None
         messages = build_messages(q, computed, prep.sources, req.history, prompt_tokens=room,
                                   max_chunk_chars=500 if local else 1200, max_sources=3 if local else None)
-        # the model's own verdict sentences are dropped: the verdict is the validator's, and an opening
-        # left without one gets Meshwise's lead
-        gate = StreamGate(replace(self._policy(prep), strip_claims=True, echo=PROMPT_ECHO))
+        # the model's own verdict sentences and markers are dropped and config-shaped text anywhere in it is
+        # judged: the verdict is the validator's, and an opening left without one gets Meshwise's lead
+        gate = StreamGate(replace(self._policy(prep), strip_claims=True, echo=PROMPT_ECHO, model_text=True))
         lead = LeadFirst(computed.notes)
         # redacted before the gate sees it: a secret split across deltas is one secret, and nothing the
         # gate keeps (a shown config) holds one

@@ -17,7 +17,7 @@ import textwrap
 from dataclasses import dataclass
 
 from assistant.compose.config_blocks import find_prose_config
-from assistant.compose.markdown_blocks import code_blocks, html_text, parser, source_lines
+from assistant.compose.markdown_blocks import code_blocks, html_text, parser, source_lines, top_starts
 
 _HTML_CODE = re.compile(r"<(pre|code)\b[^>]*>(.*?)(?:</\1\s*>|$)", re.I | re.S)
 _QUOTE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
@@ -27,6 +27,7 @@ _KEY_LINE = re.compile(r"""^[ \t]*(?:-[ \t]+)?(?:"[^"\n]{1,80}"|'[^'\n]{1,80}'|[
 _JSON_LINE = re.compile(r"^[ \t]*[\[\]{}]")
 _SEQ_LINE = re.compile(r"^[ \t]*-(?:[ \t]|$)")
 _MID_LINE = re.compile(r"""(?:\{\s*)?["']?\b(?:distributed|recipe)["']?\s*:\s*\{""")
+_OPENERS = re.compile(r"[`<|]")
 _CELL = re.compile(r"(?<!\\)\|")
 _MAX_RUN_LINES = 400
 
@@ -37,6 +38,17 @@ class Candidate:
     end: int  # one past the last
     kind: str  # "inline" | "html" | "bare"
     body: str
+
+
+def may_hold_config(line: str) -> bool:
+    """A line that may start (or be part of) config-shaped text that later lines complete: a code span
+    or HTML tag may close further down, a table row, a bare `key:` or JSON line may go on."""
+    return bool(_OPENERS.search(line)) or bool(_KEY_LINE.match(_clean(line)) or _JSON_LINE.match(_clean(line)))
+
+
+def first_holding(lines: list[str], start: int, end: int) -> int:
+    """The first line of lines[start:end] that `may_hold_config`, or `end`."""
+    return next((i for i in range(start, min(end, len(lines))) if may_hold_config(lines[i])), end)
 
 
 def _inline(tokens) -> list[Candidate]:
@@ -92,7 +104,7 @@ def _balanced(text: str, start: int) -> str | None:
     return None
 
 
-def _bare(lines: list[str]) -> list[Candidate]:
+def _bare(lines: list[str], breaks: set[int]) -> list[Candidate]:
     cleaned = [_clean(line) for line in lines]
     out, i, n = [], 0, len(cleaned)
     while i < n:
@@ -108,7 +120,7 @@ def _bare(lines: list[str]) -> list[Candidate]:
             i += 1
             continue
         base, j = _indent(line), i + 1
-        while j < n and j - i < _MAX_RUN_LINES and cleaned[j].strip() and _indent(cleaned[j]) >= base and (
+        while j < n and j - i < _MAX_RUN_LINES and j not in breaks and cleaned[j].strip() and _indent(cleaned[j]) >= base and (
                 _KEY_LINE.match(cleaned[j]) or _JSON_LINE.match(cleaned[j]) or _SEQ_LINE.match(cleaned[j])
                 or _indent(cleaned[j]) > base):
             j += 1
@@ -127,6 +139,10 @@ def _bare(lines: list[str]) -> list[Candidate]:
 
 
 def candidates(text: str, tokens=None, depth: int = 0) -> list[Candidate]:
-    """Every piece of `text` outside code blocks that may be a config, with the lines it stands on."""
+    """Every piece of `text` outside code blocks that may be a config, with the lines it stands on. A
+    run of bare lines stays inside its top-level block, and a span starts no earlier than the first line
+    that may hold one, so the pieces do not depend on where the text was cut before."""
     tokens = tokens if tokens is not None else parser(inline=True).parse(text)
-    return _inline(tokens) + _html(tokens, depth) + _bare(source_lines(text))
+    lines = source_lines(text)
+    inline = [Candidate(first_holding(lines, c.start, c.end), c.end, c.kind, c.body) for c in _inline(tokens)]
+    return inline + _html(tokens, depth) + _bare(lines, set(top_starts(tokens)))

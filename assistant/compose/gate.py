@@ -18,13 +18,13 @@ same machine fed the whole text, so streamed and final answers agree.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from assistant.compose.claims import drop_claims, has_claim
 from assistant.compose.config_blocks import FoundConfig, find_config, find_prose_config, mark_invalid, strip_model_marker
-from assistant.compose.config_text import candidates
-from assistant.compose.markdown_blocks import code_blocks, parser, settled, source_lines
+from assistant.compose.config_text import candidates, first_holding
+from assistant.compose.markdown_blocks import code_blocks, parser, settled, source_lines, top_starts
 from assistant.validator.report import ValidationReport
 
 _REPEAT_MIN_CHARS = 24  # shorter lines ("- yes", "**Why**") may fairly repeat
@@ -75,10 +75,13 @@ class _Unit:
     code: bool  # a code block holds one of them: a valid one counts as a config shown
 
 
-def _units(text: str, model_text: bool) -> tuple[list[_Unit], int]:
-    """The configs in `text` merged into line ranges, and where its settled part ends."""
+def _units(text: str, model_text: bool) -> tuple[list[_Unit], int, int]:
+    """The configs in `text` merged into line ranges, where its settled part ends, and where its last
+    top-level block starts (the next parse may begin there: nothing later reaches back before it)."""
     tokens = parser(inline=model_text).parse(text)
-    found = [(b.start, b.end, b.body, find_config(b.info, b.body), True) for b in code_blocks(text, tokens)]
+    lines = source_lines(text)
+    found = [(first_holding(lines, b.start, b.end) if b.kind == "html" else b.start, b.end, b.body,
+              find_config(b.info, b.body), True) for b in code_blocks(text, tokens)]
     if model_text:
         found += [(c.start, c.end, c.body, find_prose_config(c.body), False) for c in candidates(text, tokens)]
     units: list[list] = []
@@ -90,7 +93,9 @@ def _units(text: str, model_text: bool) -> tuple[list[_Unit], int]:
                 u[2].append((body, config))
         else:
             units.append([start, end, [(body, config)], code])
-    return [_Unit(a, b, tuple(c), code) for a, b, c, code in units], settled(tokens, source_lines(text))
+    ready = settled(tokens, lines, lambda start, end: first_holding(lines, start, end))
+    tops = top_starts(tokens)
+    return [_Unit(a, b, tuple(c), code) for a, b, c, code in units], ready, tops[-1] if tops else len(lines)
 
 
 def _norm(text: str) -> str:
@@ -126,6 +131,7 @@ class StreamGate:
         self._pending = ""  # the current, incomplete line
         self._lines: list[str] = []  # every complete line so far
         self._done = 0  # lines before this one are decided and emitted
+        self._base = 0  # the first line of the last top-level block seen: parsing starts there
         self._out: list[str] = []
         self._fallback_shown = False
         self._in_echo = False
@@ -176,21 +182,24 @@ class StreamGate:
         return out
 
     def _advance(self, final: bool) -> str:
-        lines, i, out = self._lines, self._done, []
-        units, ready = _units("".join(lines), self.policy.model_text)
-        if final:
-            ready = len(lines)
+        lines, i, out, base = self._lines, self._done, [], self._base
+        # parsed from the last top-level block on: a stream is not re-read from its start at every line
+        found, ready, top = _units("".join(lines[base:]), self.policy.model_text)
+        units = [replace(u, start=u.start + base, end=u.end + base) for u in found]
+        stop = len(lines) if final else ready + base
         for unit in units:
             if unit.end <= i:
                 continue
-            if unit.start >= ready or unit.end > ready:
-                break  # it may still grow: hold it and everything after it
+            if unit.end > stop:  # it may still grow: hold it and everything after it
+                stop = min(stop, unit.start)
+                break
             out += [self._prose(line) for line in lines[i:unit.start]]
             i = max(i, unit.start)
             out.append(self._judge(unit, "".join(lines[i:unit.end])))
             i = unit.end
-        out += [self._prose(line) for line in lines[i:max(i, ready)]]
-        self._done = max(i, ready)
+        out += [self._prose(line) for line in lines[i:max(i, stop)]]
+        self._done = max(i, stop)
+        self._base = min(base + top, self._done)
         return "".join(out)
 
     def _prose(self, line: str) -> str:

@@ -8,6 +8,7 @@ import html
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import Callable
 
 from markdown_it import MarkdownIt
 
@@ -57,18 +58,30 @@ def _fence_closed(tok, lines: list[str]) -> bool:
     return bool(m) and m.group(1)[0] == tok.markup[0] and len(m.group(1)) >= len(tok.markup)
 
 
-def settled(tokens, lines: list[str]) -> int:
+def top_starts(tokens) -> list[int]:
+    """The first line of every top-level block and of every item of a top-level list: nothing written
+    after one reaches back before it, and the text from one on parses the same alone (an answer that is
+    one long list is not re-read from its first item at every line)."""
+    return sorted({t.map[0] for t in tokens if t.map and t.nesting >= 0 and (
+        t.level == 0 or (t.level == 1 and t.type == "list_item_open"))})
+
+
+def settled(tokens, lines: list[str], plain_until: Callable[[int, int], int] | None = None) -> int:
     """Lines before this one are final: the last leaf block (paragraph, table, HTML, code...) may still
-    grow while nothing ends it (a blank line, a later block, its closing fence), so it starts the rest."""
+    grow while nothing ends it (a blank line, a later block, its closing fence), so it starts the rest.
+    `plain_until(start, end)`: where a growing paragraph's lines stop being plain prose that no later
+    line can turn into anything else; they are final too."""
     last = max((t for t in tokens if t.type in _LEAVES and t.map), key=lambda t: t.map[0], default=None)
     if last is None:
         return len(lines)
     start, end = last.map
     after = lines[end:]
-    if any(line.strip() for line in after) or (last.type == "fence" and _fence_closed(last, lines)):
+    if any(line.strip() for line in after) or last.type in ("heading_open", "hr") or (
+            last.type == "fence" and _fence_closed(last, lines)):
         return len(lines)
-    # a blank line ends every leaf but indented code, which a later indented line continues
-    return len(lines) if after and last.type != "code_block" else start
+    if after and last.type != "code_block":  # a blank line ends every leaf but indented code
+        return len(lines)
+    return plain_until(start, end) if last.type == "paragraph_open" and plain_until is not None else start
 
 
 def code_blocks(text: str, tokens=None) -> list[CodeBlock]:
