@@ -16,12 +16,12 @@ from typing import Iterable
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 4  # a shorter configured value would redact ordinary words
-_KEY_CHARS = "A-Za-z0-9_-"
 _KEY_SET = string.ascii_letters + string.digits + "_-"
-# Shapes of well-known secrets, scrubbed even when they were never configured here. Each takes the whole
-# run of key characters after its prefix, so a cut between two runs never splits a match.
-_SHAPES = re.compile(rf"(?<![A-Za-z0-9])(?:sk-[{_KEY_CHARS}]{{16,}}|xox[abposr]-[{_KEY_CHARS}]{{10,}}"
-                     rf"|xapp-[{_KEY_CHARS}]{{10,}}|hf_[{_KEY_CHARS}]{{20,}})")
+# Shapes of well-known secrets, scrubbed even when they were never configured here. A match lies inside
+# one run of key characters (the stream never cuts a run) and starts where no identifier goes on
+# (`validate_hf_model_for_pipeline_support` is a function name); a CJK letter before a key is no word.
+_SHAPES = re.compile(r"(?<![A-Za-z0-9_])(?:sk-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}"
+                     r"|xapp-[A-Za-z0-9-]{10,}|hf_[A-Za-z0-9]{20,})")
 
 
 @dataclass(frozen=True)

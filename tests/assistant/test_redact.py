@@ -32,6 +32,8 @@ def test_configured_values_and_known_shapes_are_redacted():
     for secret in (API_KEY, CONFIGURED, *SHAPED, "sk-proj-ABCDEFGHIJ0123456789"):
         assert not any(w in out for w in _windows(secret)), out
     assert out.startswith("key [redacted], pass [redacted], ") and out.endswith(" end")
+    names = "`validate_hf_model_for_pipeline_support` stays"
+    assert R.scrub(names) == names
 
 
 def test_a_secret_split_at_every_position_is_redacted_in_every_piece():

@@ -40,8 +40,10 @@ NEW_FORMS = {
     "bare-lines": f"Put this in the recipe:\n{NEW_BAD}",
 }
 ALL_FORMS = {**{f"new-{k}": v for k, v in NEW_FORMS.items()}, **{f"last-{k}": v for k, v in LAST_ROUND_FORMS.items()}}
-# the invalid values of either round, as any front end could show them
-LEAKS = [re.compile(p) for p in (r"pp_size\W{0,6}5\b", r"tp_size\W{0,6}3\b", r"tp_size\W{0,6}64\b", r"megatron_fsdp\b")]
+# the invalid values of either round, as any front end could show them (megatron_fsdp only as a value
+# set: the cited kb titles name it, "MegatronFSDP (strategy megatron_fsdp)")
+LEAKS = [re.compile(p) for p in (r"pp_size\W{0,6}5\b", r"tp_size\W{0,6}3\b", r"tp_size\W{0,6}64\b",
+                                 r"strategy[\"']?\s*[:=]\s*[\"']?megatron_fsdp\b")]
 
 API_KEY = "sk-Zq8RxW2mKp4TnV7yLb3HcJ6d"
 BOT_TOKEN = "xoxb-9Qz7Wk-Rt5Yp3Lm8Nb"
@@ -72,12 +74,13 @@ def model_answer(forms: dict[str, str]) -> str:
 
 
 def split_secrets() -> list[str]:
-    """Deltas that cut every secret at every position: one line per (secret, cut)."""
+    """Deltas that cut every secret at every position: one short line per (secret, cut), so the whole
+    answer fits one Slack message."""
     deltas, cur = [], "Here is what you asked for.\n"
-    for n, secret in enumerate(SECRETS):
+    for secret in SECRETS:
         for cut in range(1, len(secret)):
-            deltas.append(cur + f"Line {n}.{cut}: the key is " + secret[:cut])
-            cur = secret[cut:] + " here.\n"
+            deltas.append(cur + secret[:cut])
+            cur = secret[cut:] + "\n"
     return deltas + [cur + "Done.\n"]
 
 
@@ -110,8 +113,9 @@ def test_every_form_is_gated_streamed_and_final(engine, scripted, form):
     shown = ""
     for d in deltas:  # what the user has read at every moment
         shown += d
-        assert not leaked(shown), shown
+        assert not leaked(shown), (leaked(shown), shown)
     assert shown == a.text and not leaked(a.text), a.text
+    assert "That is all." in a.text and "offline answer" not in a.text  # the model answered: no fallback
     assert "# invalid" not in a.text and "Checked by Meshwise" not in a.text
     assert a.validation is not None and a.validation.ok and a.validation.world_size == WORLD
     assert a.yaml and validate(a.yaml, world_size=WORLD, gpus_per_node=8).ok and a.yaml.strip() in a.text
@@ -172,6 +176,7 @@ def test_no_front_end_shows_an_invalid_config_of_either_round(engine, scripted, 
     shown = FRONT_ENDS[front_end](engine, Q_EN)
     assert shown and all(not leaked(text) for text in shown), [leaked(t) for t in shown]
     assert "MW-E-" in shown[-1] and "fsdp2" in shown[-1]  # the validator's reasons and its config are there
+    assert "That is all." in shown[-1] and "offline answer" not in shown[-1]  # the model answered: no fallback
 
 
 @pytest.mark.parametrize("front_end", sorted(FRONT_ENDS))
