@@ -13,19 +13,15 @@ import html
 import io
 import json
 import re
-import threading
-import time
 
 import pytest
-import uvicorn
 from markdown_it import MarkdownIt
 
-from assistant.answer import AskRequest
 from assistant.validator import validate
 from tests.llm.conftest import ask_streamed
 from tests.llm.test_gate_forms import FORMS as LAST_ROUND_FORMS
 from tests.ui.slack.conftest import FakeSlack
-from tests.ui.slack.test_app_http import _free_port, event, send
+from tests.ui.slack.test_app_http import event, send, served
 
 Q_EN = "I am training a 70B LLM on 8 nodes and want tensor plus pipeline parallelism. Which strategy and YAML?"
 WORLD = 64
@@ -140,28 +136,14 @@ def _web(engine, question: str) -> list[str]:
 
 
 def _slack(engine, question: str) -> list[str]:
-    from ui.slack.app import SlackOptions, build_app, close_app
-    from ui.slack.server import asgi_app
+    from ui.slack.app import SlackOptions, build_app
 
     with FakeSlack() as fake:
         settings = dataclasses.replace(engine.settings, slack_api_url=fake.url)
-        app = build_app(engine, settings, mode="http", options=SlackOptions(answer_timeout_s=90))
-        port = _free_port()
-        server = uvicorn.Server(uvicorn.Config(asgi_app(app), host="127.0.0.1", port=port, log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 20
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.05)
-        try:
-            status, _ = send(f"http://127.0.0.1:{port}/slack/events", event(f"<@UBOT> {question}", ts="1700000101.000100",
-                                                                             event_id="EvGate"), secret=SIGNING)
+        with served(build_app(engine, settings, mode="http", options=SlackOptions(answer_timeout_s=90))) as url:
+            status, _ = send(url, event(f"<@UBOT> {question}", ts="1700000101.000100", event_id="EvGate"), secret=SIGNING)
             assert status == 200
             posts = fake.wait_for(1, timeout=90)
-        finally:
-            server.should_exit = True
-            thread.join(10)
-            close_app(app)
     blocks = [p.get("blocks") if isinstance(p.get("blocks"), str) else json.dumps(p.get("blocks"), ensure_ascii=False)
               for p in posts]
     return [f"{p.get('text', '')}\n{b}" for p, b in zip(posts, blocks)]  # the fallback text and the blocks shown
