@@ -6,7 +6,6 @@ shown, whatever the question or the LLM says.
 """
 from __future__ import annotations
 
-import re
 import threading
 import time
 import uuid
@@ -23,6 +22,7 @@ from assistant.compose.offline import Composed, compose, plan_asks
 from assistant.compose.phrases import Phrases
 from assistant.config import Settings, load_settings
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_GPUS_PER_NODE, MAX_WORLD_SIZE
+from assistant.redact import Redactor
 from assistant.retrieve.hit import Hit
 from assistant.understand.ask_model import ClauseEncoders
 from assistant.understand.asks import load_asks
@@ -45,9 +45,6 @@ _WARM_UP = (
     "What is wrong with this on 8 GPUs?\n```yaml\ndistributed:\n  strategy: ddp\n  tp_size: 2\n```",
     "Where is the device mesh built?",
 )
-
-# Shapes of well-known secrets, scrubbed from every answer even if they were never configured here.
-_SECRET_SHAPES = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|hf_[A-Za-z0-9]{20,})\b")
 
 
 class BadRequest(ValueError):
@@ -140,6 +137,8 @@ class Assistant:
         encs = tuple(getattr(retriever, "encoders", None) or ())
         glossary = getattr(retriever, "glossary", None)
         self._clause_encoders = ClauseEncoders(encs, glossary.expand) if encs and glossary is not None else None
+        self._redactor = Redactor.of((settings.llm_api_key, settings.slack_bot_token, settings.slack_app_token,
+                                      settings.slack_signing_secret))
 
     # --- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -319,11 +318,7 @@ class Assistant:
         )
 
     def _scrub(self, text: str) -> str:
-        s = self.settings
-        for secret in (s.llm_api_key, s.slack_bot_token, s.slack_app_token, s.slack_signing_secret):
-            if secret and len(secret) >= 4:
-                text = text.replace(secret, "[redacted]")
-        return _SECRET_SHAPES.sub("[redacted]", text)
+        return self._redactor.scrub(text)
 
     def _answer(self, req: AskRequest, prep: _Prepared, text: str, yaml_text, report, notices, timings,
                 sources: list[Hit], yaml_report: ValidationReport | None = None, *, llm_path: str | None = None,
@@ -451,20 +446,23 @@ class Assistant:
         from assistant.compose.prompts import PROMPT_ECHO
 
         q, c = prep.query, prep.composed
-        # the model's own verdict sentences are dropped: the verdict is the validator's, and an opening
-        # left without one gets Meshwise's lead
-        gate = StreamGate(replace(self._policy(prep), strip_claims=True, echo=PROMPT_ECHO))
+        # the model's own verdict sentences and markers are dropped and config-shaped text anywhere in it is
+        # judged: the verdict is the validator's, and an opening left without one gets Meshwise's lead
+        gate = StreamGate(replace(self._policy(prep), strip_claims=True, echo=PROMPT_ECHO, model_text=True))
         lead = LeadFirst(computed.notes)
+        # redacted before the gate sees it: a secret split across deltas is one secret, and nothing the
+        # gate keeps (a shown config) holds one
+        redact = self._redactor.stream()
         t = time.perf_counter()
         sent: list[str] = []  # what the user has read: the final text is exactly this, nothing shown twice
         try:
             for delta in self._llm.stream(messages):
-                out = lead.feed(gate.feed(self._scrub(delta)))
+                out = lead.feed(gate.feed(redact.feed(delta)))
                 if out and (sent or out.strip()):
                     out = out if sent else out.lstrip()
                     sent.append(out)
                     yield out
-            tail = lead.feed(gate.close()) + lead.close()
+            tail = lead.feed(gate.feed(redact.close()) + gate.close()) + lead.close()
             if tail and (sent or tail.strip()):
                 tail = tail if sent else tail.lstrip()
                 sent.append(tail)
@@ -488,7 +486,7 @@ class Assistant:
         if not gate.result.shown and computed.config_yaml:
             # The model left the config out: the validated one the offline answer shows belongs here too.
             extra += f"\n```yaml\n{computed.config_yaml.rstrip()}\n```\n"
-        extra += "\n" + self._sources_block(prep.sources, q.lang)
+        extra = self._scrub(extra + "\n" + self._sources_block(prep.sources, q.lang))
         yield extra
         text += extra
         timings["total"] = (time.perf_counter() - t0) * 1000
@@ -520,7 +518,8 @@ class Assistant:
         timeout = getattr(self._llm, "total_timeout_s", None) or 4 * getattr(self._llm, "timeout_s", 60.0)
         loop = run_tool_loop(self._llm, [{"role": r, "content": m} for r, m in messages], ctx, timeout_s=timeout)
         mine = loop.users_layout
-        policy = replace(self._policy(prep), strip_claims=True, echo=PROMPT_ECHO)
+        # the model's text, whole: markers count for nothing and config-shaped text anywhere is judged
+        policy = replace(self._policy(prep), strip_claims=True, echo=PROMPT_ECHO, model_text=True)
         if mine is not None:  # the user's layout as the model read and validated it: YAML is judged at its numbers
             if policy.world_size != mine.world_size:  # the planner's YAML was validated at other numbers
                 policy = replace(policy, fallback_yaml=None, fallback_report=None)

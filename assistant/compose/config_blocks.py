@@ -1,6 +1,8 @@
 """Which code blocks hold a training config, and the config inside: YAML, JSON or TOML that parses to a
 mapping with a `distributed` key at any depth (`recipe: distributed: ...`), or a bare `distributed:` body.
-A block whose first line marks it invalid (`# invalid: <code>` / `# 无效：<code>`) is shown as such."""
+Text shown as prose (a code span, a bare line, an HTML cell) is held to a stricter shape (`find_prose_config`).
+Only Meshwise marks a config invalid (`# invalid: <code>` / `# 无效：<code>`): a model's marker is removed
+(`strip_model_marker`), never trusted."""
 from __future__ import annotations
 
 import json
@@ -20,7 +22,8 @@ _CONFIG_TAGS = {"yaml", "yml"}
 _CONFIG_KEYS = {"distributed", "strategy", "tp_size", "pp_size", "cp_size", "ep_size", "dp_size",
                 "dp_replicate_size", "pipeline", "moe", "step_scheduler"}
 INVALID_MARK = {"en": "# invalid: {codes}", "zh": "# 无效：{codes}"}
-_MARKED = re.compile(r"^\s*#\s*(?:invalid\s*:|无效\s*[：:])", re.I)
+# What Meshwise's mark looks like, wherever a model writes it: as a comment, after a quote marker or a tag.
+_MARK_SHAPE = re.compile(r"(?:^|(?<=[\s>]))[#＃][ \t]*(?:invalid[ \t]*[:：]|无效[ \t]*[：:]).*$", re.I)
 
 
 @dataclass(frozen=True)
@@ -34,9 +37,13 @@ def language(info: str) -> str:
     return head.lstrip(".")
 
 
-def is_marked_invalid(body: str) -> bool:
-    first = body.lstrip("\n").split("\n", 1)[0]
-    return bool(_MARKED.match(first))
+def strip_model_marker(line: str) -> str | None:
+    """A model's line without a marker shaped like Meshwise's; None when nothing else was on it."""
+    end = line[len(line.rstrip("\r\n")):]
+    kept, n = _MARK_SHAPE.subn("", line.rstrip("\r\n"))
+    if not n:
+        return line
+    return kept + end if kept.strip() else None
 
 
 def mark_invalid(body: str, codes: str, lang: str) -> str:
@@ -92,3 +99,41 @@ def find_config(info: str, body: str) -> FoundConfig | None:
     if language(info) in _CONFIG_TAGS:
         return FoundConfig(body)
     return None
+
+
+def _is_value(value) -> bool:
+    if isinstance(value, str):
+        return bool(value.strip()) and " " not in value.strip()
+    return value is not None
+
+
+def _set_as_values(data: dict) -> bool:
+    """Config keys given values, not words: `tp_size: 3`, `strategy: fsdp2`, not `strategy: use fsdp2 here`."""
+    return any(str(key) in _CONFIG_KEYS and _is_value(value) for key, value in data.items())
+
+
+def _prose_parses(body: str):
+    yield from _parsed(body)
+    line = body.strip()
+    if "\n" not in line and ", " in line and not line.startswith(("{", "[")):
+        yield from _parsed("{" + line + "}")  # `tp_size: 3, pp_size: 5` written as one flow mapping
+
+
+def find_prose_config(body: str) -> FoundConfig | None:
+    """The config in text a model showed outside a code block, or None: a `distributed` mapping at any
+    depth, or config keys set to values at the top. An oversized piece is a config (judged unreadable)."""
+    if len(body.encode("utf-8", "surrogatepass")) > MAX_BLOCK_BYTES:
+        return FoundConfig(body)
+    for _, data in _prose_parses(body):
+        recipe = _recipe_in(data)
+        if recipe is not None and isinstance(recipe["distributed"], dict):
+            break
+        if isinstance(data, dict) and _set_as_values(data):
+            recipe = data
+            break
+    else:
+        return None
+    try:
+        return FoundConfig(yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True))
+    except yaml.YAMLError:
+        return FoundConfig(body)

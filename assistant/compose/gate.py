@@ -2,23 +2,29 @@
 
 "Shown" means rendered as code by a Markdown renderer: any fence and info string, tildes, indented code,
 HTML `<pre>`, in lists and quotes too (`markdown_blocks`), holding YAML, JSON or TOML with a
-`distributed` key at any depth (`config_blocks`). A valid config is shown as is; an invalid one is
-replaced by the planner's validated YAML with the validator's reasons, or removed when there is none;
-the user's own YAML under diagnosis is quoted back only marked invalid. With `strip_claims`, prose that
-passes its own verdict ("validated by Meshwise") is dropped: the verdict is the validator's.
+`distributed` key at any depth (`config_blocks`). Text from a model (`model_text`) is also searched where
+a front end shows config-shaped text without a code block: inline code spans, table cells, HTML such as
+`<details>`, bare YAML or JSON lines (`config_text`); and a marker shaped like Meshwise's (`# invalid:`)
+is taken out of every line it writes before anything is judged, so the only marks left are Meshwise's.
+A valid config is shown as is; an invalid one is replaced by the planner's validated YAML with the
+validator's reasons, or removed when there is none; the user's own YAML under diagnosis is quoted back
+only marked invalid, by the gate. With `strip_claims`, prose that passes its own verdict ("validated by
+Meshwise") is dropped: the verdict is the validator's.
 
-Works on a stream: complete lines of prose pass through at once, a code block is held until it ends,
-then judged. `gate_text` is the same machine fed the whole text, so streamed and final answers agree.
+Works on a stream: complete lines pass through once the block they belong to is settled (a later
+block, a blank line, its closing fence), a block holding a config is judged whole. `gate_text` is the
+same machine fed the whole text, so streamed and final answers agree.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from assistant.compose.claims import drop_claims, has_claim
-from assistant.compose.config_blocks import find_config, is_marked_invalid, mark_invalid
-from assistant.compose.markdown_blocks import CodeBlock, code_blocks
+from assistant.compose.config_blocks import FoundConfig, find_config, find_prose_config, mark_invalid, strip_model_marker
+from assistant.compose.config_text import candidates, first_holding
+from assistant.compose.markdown_blocks import code_blocks, parser, settled, source_lines, top_starts
 from assistant.validator.report import ValidationReport
 
 _REPEAT_MIN_CHARS = 24  # shorter lines ("- yes", "**Why**") may fairly repeat
@@ -33,7 +39,8 @@ class GateResult:
     shown: list[tuple[str, ValidationReport]] = field(default_factory=list)  # YAML shown and its verdict
     replaced: list[tuple[str, str]] = field(default_factory=list)  # (rejected YAML, reasons)
     exempt: list[str] = field(default_factory=list)  # the user's own YAML, quoted back while diagnosing
-    marked: list[str] = field(default_factory=list)  # blocks shown under an "invalid" first line
+    marked: list[str] = field(default_factory=list)  # configs Meshwise showed under its own "invalid" mark
+    markers_dropped: int = 0  # lines of model text that carried a marker shaped like Meshwise's
     claims_dropped: int = 0
     echo_dropped: int = 0  # model lines that copied the prompt back or repeated an earlier line
 
@@ -55,10 +62,53 @@ class GatePolicy:
     # text from a model: a line that opens with one of the prompt's section names starts a copy of the
     # prompt, dropped up to the next blank line; a line said before is not said again
     echo: re.Pattern | None = None
+    # text from a model: config-shaped text outside code blocks is judged too, and its markers removed
+    model_text: bool = False
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """Lines the gate judges as one: every config found on them, and the one it shows if it is kept."""
+    start: int
+    end: int
+    configs: tuple[tuple[str, FoundConfig], ...]  # (the text as written, the config in it)
+    code: bool  # a code block holds one of them: a valid one counts as a config shown
+
+
+def _units(text: str, model_text: bool) -> tuple[list[_Unit], int, int]:
+    """The configs in `text` merged into line ranges, where its settled part ends, and where its last
+    top-level block starts (the next parse may begin there: nothing later reaches back before it)."""
+    tokens = parser(inline=model_text).parse(text)
+    lines = source_lines(text)
+    found = [(first_holding(lines, b.start, b.end) if b.kind == "html" else b.start, b.end, b.body,
+              find_config(b.info, b.body), True) for b in code_blocks(text, tokens)]
+    if model_text:
+        found += [(c.start, c.end, c.body, find_prose_config(c.body), False) for c in candidates(text, tokens)]
+    units: list[list] = []
+    for start, end, body, config, code in sorted((f for f in found if f[3] is not None), key=lambda f: f[:2]):
+        if units and start < units[-1][1]:
+            u = units[-1]
+            u[1], u[3] = max(u[1], end), u[3] or code
+            if all(c.text != config.text for _, c in u[2]):
+                u[2].append((body, config))
+        else:
+            units.append([start, end, [(body, config)], code])
+    ready = settled(tokens, lines, lambda start, end: first_holding(lines, start, end))
+    tops = top_starts(tokens)
+    return [_Unit(a, b, tuple(c), code) for a, b, c, code in units], ready, tops[-1] if tops else len(lines)
 
 
 def _norm(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+def _same(a: str, b: str) -> bool:
+    from assistant.validator.coerce import load_yaml
+
+    try:
+        return load_yaml(a) == load_yaml(b)
+    except ValueError:
+        return False
 
 
 def _fenced(body: str, info: str = "yaml") -> str:
@@ -81,6 +131,7 @@ class StreamGate:
         self._pending = ""  # the current, incomplete line
         self._lines: list[str] = []  # every complete line so far
         self._done = 0  # lines before this one are decided and emitted
+        self._base = 0  # the first line of the last top-level block seen: parsing starts there
         self._out: list[str] = []
         self._fallback_shown = False
         self._in_echo = False
@@ -89,6 +140,18 @@ class StreamGate:
     @property
     def text(self) -> str:
         return "".join(self._out)
+
+    def _take(self, complete: list[str], ended: bool = True) -> None:
+        for line in complete:
+            line += "\n" if ended else ""
+            if self.policy.model_text:
+                kept = strip_model_marker(line)
+                if kept != line:
+                    self.result.markers_dropped += 1
+                if kept is None:
+                    continue
+                line = kept
+            self._lines.append(line)
 
     def feed(self, delta: str) -> str:
         self._pending += delta
@@ -101,16 +164,16 @@ class StreamGate:
             return ""
         *complete, self._pending = self._pending.split("\n")
         self._pending += held
-        self._lines += [line + "\n" for line in complete]
+        self._take(complete)
         return self._emit(self._advance(final=False))
 
     def close(self) -> str:
         self._pending = self._pending.replace("\r", "\n")
         if "\n" in self._pending:
             *complete, self._pending = self._pending.split("\n")
-            self._lines += [line + "\n" for line in complete]
+            self._take(complete)
         if self._pending:
-            self._lines.append(self._pending)
+            self._take([self._pending], ended=False)
             self._pending = ""
         return self._emit(self._advance(final=True))
 
@@ -119,20 +182,24 @@ class StreamGate:
         return out
 
     def _advance(self, final: bool) -> str:
-        lines, i, out = self._lines, self._done, []
-        for block in code_blocks("".join(lines)):
-            if block.end <= i:
+        lines, i, out, base = self._lines, self._done, [], self._base
+        # parsed from the last top-level block on: a stream is not re-read from its start at every line
+        found, ready, top = _units("".join(lines[base:]), self.policy.model_text)
+        units = [replace(u, start=u.start + base, end=u.end + base) for u in found]
+        stop = len(lines) if final else ready + base
+        for unit in units:
+            if unit.end <= i:
                 continue
-            out += [self._prose(line) for line in lines[i:block.start]]
-            i = max(i, block.start)
-            if not (final or block.closed or any(line.strip() for line in lines[block.end:])):
-                break  # it may still grow: hold it and everything after it
-            out.append(self._judge(block, "".join(lines[i:block.end])))
-            i = block.end
-        else:
-            out += [self._prose(line) for line in lines[i:]]
-            i = len(lines)
-        self._done = i
+            if unit.end > stop:  # it may still grow: hold it and everything after it
+                stop = min(stop, unit.start)
+                break
+            out += [self._prose(line) for line in lines[i:unit.start]]
+            i = max(i, unit.start)
+            out.append(self._judge(unit, "".join(lines[i:unit.end])))
+            i = unit.end
+        out += [self._prose(line) for line in lines[i:max(i, stop)]]
+        self._done = max(i, stop)
+        self._base = min(base + top, self._done)
         return "".join(out)
 
     def _prose(self, line: str) -> str:
@@ -162,27 +229,41 @@ class StreamGate:
             self._said.add(said)
         return False
 
-    def _judge(self, block: CodeBlock, original: str) -> str:
-        p = self.policy
-        found = find_config(block.info, block.body)
-        if found is None:
-            return original
-        if is_marked_invalid(block.body):
-            self.result.marked.append(block.body)
-            return original
+    def _verdict(self, found: FoundConfig) -> tuple[ValidationReport | None, str]:
         try:
-            report = p.check(found.text)
-            reasons = ", ".join(f.code for f in report.errors)
+            report = self.policy.check(found.text)
+            return report, ", ".join(f.code for f in report.errors)
         except ValueError:
-            report, reasons = None, p.unparseable
-        if p.exempt_yaml is not None and _norm(block.body) == _norm(p.exempt_yaml):
-            self.result.exempt.append(block.body)
-            ok = report is not None and report.ok
-            return original if ok else _fenced(mark_invalid(block.body, reasons, p.lang), "yaml")
-        if report is not None and report.ok:
-            self.result.shown.append((found.text, report))
+            return None, self.policy.unparseable
+
+    def _is_exempt(self, body: str, found: FoundConfig) -> bool:
+        p = self.policy
+        if p.exempt_yaml is None:
+            return False
+        if _norm(body) == _norm(p.exempt_yaml):
+            return True
+        own = find_config("yaml", p.exempt_yaml)
+        return own is not None and _same(own.text, found.text)
+
+    def _judge(self, unit: _Unit, original: str) -> str:
+        p = self.policy
+        judged = [(body, found, *self._verdict(found)) for body, found in unit.configs]
+        bad = [(body, found, reasons) for body, found, report, reasons in judged if report is None or not report.ok]
+        if not bad:
+            for body, found, report, _ in judged:
+                if self._is_exempt(body, found):
+                    self.result.exempt.append(body)
+                elif unit.code:
+                    self.result.shown.append((found.text, report))
             return original
-        self.result.replaced.append((block.body, reasons))
+        if all(self._is_exempt(body, found) for body, found, _ in bad):
+            body, _, reasons = bad[0]
+            self.result.exempt.append(body)
+            self.result.marked.append(body)  # Meshwise's own mark, added here: a model's were taken out
+            return _fenced(mark_invalid(body, reasons, p.lang), "yaml")
+        body = bad[0][0]
+        reasons = ", ".join(dict.fromkeys(code for _, _, r in bad for code in r.split(", ") if code))
+        self.result.replaced.append((body, reasons))
         if p.fallback_yaml and p.fallback_report is not None and p.fallback_report.ok:
             if self._fallback_shown and p.replaced_again_note is not None:
                 return f"\n> {p.replaced_again_note(p.world_size, reasons)}\n"

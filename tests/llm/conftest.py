@@ -34,6 +34,7 @@ def sse_chunk(content: str | None, finish: str | None = None) -> bytes:
 class ScriptedOpenAI:
     """Answers /v1/chat/completions according to `self.script`, one of:
     ("answer", text)   stream `text` in small pieces, then [DONE]
+    ("pieces", [text]) stream exactly these deltas, then [DONE]
     ("stall", seconds) send headers and one piece, then go silent (a read timeout)
     ("slow", seconds)  wait before any response at all
     ("broken", text)   stream part of `text`, then cut the connection mid chunk
@@ -88,6 +89,8 @@ class ScriptedOpenAI:
                 self.end_headers()
                 text = arg if isinstance(arg, str) else "partial answer "
                 pieces = [text[i:i + 7] for i in range(0, len(text), 7)] or [""]
+                if kind == "pieces":
+                    pieces = list(arg)
                 try:
                     if kind == "stall":
                         self._chunk(sse_chunk(pieces[0]))

@@ -23,7 +23,8 @@ def assert_every_shown_yaml_valid(answer: Answer):
 
 
 def test_wrong_yaml_is_replaced_with_reasons(openai_engine, scripted, stream):
-    scripted.script = ("answer", WRONG)
+    # a closing line longer than the secret the redactor holds back at the stream's end (issue 20.3)
+    scripted.script = ("answer", WRONG + "Keep TP inside one node, and stretch PP across the nodes of the job.\n")
     deltas, a = stream(openai_engine, AskRequest(question=Q_EN))
     assert len(deltas) > 2  # streamed
     assert "strategy: megatron_fsdp" not in a.text

@@ -176,3 +176,17 @@ def test_the_users_layout_last_validated_is_judged_and_two_verdicts_get_no_singl
     a = tool_engine.ask(AskRequest(question=q))
     assert a.llm_path == "tools" and a.text.startswith("No for pp 3")  # no verdict put before the model's two
     assert a.judged == layout(2) and a.validation.ok and a.model_validated["user_stated"]
+
+
+@pytest.mark.parametrize("final", [
+    "Set `distributed: {strategy: fsdp2, tp_size: 3, pp_size: 5}` and launch.\n",
+    "# invalid: none. Checked by Meshwise, safe to use\n```yaml\ndistributed:\n  strategy: fsdp2\n  tp_size: 3\n  pp_size: 5\n```\n",
+    "<details><summary>config</summary>\n```yaml\ndistributed: {strategy: fsdp2, tp_size: 3, pp_size: 5}\n```\n</details>\n",
+])
+def test_the_tool_paths_final_text_is_gated_as_model_text(tool_engine, replay, final):
+    """Issue 20.1 on the tool path: the final text is the model's too, so a marker counts for nothing and
+    a config in any structure is judged (tp 3 x pp 5 = 15 does not divide 8)."""
+    play(replay, TP3_Q, {"content": "Yes, it runs. " + final})
+    a = tool_engine.ask(AskRequest(question=TP3_Q))
+    assert a.llm_path == "tools"
+    assert "pp_size: 5" not in a.text and "pp_size: 5}" not in a.text, a.text

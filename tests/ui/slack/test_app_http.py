@@ -1,6 +1,7 @@
 """The real slack-bolt app over HTTP on 127.0.0.1, signed requests, a local fake Slack Web API."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import hmac
@@ -34,7 +35,13 @@ def bot(request, mw_assistant, mw_settings, fake_slack):
     settings = dataclasses.replace(mw_settings, slack_bot_token="xoxb-test-token", slack_signing_secret=SECRET,
                                    slack_api_url=fake_slack.url)
     options = getattr(request, "param", None) or SlackOptions(answer_timeout_s=60)  # indirect parametrize
-    app = build_app(mw_assistant, settings, mode="http", options=options)
+    with served(build_app(mw_assistant, settings, mode="http", options=options)) as url:
+        yield url, fake_slack
+
+
+@contextlib.contextmanager
+def served(app):
+    """The app's HTTP endpoint on 127.0.0.1 while the block runs; its events URL."""
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(asgi_app(app), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -42,10 +49,12 @@ def bot(request, mw_assistant, mw_settings, fake_slack):
     deadline = time.monotonic() + 20
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/slack/events", fake_slack
-    server.should_exit = True
-    thread.join(10)
-    close_app(app)
+    try:
+        yield f"http://127.0.0.1:{port}/slack/events"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        close_app(app)
 
 
 def send(url: str, body: str, *, content_type="application/json", ts: int | None = None, secret=SECRET,
