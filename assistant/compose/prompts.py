@@ -255,6 +255,14 @@ def sources_block(sources: Sequence[Hit], computed: Computed, tokens: int, max_c
 
 
 # --- the messages --------------------------------------------------------------------------------
+def prompt_question(query: Query) -> str:
+    """The QUESTION section's text: the user's prose with pasted configs and logs taken out (they go
+    to the SITUATION block), else the whole question; replay fixtures are keyed by its opening."""
+    sit = query.situation
+    pasted = bool(sit.pasted.configs or sit.pasted.errors)
+    return (sit.pasted.prose if pasted and sit.pasted.prose.strip() else query.text).strip()
+
+
 def user_prompt(query: Query, computed: Computed, sources: Sequence[Hit], *, prompt_tokens: int = 7000,
                 used_tokens: int = 0, max_chunk_chars: int = 1200, max_sources: int | None = None) -> str:
     """The user message; `prompt_tokens` is the room for the whole prompt, `used_tokens` what the
@@ -262,8 +270,7 @@ def user_prompt(query: Query, computed: Computed, sources: Sequence[Hit], *, pro
     lang = query.lang
     sit = query.situation
     language = LANGUAGE_NAMES.get(lang, "English")
-    pasted = bool(sit.pasted.configs or sit.pasted.errors)
-    question = (sit.pasted.prose if pasted and sit.pasted.prose.strip() else query.text).strip()
+    question = prompt_question(query)
     parts = [situation_block(sit, computed, pasted_tokens=max(120, prompt_tokens // 10)),
              "QUESTION:\n" + _clip(_defang(question), max(200, prompt_tokens // 5)),
              asks_block(computed)]
