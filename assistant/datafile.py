@@ -15,6 +15,12 @@ MAX_DATA_BYTES = 2 * 1024 * 1024
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def dump_yaml(data: Any, **kwargs) -> str:
+    """`yaml.safe_dump` on libyaml's emitter when built in: the same text (checked on every answer of
+    evals/cases), about 6x faster; the planner dumps a recipe for every layout it recommends."""
+    return yaml.dump(data, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), **kwargs)
+
+
 def read_yaml(path: Path, *, max_bytes: int = MAX_DATA_BYTES) -> Any:
     raw = Path(path).read_bytes()
     if len(raw) > max_bytes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from markdown_it import MarkdownIt
 
@@ -39,9 +39,11 @@ def source_lines(text: str) -> list[str]:
     return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
-def code_blocks(text: str) -> list[CodeBlock]:
+@lru_cache(maxsize=8)
+def code_blocks(text: str) -> tuple[CodeBlock, ...]:
     """Every block of `text` that renders as code, in order. Line numbers count \n only: normalise
-    \r\n and \r first (the gate does)."""
+    \r\n and \r first (the gate does). Remembered for a few texts: the gate's feed and close see the
+    same answer text, and markdown-it is most of the gate's time."""
     lines = source_lines(text)
     out = []
     for tok in _parser().parse(text):
@@ -60,4 +62,4 @@ def code_blocks(text: str) -> list[CodeBlock]:
             # a <pre> block, or a <pre> inside a paragraph: a browser shows either as code
             body = html.unescape(_TAG.sub("", tok.content))
             out.append(CodeBlock(start, end, "html", "", body, bool(_PRE_END.search(tok.content))))
-    return out
+    return tuple(out)

@@ -8,7 +8,7 @@ wheel.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Callable, Sequence
@@ -17,6 +17,9 @@ import numpy as np
 
 MINILM = "minilm"
 USE_MULTILINGUAL = "use-multilingual"
+
+
+MEMO_MAX = 64  # texts per question worth keeping; past it the memo starts over
 
 
 class EncoderUnavailable(RuntimeError):
@@ -33,11 +36,29 @@ class Encoder:
     english_only: bool
     _encode: Callable[[list[str], int], np.ndarray]
     _set_threads: Callable[[int], None] | None = None
+    # text -> vector for the question being answered (`embed`); `forget` empties it between questions.
+    _memo: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def set_threads(self, n: int) -> None:
         """Threads of this encoder's math library (ingest may use every core, queries use one)."""
         if self._set_threads is not None:
             self._set_threads(max(1, int(n)))
+
+    def embed(self, text: str) -> np.ndarray:
+        """One text's vector, computed once per question: the retriever's two searches, and any other
+        reader of the same text (e.g. the clause classifier), share it. Read-only."""
+        vec = self._memo.get(text)
+        if vec is None:
+            if len(self._memo) >= MEMO_MAX:
+                self._memo.clear()
+            vec = self.encode([text])[0]
+            vec.setflags(write=False)
+            self._memo[text] = vec
+        return vec
+
+    def forget(self) -> None:
+        """A new question: vectors of the last one are not kept (a bounded memo, not a cache)."""
+        self._memo.clear()
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         if not texts:
