@@ -248,6 +248,7 @@ class Assistant:
         from assistant.understand import understand
 
         timings: dict[str, float] = {}
+        self.retriever.forget_embeddings()  # each text is embedded once per question, then shared
         t = time.perf_counter()
         q = understand(req.question, history=req.history, lang=req.lang, world_size=req.world_size,
                        gpus_per_node=req.gpus_per_node, model=req.model, gpu=req.gpu,

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from assistant.datafile import dump_yaml
 from assistant.validator.coerce import load_yaml  # the validator's bounded safe loader
 
 MAX_BLOCK_BYTES = 256 * 1024
@@ -91,7 +92,7 @@ def find_config(info: str, body: str) -> FoundConfig | None:
             if fmt == "yaml" and recipe is data:
                 return FoundConfig(body)
             try:
-                return FoundConfig(yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True))
+                return FoundConfig(dump_yaml(recipe, sort_keys=False, allow_unicode=True))
             except yaml.YAMLError:  # e.g. a TOML datetime: still a config, judged unreadable
                 return FoundConfig(body)
         if fmt == "yaml" and isinstance(data, dict) and _CONFIG_KEYS & {str(k) for k in data}:

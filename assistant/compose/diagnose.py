@@ -6,8 +6,7 @@ import copy
 from dataclasses import dataclass, replace
 from typing import Callable
 
-import yaml
-
+from assistant.datafile import dump_yaml
 from assistant.validator.coerce import load_yaml  # the validator's bounded safe loader
 
 from assistant.validator.report import ValidationReport
@@ -111,7 +110,7 @@ def diagnose(
 
 def judge_stated(recipe: dict, **kwargs) -> Diagnosis:
     """A layout stated in prose ("tp 4, pp 3 on 40 GPUs"), judged like a pasted one."""
-    d = diagnose(yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True), **kwargs)
+    d = diagnose(dump_yaml(recipe, sort_keys=False, allow_unicode=True), **kwargs)
     return replace(d, pasted=False)
 
 
@@ -132,4 +131,4 @@ def _schedule_kept(data, report: ValidationReport) -> str | None:
     if not isinstance(dist, dict) or not isinstance(dist.get("pipeline"), str) or not dist["pipeline"].strip():
         return None
     dist["pipeline"] = {"pp_schedule": dist["pipeline"].strip()}
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    return dump_yaml(data, sort_keys=False, allow_unicode=True)

@@ -278,8 +278,8 @@ def _question_terms(question: str, tok: Callable[[str], list[str]]) -> dict[str,
         # and the Chinese terms of the English ones it mixes in ("pipeline step 跑几个 microbatch"):
         # the Chinese chunk writes 微批次
         low = question.lower()
-        for entry in glossary.entries:
-            if any(re.search(rf"(?<![a-z0-9_]){re.escape(e.lower())}(?![a-z0-9_])", low) for e in entry.en):
+        for entry, en_terms in zip(glossary.entries, _en_term_patterns()):
+            if any(term in low and pat.search(low) for term, pat in en_terms):
                 for zh in entry.zh:
                     for t in _tokens(zh, tok):
                         terms.setdefault(t, 1.0)
@@ -389,6 +389,16 @@ def _default_tokenizer() -> Callable[[str], list[str]]:
 
     glossary = _glossary()
     return LexicalTokenizer(glossary.zh_terms if glossary is not None else ())
+
+
+@lru_cache(maxsize=1)
+def _en_term_patterns() -> tuple[tuple[tuple[str, re.Pattern[str]], ...], ...]:
+    """Per glossary entry, (term, pattern) for each English term, compiled once: built per question
+    they were ~390 patterns that evicted the vocabulary patterns from `re`'s cache. The substring test
+    before each search keeps a Chinese question from running them all."""
+    glossary = _glossary()
+    return tuple(tuple((e.lower(), re.compile(rf"(?<![a-z0-9_]){re.escape(e.lower())}(?![a-z0-9_])")) for e in entry.en)
+                 for entry in (glossary.entries if glossary is not None else ()))
 
 
 @lru_cache(maxsize=1)

@@ -84,7 +84,7 @@ def settled(tokens, lines: list[str], plain_until: Callable[[int, int], int] | N
     return plain_until(start, end) if last.type == "paragraph_open" and plain_until is not None else start
 
 
-def code_blocks(text: str, tokens=None) -> list[CodeBlock]:
+def code_blocks(text: str, tokens=None) -> tuple[CodeBlock, ...]:
     """Every block of `text` that renders as code, in order. Line numbers count \n only: normalise
     \r\n and \r first (the gate does). `tokens`: the text already parsed."""
     lines = source_lines(text)
@@ -102,4 +102,4 @@ def code_blocks(text: str, tokens=None) -> list[CodeBlock]:
             # a <pre> block, or a <pre> inside a paragraph: a browser shows either as code
             body = html_text(tok.content)
             out.append(CodeBlock(start, end, "html", "", body, bool(_PRE_END.search(tok.content))))
-    return out
+    return tuple(out)

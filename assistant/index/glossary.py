@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Iterator
 
-import yaml
+from assistant.datafile import read_yaml
 
 GLOSSARY_MAX_BYTES = 1024 * 1024
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -141,10 +141,15 @@ def parse_glossary(data) -> Glossary:
 
 
 def load_glossary(path: Path) -> Glossary:
-    """An absent glossary means no expansion (the kb may not have one yet)."""
+    """An absent glossary means no expansion (the kb may not have one yet). Parsed once per file
+    version: the retriever and the sentence extractor read the same glossary."""
+    path = Path(path)
     if not path.is_file():
         return Glossary()
-    raw = path.read_bytes()
-    if len(raw) > GLOSSARY_MAX_BYTES:
-        raise ValueError(f"{path} is larger than {GLOSSARY_MAX_BYTES} bytes")
-    return parse_glossary(yaml.safe_load(raw.decode("utf-8")) or [])
+    st = path.stat()
+    return _parsed_glossary(str(path.resolve()), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=8)
+def _parsed_glossary(path: str, mtime_ns: int, size: int) -> Glossary:
+    return parse_glossary(read_yaml(Path(path), max_bytes=GLOSSARY_MAX_BYTES) or [])

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
-import yaml
+
+from assistant.datafile import read_yaml
 
 # Bumped when tokenisation changes: a BM25 index built with another version is rebuilt.
 TOKENIZER_VERSION = "1"
@@ -27,27 +30,49 @@ _PARTS = re.compile(r"[a-z0-9]+")
 
 @lru_cache(maxsize=1)
 def _stopwords() -> frozenset[str]:
-    data = yaml.safe_load(_STOPWORDS_FILE.read_text(encoding="utf-8")) or {}
+    data = read_yaml(_STOPWORDS_FILE) or {}
     return frozenset(str(w) for words in data.values() for w in (words or []))
+
+
+@lru_cache(maxsize=4)
+def _jieba_tokenizer(extra: tuple[str, ...]):
+    """One jieba dictionary per word list in the process: the retriever's tokenizer and the sentence
+    extractor's read the same glossary, and each load costs about half a second and 50 MB. jieba keeps
+    its parsed dictionary (a marshal file) in the model cache directory rather than in /tmp."""
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)  # its dictionary loader logs to stderr otherwise
+    tok = jieba.Tokenizer()
+    cache_dir = _model_cache_dir()
+    if cache_dir is not None:
+        tok.tmp_dir = str(cache_dir)
+    tok.initialize()
+    for w in extra:
+        tok.add_word(w)
+    return tok
+
+
+def _model_cache_dir() -> Path | None:
+    from assistant.config import load_settings
+
+    try:
+        path = Path(load_settings().model_cache_dir)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    except (OSError, ValueError):  # unwritable: jieba's own default (the temp directory) then
+        return None
 
 
 class LexicalTokenizer:
     def __init__(self, extra_words: Iterable[str] = ()):
-        self._extra = [w for w in extra_words if _CJK_RUN.fullmatch(w)]
+        self._extra = tuple(w for w in extra_words if _CJK_RUN.fullmatch(w))
         self._jieba_tok = None  # loading jieba's dictionary takes a second: only when Chinese shows up
         self._stop = _stopwords()
 
     @property
     def _jieba(self):
         if self._jieba_tok is None:
-            import jieba
-
-            jieba.setLogLevel(logging.WARNING)  # its dictionary loader logs to stderr otherwise
-            tok = jieba.Tokenizer()
-            tok.initialize()
-            for w in self._extra:
-                tok.add_word(w)
-            self._jieba_tok = tok
+            self._jieba_tok = _jieba_tokenizer(self._extra)
         return self._jieba_tok
 
     def __call__(self, text: str) -> list[str]:
@@ -72,6 +97,43 @@ class LexicalTokenizer:
                 out.extend(p for p in parts if p not in self._stop)
 
 
+def _bm25s():
+    """bm25s for scoring a saved index. Importing it also imports scipy.sparse and tqdm (asyncio, ssl)
+    when they are installed, about 0.2 s of a quiet cold start (0.7 s under load), though neither is
+    used to load an index or score a query (the saved matrix is plain numpy arrays); so the first
+    import, when it is for a query, is made with both hidden. Building an index gets scipy back
+    (`_bm25s_for_indexing`)."""
+    if "bm25s" in sys.modules:
+        return sys.modules["bm25s"]
+    hide_scipy = "scipy.sparse" not in sys.modules
+    tqdm_env = os.environ.get("DISABLE_TQDM")
+    try:
+        if hide_scipy:
+            sys.modules["scipy.sparse"] = None  # `import scipy.sparse` raises ImportError
+        os.environ["DISABLE_TQDM"] = "1"
+        import bm25s
+    finally:
+        if hide_scipy:
+            sys.modules.pop("scipy.sparse", None)
+        if tqdm_env is None:
+            os.environ.pop("DISABLE_TQDM", None)
+        else:
+            os.environ["DISABLE_TQDM"] = tqdm_env
+    return bm25s
+
+
+def _bm25s_for_indexing():
+    """bm25s as its own import gives it: scipy's sparse matrix builds the index (ingest's path)."""
+    bm25s = _bm25s()
+    if not bm25s.SCIPY_AVAILABLE:
+        try:
+            import scipy.sparse
+        except ImportError:  # not installed: bm25s's numpy builder, as its own import would choose
+            return bm25s
+        bm25s.sp, bm25s.SCIPY_AVAILABLE = scipy.sparse, True
+    return bm25s
+
+
 class LexicalIndex:
     """BM25 over the chunks, row i = chunk `row_ids[i]`. The token lists are kept beside the index so
     an incremental ingest tokenises only new chunks."""
@@ -86,7 +148,7 @@ class LexicalIndex:
               cached: dict[str, list[str]] | None = None) -> "LexicalIndex":
         """`texts` maps row id -> text; `cached` row id -> tokens from the previous build (same
         tokenizer and glossary), reused for unchanged chunks."""
-        import bm25s
+        bm25s = _bm25s_for_indexing()
 
         cached = cached or {}
         tokens = {r: cached[r] if r in cached else tokenizer(texts[r]) for r in row_ids}
@@ -111,7 +173,7 @@ class LexicalIndex:
 
     @classmethod
     def load(cls, directory: Path) -> "LexicalIndex":
-        import bm25s
+        bm25s = _bm25s()
 
         row_ids = json.loads((directory / "rows.json").read_text(encoding="utf-8"))
         bm25 = bm25s.BM25.load(str(directory), show_progress=False) if row_ids else None

@@ -16,9 +16,7 @@ from functools import lru_cache
 from itertools import product
 from pathlib import Path
 
-import yaml
-
-from assistant.datafile import read_yaml
+from assistant.datafile import dump_yaml, read_yaml
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE, MAX_WORLD_SIZE
 from assistant.planner.plan import Plan, Step
 from assistant.planner.relax import Dropped, fewest_dropped
@@ -1061,7 +1059,7 @@ def _memory_reason(f: _Found) -> Step:
 
 
 def to_yaml(recipe: dict) -> str:
-    return yaml.safe_dump(recipe, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return dump_yaml(recipe, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
 def _batch_notes(s: Situation, f: _Found) -> list[Step]:

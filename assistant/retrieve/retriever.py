@@ -106,6 +106,11 @@ class Retriever:
             retriever.search("warm up 预热 tp_size", k=1)
         return retriever
 
+    def forget_embeddings(self) -> None:
+        """A new question starts: the encoders drop the vectors of the last one."""
+        for enc in self.encoders:
+            enc.forget()
+
     @property
     def kinds(self) -> list[str]:
         return list(self._kinds)
@@ -133,7 +138,7 @@ class Retriever:
                 # Chinese without a glossary term or identifier: nothing this channel can read.
                 out.append(ChannelRanking(enc.name, q, []))
                 continue
-            vec = enc.encode([q])[0]
+            vec = enc.embed(q)
             ids = [nid for nid, _ in self.store.search(i, vec, candidates, allowed)]
             out.append(ChannelRanking(enc.name, q, ids))
         rows = self.lexical.search(self.tokenizer(expanded), candidates, mask) if mask is None or mask.any() else []

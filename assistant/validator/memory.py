@@ -17,8 +17,7 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import yaml
-
+from assistant.datafile import read_yaml
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.validator.capabilities import accepts
 from assistant.validator.layout import Layout
@@ -142,7 +141,7 @@ _LAYOUT_FIELDS = frozenset({"strategy", "world_size", "tp", "pp", "cp", "ep", "d
 
 @functools.cache
 def _phrases() -> dict:
-    return yaml.safe_load(_KNOBS_FILE.read_text(encoding="utf-8"))
+    return read_yaml(_KNOBS_FILE)
 
 
 # ------------------------------------------------------------------------------------------ layout

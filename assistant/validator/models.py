@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from assistant.config import KB_DIR
+from assistant.datafile import SAFE_LOADER
 
 MODELS_FILE = KB_DIR / "models.yaml"
 GPUS_FILE = KB_DIR / "gpus.yaml"
@@ -222,7 +223,7 @@ def _read_yaml(path: Path) -> Any:
     raw = path.read_bytes()
     if len(raw) > _TABLE_MAX_BYTES:
         raise ValueError(f"{path.name} is larger than {_TABLE_MAX_BYTES} bytes")
-    return yaml.safe_load(raw.decode("utf-8"))
+    return yaml.load(raw, Loader=SAFE_LOADER)  # noqa: S506 - a safe loader
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ import difflib
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
+from assistant.datafile import read_yaml
 
-_DATA = yaml.safe_load((Path(__file__).resolve().parent / "schedules.yaml").read_text(encoding="utf-8"))
+_DATA = read_yaml(Path(__file__).resolve().parent / "schedules.yaml")
 
 ACCEPTED: tuple[str, ...] = tuple(_DATA["accepted"])
 ACCEPTED_LOWER: frozenset[str] = frozenset(n.lower() for n in ACCEPTED)

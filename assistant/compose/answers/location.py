@@ -11,6 +11,7 @@ from assistant.compose.anchors import Anchor, anchor_of
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.citations import with_citation
 from assistant.compose.writer import Writer, first_sentence, identifiers
+from assistant.datafile import SAFE_LOADER
 from assistant.retrieve.hit import Hit
 from assistant.validator.fields import field_table
 from assistant.validator.upstream_errors import UpstreamErrorMatch, match_upstream_error, quoted_rules
@@ -25,7 +26,7 @@ def _chunk_anchor_fields(h: Hit, lang: str) -> tuple[str, list[str], str]:
     data = None
     if h.kind == "anchor" and len(h.text) < 16_000:
         try:
-            data = yaml.safe_load(h.text)
+            data = yaml.load(h.text, Loader=SAFE_LOADER)  # noqa: S506 - a safe loader
         except yaml.YAMLError:
             data = None
     if isinstance(data, dict) and isinstance(data.get("summary"), str):

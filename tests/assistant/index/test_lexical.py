@@ -49,3 +49,28 @@ def test_empty_index_searches_to_nothing(tok, tmp_path):
     idx = LexicalIndex.build({}, [], tok)
     idx.save(tmp_path / "b")
     assert LexicalIndex.load(tmp_path / "b").search(tok("tp_size"), 5) == []
+
+
+def test_a_cold_chinese_question_loads_jiebas_dictionary_once(monkeypatch):
+    """The retriever's tokenizer and the sentence extractor's default one read the same glossary:
+    one dictionary load (about 0.5 s and 50 MB each) serves both."""
+    import jieba
+
+    from assistant.compose import extract
+    from assistant.config import KB_DIR
+    from assistant.index import lexical
+    from assistant.index.glossary import load_glossary
+
+    loads = []
+    real = jieba.Tokenizer.initialize
+    monkeypatch.setattr(jieba.Tokenizer, "initialize", lambda self, *a, **k: (loads.append(self), real(self, *a, **k))[1])
+    lexical._jieba_tokenizer.cache_clear()
+    extract._default_tokenizer.cache_clear()
+    retriever_tok = LexicalTokenizer(load_glossary(KB_DIR / "glossary.yaml").zh_terms)  # as Retriever.load makes it
+    assert retriever_tok("张量并行怎么配")
+    picked = extract.select_sentences("张量并行怎么配置？", [], "zh")  # the extractor's own tokenizer
+    assert picked == []
+    assert extract._default_tokenizer()("流水线并行")
+    assert len(loads) == 1
+    assert extract._default_tokenizer()._jieba is retriever_tok._jieba
+    extract._default_tokenizer.cache_clear()
