@@ -255,7 +255,8 @@ class StreamGate:
                     self.result.exempt.append(body)
                 elif unit.code:
                     self.result.shown.append((found.text, report))
-            return original
+            # config-shaped prose that holds no bad config is still prose: echoes and verdict claims go
+            return original if unit.code else "".join(self._prose(line) for line in original.splitlines(keepends=True))
         if all(self._is_exempt(body, found) for body, found, _ in bad):
             body, _, reasons = bad[0]
             self.result.exempt.append(body)

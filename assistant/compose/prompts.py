@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Sequence
+from typing import Sequence, get_args
 
 from assistant.compose.ask_notes import Computed
 from assistant.compose.writer import mesh_text
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.retrieve.hit import Hit
-from assistant.understand.query import Query, Situation
+from assistant.understand.query import AskKind, Query, Situation
 
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese (简体中文)"}
 
@@ -157,8 +157,14 @@ def situation_block(sit: Situation, computed: Computed, pasted_tokens: int) -> s
 PROMPT_SECTIONS = ("SITUATION", "QUESTION", "ASKS", "COMPUTED ANSWER", "COMPUTED DETAILS", "TOOLS",
                    "VALIDATOR ON THE USER'S OWN LAYOUT", "UPSTREAM ERRORS MATCHED", "VALIDATED CONFIG",
                    "SOURCES", "NOTE")
-PROMPT_ECHO = re.compile(r"^\s*(?:[-*>#]+\s*|\d+[.)]\s*)*\**(?:%s)\b\s*(?:\([^)]*\))?\s*\**\s*:"
-                         % "|".join(re.escape(h) for h in PROMPT_SECTIONS))
+# A model line that copies the prompt back: a section header, an ask line in the ASKS format
+# (`1. verdict: "..."`), or a line of the validator block (`verdict at world_size 40, ...:`, `judged layout:`)
+_ASK_KINDS = get_args(AskKind)
+PROMPT_ECHO = re.compile(
+    r"^\s*(?:[-*>#]+\s*|\d+[.)]\s*)*\**(?:%s)\b\s*(?:\([^)]*\))?\s*\**\s*:"
+    r"|^\s*\d+[.)]\s*(?:%s)(?:\s*\([^)]*\))?:\s*\""
+    r"|^\s*(?:[-*]\s*|\d+[.)]\s*)?(?:verdict at world_size \d+[^:\n]*|judged layout):"
+    % ("|".join(re.escape(h) for h in PROMPT_SECTIONS), "|".join(_ASK_KINDS)))
 
 
 def asks_block(computed: Computed) -> str:

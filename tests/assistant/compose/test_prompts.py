@@ -2,6 +2,8 @@
 as untrusted; the validated config the only YAML offered; the whole prompt within its token room."""
 from __future__ import annotations
 
+import pytest
+
 from assistant.compose.ask_notes import AskNote, Computed
 from assistant.compose.prompts import PROMPT_VERSION, build_messages, estimate_tokens, history_messages, system_prompt, user_prompt
 from assistant.retrieve.hit import Hit
@@ -106,3 +108,17 @@ def test_nodes_without_a_world_size_give_the_world_they_imply():
     q = understand("I am training a 70B LLM on 8 nodes and want TP plus PP. Which strategy?")
     situation = user_prompt(q, computed(), []).split("\n\n", 1)[0]
     assert "world_size: not given; 8 nodes x 8 GPUs per node = 64" in situation
+
+
+@pytest.mark.parametrize("line, echo", [
+    ('1. verdict: "Does tp 4 with pp 3 work on 40 GPUs?"', True),  # an ASKS line copied back
+    ("2. verdict at world_size 40, 8 GPUs per node: FAILS (1 failing check(s))", True),  # the validator block
+    ("judged layout: {\"tp_size\": 4}", True),
+    ("No: 40 is not divisible by tp*pp = 12.", False),
+    ("1. Use tp_size 4 within a node: it keeps TP traffic on NVLink.", False),
+])
+def test_prompt_echo_knows_the_prompts_own_lines(line, echo):
+    """A small local model (SmolLM2) copies the ASKS and validator lines back; those are the prompt's, not an answer."""
+    from assistant.compose.prompts import PROMPT_ECHO
+
+    assert bool(PROMPT_ECHO.search(line)) is echo
