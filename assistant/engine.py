@@ -498,7 +498,7 @@ class Assistant:
         """The bounded tool loop, then its final text through the gate. The layout the model last
         validated as the user's (the user stated it: llm_tools.stated_by_user) is the answer's judged
         layout, and the gate judges YAML at its numbers; without one, Meshwise's reading and leads stand."""
-        from assistant.compose.lead_check import LeadFirst
+        from assistant.compose.lead_check import contradicted_leads
         from assistant.compose.llm_tools import ToolContext, question_numbers
         from assistant.compose.prompts import PROMPT_ECHO
         from assistant.compose.tool_loop import run_tool_loop
@@ -512,7 +512,10 @@ class Assistant:
                 return list(self.retriever.search(text, k=k, lang=q.lang))
 
         said = [q.text, *(t.content for t in req.history if t.role == "user")]
-        ctx = ToolContext(lang=q.lang, question_numbers=question_numbers(*said),
+        # the world the user gave: in the request, or as nodes x GPUs per node, is theirs though never written as one number
+        sit = q.situation
+        implied = {n for n in (sit.world_size, sit.nodes and sit.gpus_per_node and sit.nodes * sit.gpus_per_node) if n}
+        ctx = ToolContext(lang=q.lang, question_numbers=question_numbers(*said) | implied,
                           user_layout=d.judged if d is not None else None, gpus_per_node=gpn,
                           search=search, sources=list(prep.sources))
         t = time.perf_counter()
@@ -528,11 +531,17 @@ class Assistant:
                              check=lambda body: validate(body, world_size=mine.world_size,
                                                          gpus_per_node=mine.gpus_per_node, model=q.params.model,
                                                          gpu=q.params.gpu))
-        text, result = gate_text(self._scrub(loop.text), policy)
+        judged_fails = computed.judged is not None and computed.judged.report is not None and not computed.judged.report.ok
+        agreed = bool(loop.validated) and all(v.report.ok for v in loop.validated) and (mine is not None or not judged_fails)
+        text, result = gate_text(self._scrub(loop.text), replace(policy, keep_claims=agreed))
+        if agreed and result.replaced:  # a config the validator refused: no verdict sentence of the model's stands
+            text, result = gate_text(self._scrub(loop.text), policy)
         text = text.strip() + "\n"
-        if mine is None:
-            lead = LeadFirst(computed.notes)
-            text = lead.feed(text) + lead.close()
+        if mine is None and computed.judged is not None:
+            # the model's reading is its own (it had the tools); only a verdict on the layout the user
+            # stated, as Meshwise judged it, may not be contradicted
+            against = contradicted_leads(text, computed.notes)
+            text = "\n".join(against) + "\n\n" + text if against else text
         elif loop.users_layouts == 1:  # with several (an alternative asked about) no one verdict leads
             text = self._tool_verdict_first(text, mine, q.lang, asked=not {"verdict", "diagnosis"}.isdisjoint(c.asks))
         timings = dict(prep.timings)

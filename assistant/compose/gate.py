@@ -59,6 +59,9 @@ class GatePolicy:
     # a later invalid block, once the validated YAML has been shown: a note instead of a second copy
     replaced_again_note: Callable[[int | None, str], str] | None = None
     strip_claims: bool = False  # text from a model: its own verdict sentences are dropped
+    # ... except where every verdict behind the answer is a pass (the tools validated it): then a model's
+    # "this layout is valid" agrees with the validator and stays
+    keep_claims: bool = False
     # text from a model: a line that opens with one of the prompt's section names starts a copy of the
     # prompt, dropped up to the next blank line; a line said before is not said again
     echo: re.Pattern | None = None
@@ -208,7 +211,7 @@ class StreamGate:
         if self._echoed(line):
             self.result.echo_dropped += 1
             return ""
-        kept = drop_claims(line)
+        kept = line if self.policy.keep_claims else drop_claims(line)
         if kept != line:
             self.result.claims_dropped += 1
         return kept

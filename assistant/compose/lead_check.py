@@ -143,6 +143,23 @@ def missing_leads(text: str, notes: Sequence[AskNote]) -> list[str]:
     return out
 
 
+def contradicted_leads(text: str, notes: Sequence[AskNote]) -> list[str]:
+    """Meshwise's verdict leads that `text` contradicts (the opposite polarity where the verdict is due);
+    an ask it answers otherwise, or leaves for later, is the model's to word."""
+    opening = head(text, limit=opening_chars(notes))
+    out: list[str] = []
+    for note, (chars, lines) in zip(notes, _windows(notes)):
+        if note.kind not in {"verdict", "diagnosis"}:
+            continue
+        said = polarity(_QUOTED.sub("", "\n".join([s for s in opening[:chars].splitlines() if s.strip()][:lines])))
+        for lead in note.leads:
+            want = polarity(lead, within=_POLARITY_WITHIN)
+            if want is not None and said is not None and said != want:
+                out += [s for s in note.leads if s not in out]
+                break
+    return out
+
+
 class LeadFirst:
     """On a stream: holds back the answer's opening until it can be checked, then lets it through
     behind Meshwise's leads for the asks it does not state."""

@@ -190,3 +190,42 @@ def test_the_tool_paths_final_text_is_gated_as_model_text(tool_engine, replay, f
     a = tool_engine.ask(AskRequest(question=TP3_Q))
     assert a.llm_path == "tools"
     assert "pp_size: 5" not in a.text and "pp_size: 5}" not in a.text, a.text
+
+
+def test_a_model_that_validated_nothing_keeps_its_own_reading_unless_it_contradicts_the_users_verdict(tool_engine, replay):
+    """The model had the tools: Meshwise's reading (a quantity, say) is not put before its answer; only a
+    verdict on the layout the user stated, which the model's opening contradicts, is."""
+    q = "On 32 GPUs with tp_size 4 and pp_size 2, what is dp_size?"
+    play(replay, q, {"content": "With tp 4 and pp 2 each replica spans 8 GPUs, so you get 4 data-parallel replicas.\n"})
+    a = tool_engine.ask(AskRequest(question=q))
+    assert a.llm_path == "tools" and a.text.startswith("With tp 4 and pp 2"), a.text[:200]
+
+    play(replay, VERDICT_Q, {"content": "Yes, it works: use it as is.\n"})
+    a = tool_engine.ask(AskRequest(question=VERDICT_Q))
+    assert a.text.startswith("No"), a.text[:200]  # Meshwise's verdict on the user's tp 4 x pp 3 comes first
+    assert a.text.index("Yes, it works") > 0
+
+
+def test_a_verdict_sentence_that_agrees_with_the_tools_stays(tool_engine, replay):
+    q = "Does tp 4 with pp 2 work on 40 GPUs?"
+    layout = {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 2, "pipeline": {}}}
+    play(replay, q, {"tool_calls": [call("validate_layout", layout=layout, world_size=40, user_stated=True)]},
+         {"content": "Yes: this layout is valid at 40 GPUs. dp_size = 40 / (4 * 2) = 5.\n"})
+    a = tool_engine.ask(AskRequest(question=q))
+    assert a.model_validated["ok"] and "this layout is valid" in a.text, a.text[:300]
+
+    # a failing verdict behind the answer: the same sentence is the model's claim against it, dropped
+    play(replay, TP3_Q, {"tool_calls": [call("validate_layout", layout={"strategy": "fsdp2", "tp_size": 3}, world_size=8,
+                                             user_stated=True)]},
+         {"content": "Yes: this layout is valid at 8 GPUs.\n"})
+    a = tool_engine.ask(AskRequest(question=TP3_Q))
+    assert "this layout is valid" not in a.text
+
+
+def test_a_world_given_as_nodes_times_gpus_is_the_users(tool_engine, replay):
+    q = "On 2 nodes with 8 GPUs each, is tp_size 8 with pp_size 2 fine?"
+    layout = {"distributed": {"strategy": "fsdp2", "tp_size": 8, "pp_size": 2, "pipeline": {}}}
+    play(replay, q, {"tool_calls": [call("validate_layout", layout=layout, world_size=16, user_stated=True)]},
+         {"content": "Yes: tp 8 within each node and pp 2 across the two nodes starts; dp_size = 1.\n"})
+    a = tool_engine.ask(AskRequest(question=q))
+    assert a.model_validated["user_stated"] and a.judged == layout  # 16 = 2 x 8, never written as one number
