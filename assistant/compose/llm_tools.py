@@ -203,17 +203,24 @@ def _report_json(report: ValidationReport, lang: str) -> dict:
 
 def _validate(args: dict, ctx: ToolContext, name: str) -> ToolResult:
     from assistant.validator import validate
+    from assistant.validator.models import lookup_model
     from assistant.validator.report import UnusableInput
 
     recipe = _recipe(args["layout"])
     if isinstance(recipe, str):
         return _error(name, recipe)
     world, gpn = args["world_size"], args.get("gpus_per_node") or ctx.gpus_per_node
+    # a model named by the table only: a tool argument never names a file to read, and a model the table
+    # does not know still gets the layout checked (without the per-model checks), said in the result
+    named = (args.get("model") or "").strip()
+    model = lookup_model(named) if named else None
     try:
-        report = validate(recipe, world_size=world, gpus_per_node=gpn, model=args.get("model"))
+        report = validate(recipe, world_size=world, gpus_per_node=gpn, model=model.key if model else None)
     except UnusableInput as exc:
         return _error(name, exc.message[:300])
     data = _report_json(report, ctx.lang)
+    if named and model is None:
+        data["model_checks"] = f"skipped: {named[:80]!r} is not in Meshwise's model table (layout rules only)"
     if name == "derive_sizes":
         data = {k: data[k] for k in ("ok", "world_size", "gpus_per_node", "derived", "mesh", "errors") if k in data}
         return ToolResult(name, True, _wrap(data))

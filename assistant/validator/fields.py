@@ -185,6 +185,11 @@ class FieldTable:
             cands = self._by_name.get(key, ())
             hit = tuple(r for r in cands if r.section == head or r.section.endswith("." + head)
                         or (head == "distributed" and r.section == "distributed"))
+            if not hit:
+                # `megatron_fsdp.overlap_grad_reduce`: a strategy's own option sits flat under `distributed:`
+                # (the strategy's config class takes it), so a strategy name is a block in words only
+                strategy = head.rpartition(".")[2]
+                hit = tuple(r for r in cands if r.section == "distributed" and strategy in r.strategies)
             return hit
         return ()
 

@@ -216,6 +216,8 @@ def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
         for c in derive.divisors(lay.non_pp):
             if c > 1 and facts.num_routed_experts % c == 0:
                 yield 0.5 + _ratio(c, lay.ep), _with(cfg, "distributed.ep_size", c), f"ep_size: {c}"
+    elif code == "MW-E-EP-DENSE":  # no MoE class to shard experts over: EP's ranks go back to data parallelism
+        yield 0.5, _with(cfg, "distributed.ep_size", 1), "ep_size: 1"
     elif code == "MW-E-TP-MOE-PLAN":
         if path == "distributed.sequence_parallel":
             yield 0.5, _with(cfg, path, False), "sequence_parallel: false"

@@ -66,9 +66,9 @@ def _check_ep(d: Derived, m: ModelFacts) -> list[Finding]:
     if ep <= 1:
         return []
     if not m.is_moe:
-        return [make_finding("MW-W-EP-EXPERTS", "distributed.ep_size", ep=ep, model=m.name)]
+        return [make_finding("MW-E-EP-DENSE", "distributed.ep_size", ep=ep, model=m.name)]
     if not m.upstream_moe:
-        return [make_finding("MW-W-EP-EXPERTS", "distributed.ep_size", "hf_moe", ep=ep, model=m.name,
+        return [make_finding("MW-E-EP-DENSE", "distributed.ep_size", "hf_moe", ep=ep, model=m.name,
                         arch=m.architecture or "?", experts=m.num_routed_experts)]
     e = m.num_routed_experts
     if e % ep == 0:

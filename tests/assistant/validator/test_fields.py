@@ -116,6 +116,15 @@ def test_get_by_key_alias_and_dotted_path():
     assert T.get("no_such_key") == []
 
 
+def test_a_strategys_option_named_under_the_strategy_is_found_flat_under_distributed():
+    """`megatron_fsdp.overlap_grad_reduce` is how users (and models) name it; upstream reads it from
+    `distributed:` into MegatronFSDPConfig. Another strategy's prefix finds nothing."""
+    assert paths(T.get("megatron_fsdp.overlap_grad_reduce")) == ["distributed.overlap_grad_reduce"]
+    assert paths(T.get("distributed.megatron_fsdp.zero_dp_strategy")) == ["distributed.zero_dp_strategy"]
+    assert paths(T.get("ddp.find_unused_parameters")) == ["distributed.find_unused_parameters"]
+    assert T.get("fsdp2.overlap_grad_reduce") == []
+
+
 def test_mentioned_narrows_to_the_block_named():
     got = paths(T.mentioned("What does `reshard_after_forward` default to in `moe:`?"))
     assert got[0] == "distributed.moe.reshard_after_forward"

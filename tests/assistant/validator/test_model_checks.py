@@ -128,11 +128,12 @@ def test_ep_not_dividing_experts():
 
 def test_ep_on_dense_and_on_hf_moe():
     dense = run("llama-3.1-8b", derived(8, ep=2))
-    assert codes(dense) == ["MW-W-EP-EXPERTS"] and "dense" in dense[0].message
+    # upstream raises (capabilities.py attach_capabilities_and_validate): the job does not start
+    assert codes(dense) == ["MW-E-EP-DENSE"] and "dense" in dense[0].message and dense[0].severity == "error"
     assert "capabilities.py" in dense[0].upstream
     mixtral = run("mixtral-8x7b", derived(8, ep=2))
-    assert codes(mixtral) == ["MW-W-EP-EXPERTS"] and "MixtralForCausalLM" in mixtral[0].message
-    assert_bilingual(mixtral[0])
+    assert codes(mixtral) == ["MW-E-EP-DENSE"] and "MixtralForCausalLM" in mixtral[0].message
+    assert_bilingual(mixtral[0], "error")
 
 
 # ------------------------------------------------------------------------------------------ PP
