@@ -112,3 +112,16 @@ def test_search_kb_cites_into_the_answers_sources_and_defangs_passages():
     text = json.dumps(d)
     assert "</source>" not in text and "<system>" not in text and "```" not in text and d["untrusted"]
     assert "k: 9 is greater than the maximum" in run_tool("search_kb", {"query": "x", "k": 9}, ctx).error.replace("'", "")
+
+
+@pytest.mark.parametrize("model, checked", [
+    ("Llama 3.1 8B", True),  # in the table: ep on a dense model fails (MW-E-EP-DENSE)
+    ("MyCustom-13B", False),  # unknown: the layout rules only, said in the result
+    ("/etc/passwd", False),  # a path is never read from a tool argument
+])
+def test_validate_layout_names_models_from_the_table_only(model, checked):
+    r = run_tool("validate_layout", {"layout": {"strategy": "fsdp2", "ep_size": 2}, "world_size": 8, "model": model},
+                 ToolContext())
+    d = data(r)
+    assert r.ok and ("model_checks" not in d) is checked
+    assert [e["code"] for e in d["errors"]] == (["MW-E-EP-DENSE"] if checked else [])
