@@ -478,13 +478,25 @@ def _sizes(text: str) -> dict[str, int]:
         pats.append(rf"(?<![a-z_]){key}(?:_size)?\b(?:(?!\b(?:tp|pp|cp|ep|dp)(?:_size)?\b)[^\d。.;；?？\n]){{1,24}}?"
                     r"(?:设成|设为|设到|改成|改为|调到|set\s+(?:it\s+)?to|make\s+it)\s*(\d+)(?!\.\d|\d|x)")
         for p in pats:
-            m = re.search(p, text, re.I)
+            m = _stated_match(p, text)
             if m:
                 val = int(m.group(1))
                 if 1 <= val <= 65536:
                     out[key] = val
                 break
     return out
+
+
+def _stated_match(pattern: str, text: str) -> re.Match | None:
+    """The first mention of a size that is not ruled out by a later one: "we can't use TP=3 ..., so we
+    went with tp 1" states tp 1. A size only ever mentioned negated ("why can't I use tp 3?") is still the
+    one asked about."""
+    found = list(re.finditer(pattern, text, re.I))
+    if len(found) < 2:
+        return found[0] if found else None
+    v = load_vocab()
+    kept = [m for m in found if not _negated(text[:m.start()], v.negation_en, v.negation_zh)]
+    return kept[0] if kept else found[0]
 
 
 _DP_SIZE = re.compile(

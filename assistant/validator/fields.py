@@ -45,6 +45,10 @@ class FieldRef:
     runtime_en: str = ""
     runtime_zh: str = ""
     lowercased: bool = False  # upstream lowercases the value before the lookup (`strategy: FSDP2`)
+    # the sizes at which the field does nothing whatever its value (sequence_parallel at tp_size 1), and why
+    inert_when: dict[str, int] = field(default_factory=dict, compare=False)
+    inert_en: str = ""
+    inert_zh: str = ""
 
     @property
     def path(self) -> str:
@@ -59,6 +63,9 @@ class FieldRef:
 
     def note(self, lang: str) -> str:
         return self.note_zh if lang == "zh" else self.note_en
+
+    def inert(self, lang: str) -> str:
+        return self.inert_zh if lang == "zh" else self.inert_en
 
     def runtime(self, lang: str) -> str:
         return self.runtime_zh if lang == "zh" else self.runtime_en
@@ -238,6 +245,8 @@ def _ref(row: dict[str, Any]) -> FieldRef:
         terms=tuple(str(t) for t in row.get("terms") or ()),
         runtime_en=row.get("runtime_en", ""), runtime_zh=row.get("runtime_zh", ""),
         lowercased=bool(row.get("lowercased", False)),
+        inert_when={str(k): int(v) for k, v in (row.get("inert_when") or {}).items()},
+        inert_en=row.get("inert_en", ""), inert_zh=row.get("inert_zh", ""),
     )
 
 

@@ -16,7 +16,7 @@ from assistant.compose.answers.recommendation import (
 from assistant.compose.citations import with_citation
 from assistant.compose.extract import select_sentences, split_sentences
 from assistant.compose.scope import names_the_domain, neighbour_topic
-from assistant.compose.field_facts import asked_kinds, field_facts, judges_value, stated_size
+from assistant.compose.field_facts import asked_kinds, field_facts, inert_lines, judges_value, stated_size
 from assistant.compose.writer import Writer, features_of, first_sentence, identifiers
 from assistant.planner.plan import Plan
 from assistant.understand.query import Query
@@ -426,6 +426,14 @@ def _strategy_on_field(w: Writer, inp: ComposeInput) -> None:
 
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
+    text = getattr(ask, "text", "") or inp.query.text
+    if inert := inert_lines(text, w.lang):
+        # the setting does nothing at the user's sizes: that is the answer; what the field does follows
+        for line in inert:
+            w.answer(line)
+        refs = [r for r in field_table().mentioned(text) if r.inert_when]
+        w.bullets([r.meaning(w.lang) for r in refs][:2])
+        return Part()
     if _answering(w, inp):
         return Part()
     _strategy_on_field(w, inp)

@@ -370,3 +370,17 @@ def test_chinese_numerals_after_a_size_name(q, sizes):
 
 def test_a_chinese_numeral_word_after_a_size_name_is_no_size():
     assert extract_params("tp 一下 能跑吗").tp_size is None
+
+
+@pytest.mark.parametrize("q, tp, pp", [
+    # a size ruled out and then replaced: the replacement is the layout (issue 18)
+    ("We can't use TP=3 because 32 heads don't split, so we went with pp 3 and tp 1 on 3 GPUs. OK?", 1, 3),
+    ("不能用 tp 3，所以改成 tp 1 pp 3，3 张卡行吗？", 1, 3),
+    ("not tp 8, we run tp 4 with pp 2 on 16 GPUs", 4, 2),
+    # a size only ever mentioned negated is still the one asked about
+    ("why can't I use tp 3 on 8 GPUs?", 3, None),
+    ("tp 4 pp 2 on 16 GPUs", 4, 2),
+])
+def test_a_negated_size_gives_way_to_the_one_stated_after_it(q, tp, pp):
+    p = extract_params(q)
+    assert (p.tp_size, p.pp_size) == (tp, pp)

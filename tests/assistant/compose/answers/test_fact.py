@@ -247,3 +247,20 @@ def test_a_module_asked_about_beside_a_pasted_layout_is_answered_from_the_kb(ask
 def test_several_features_a_strategy_lacks_lead_with_the_one_no(ask):
     a = ask("Can I use megatron_fsdp in NeMo AutoModel if I need pipeline parallelism, expert parallelism, or sequence_parallel?")
     assert lead(a.text).startswith("No: `megatron_fsdp` cannot do")
+
+
+@pytest.mark.parametrize("q, start", [
+    ("Does tp_size 1 with sequence_parallel true change anything?", "Nothing changes: at `tp_size: 1`"),
+    ("tp_size 1 配 sequence_parallel: true 有区别吗？", "没有任何变化：`tp_size: 1`"),
+    ("tp_size=1 and enable_async_tensor_parallel: true, what happens?", "Nothing changes: at `tp_size: 1`"),
+])
+def test_a_setting_that_does_nothing_at_the_users_sizes_says_so_first(ask, q, start):
+    # issue 18: the lead was "`megatron_fsdp` has no `sequence_parallel`", a neighbour; upstream applies
+    # no TP plan (and no SP styles) when the TP mesh is 1 (components/distributed/parallelizer.py)
+    a = ask(q)
+    assert lead(a.text).startswith(start), a.text[:300]
+
+
+def test_a_setting_that_works_at_the_users_sizes_gets_no_inert_lead(ask):
+    a = ask("With tp_size 4, what does sequence_parallel do?")
+    assert "Nothing changes" not in a.text
