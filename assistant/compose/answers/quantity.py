@@ -60,6 +60,22 @@ def experts_of(query) -> int | None:
     return (info.num_experts if info is not None and info.is_moe else None) or query.params.num_experts
 
 
+def _max_ep_line(w: Writer, d, experts: int | None) -> str:
+    """The largest ep_size the layout's other sizes allow: a divisor of dp*cp*tp (mesh_utils), and of
+    the routed experts when the model is known (moe/parallelizer)."""
+    prod = d.dp_size * d.cp_size * d.tp_size
+    valid = [x for x in range(2, prod + 1) if prod % x == 0 and (experts is None or experts % x == 0)]
+    shown = ", ".join(str(x) for x in valid[-8:]) or "-"
+    best = valid[-1] if valid else 1
+    if experts is None:
+        return w.say("q_max_ep", best=best, dp=d.dp_size, cp=d.cp_size, tp=d.tp_size, prod=prod, valid=shown)
+    if d.tp_size > 1:  # MW-E-TP-MOE-PLAN: no AutoModel MoE class has a TP plan at 36044ad3
+        best_tp1 = max((x for x in range(1, prod + 1) if prod % x == 0 and experts % x == 0), default=1)
+        return w.say("q_max_ep_tp", tp=d.tp_size, best_tp1=best_tp1)
+    return w.say("q_max_ep_experts", best=best, dp=d.dp_size, cp=d.cp_size, tp=d.tp_size, prod=prod, valid=shown,
+                 experts=experts, per=experts // best)
+
+
 def _experts_line(w: Writer, ep: int, experts: int | None) -> str:
     if experts is None:
         return w.say("q_experts_unknown", ep=ep)
@@ -211,6 +227,8 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         if d.ep_size >= prod:
             return w.say("q_ep_shard_one", ep=d.ep_size, prod=prod)
         return w.say("q_ep_shard", dp=d.dp_size, cp=d.cp_size, tp=d.tp_size, ep=d.ep_size, shard=d.ep_shard_size)
+    if target == "max_ep":
+        return _max_ep_line(w, d, experts)
     if target == "mesh_shape":
         return w.say("q_mesh", mesh=w.mesh(r))
     if target == "gbs_no_acc":

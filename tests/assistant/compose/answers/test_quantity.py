@@ -1,6 +1,7 @@
 """Quantities are the validator's derived sizes of the user's layout, each the result first."""
 from __future__ import annotations
 
+import pytest
 from answer_checks import shown_configs
 from tests.assistant.compose.answers.conftest import lead
 
@@ -190,3 +191,16 @@ def test_which_ep_size_should_i_use_leads_with_the_number(ask):
     # "which ep_size should I use" was not a size choice (only "what ep_size should ..." was)
     a = ask("Qwen3-30B-A3B on 16 GPUs, which ep_size should I use?")
     assert lead(a.text).startswith("Set `ep_size: 8`")
+
+
+@pytest.mark.parametrize("q, start", [
+    # issue 18: "what is the largest ep_size" got a recommendation with ep 8; ep must divide dp*cp*tp = 32
+    ("32 GPUs, tp 4, cp 2, pp 1: what is the largest ep_size I can use?", "The largest ep_size is 32"),
+    ("32 卡，tp 4，cp 2，ep 最大能开多少？", "ep_size 最大可以是 32"),
+    # the routed experts cap it too: Qwen3-30B-A3B has 128, pp 2 leaves 32 non-PP ranks
+    ("Qwen3-30B-A3B on 64 GPUs with pp 2 and tp 1, how high can ep go?", "The largest ep_size is 32"),
+    ("Qwen3-30B-A3B on 64 GPUs with pp 2 and tp 2: maximum ep_size?", "With tp_size 2 this MoE model gets no EP at all"),
+])
+def test_the_largest_ep_size_is_the_ceiling_the_other_sizes_allow(ask, q, start):
+    a = ask(q)
+    assert lead(a.text).startswith(start), a.text[:300]
