@@ -542,15 +542,16 @@ def _named_strategy_value(question: str, ref: FieldRef) -> str | None:
                  if re.search(rf"(?<![a-z0-9_]){re.escape(v.lower())}(?![a-z0-9_])", low)), None)
 
 
-def inert_lines(question: str, lang: str) -> list[str]:
-    """A field the question names that does nothing at the sizes it states ("tp_size 1 with
-    sequence_parallel true"): that is the answer, in the field reference's words with the user's value."""
+def inert_lines(question: str, lang: str) -> list[tuple[FieldRef, str]]:
+    """Each field the question names that does nothing at the sizes it states ("tp_size 1 with
+    sequence_parallel true"), with the sentence that says so in the field reference's words and the
+    user's value (as named_value reads it; `true` when none is named)."""
     question = question[:MAX_QUESTION_CHARS]
     out = []
     for r in dict.fromkeys(field_table().mentioned(question)):
         if r.inert_when and all(stated_size(question, k) == v for k, v in r.inert_when.items()):
-            m = re.search(rf"{re.escape(r.key)}`?\s*(?:[:=]|is|为|设为|设成|=)?\s*`?(true|false)\b", question, re.I)
-            out.append(r.inert(lang).format(value=m.group(1).lower() if m else "true"))
+            named = _Renderer(_phrases(), field_table(), lang, question, [r]).named_value()
+            out.append((r, r.inert(lang).format(value=_show(named.read_as) if named is not None else "true")))
     return out
 
 

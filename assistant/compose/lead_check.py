@@ -95,12 +95,16 @@ def _asked_line(note: AskNote) -> str | None:
     return next(iter(named or unnamed or lines), None)
 
 
+def _first_lines(opening: str, n: int) -> str:
+    """An opening's first `n` non-blank lines, without the question quoted back."""
+    return _QUOTED.sub("", "\n".join([line for line in opening.splitlines() if line.strip()][:n]))
+
+
 def states(note: AskNote, opening: str, verdict_lines: int = _VERDICT_LINES) -> bool:
     """Whether `opening` (an answer's first lines) gives this ask's computed answer; a verdict within
     its first `verdict_lines` lines."""
     asked = _asked_line(note) if note.kind == "quantity" else None
-    lines = [line for line in opening.splitlines() if line.strip()][:verdict_lines]
-    first_lines = _QUOTED.sub("", "\n".join(lines))
+    first_lines = _first_lines(opening, verdict_lines)
     for lead in note.leads:
         want = polarity(lead, within=_POLARITY_WITHIN) if note.kind in _VERDICT_KINDS else None
         if want is not None:  # "No: ..." (a quantity of a layout that fails is its verdict)
@@ -151,7 +155,7 @@ def contradicted_leads(text: str, notes: Sequence[AskNote]) -> list[str]:
     for note, (chars, lines) in zip(notes, _windows(notes)):
         if note.kind not in {"verdict", "diagnosis"}:
             continue
-        said = polarity(_QUOTED.sub("", "\n".join([s for s in opening[:chars].splitlines() if s.strip()][:lines])))
+        said = polarity(_first_lines(opening[:chars], lines))
         for lead in note.leads:
             want = polarity(lead, within=_POLARITY_WITHIN)
             if want is not None and said is not None and said != want:

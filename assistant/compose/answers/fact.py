@@ -429,10 +429,9 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     text = getattr(ask, "text", "") or inp.query.text
     if inert := inert_lines(text, w.lang):
         # the setting does nothing at the user's sizes: that is the answer; what the field does follows
-        for line in inert:
+        for _, line in inert:
             w.answer(line)
-        refs = [r for r in field_table().mentioned(text) if r.inert_when]
-        w.bullets([r.meaning(w.lang) for r in refs][:2])
+        w.bullets([r.meaning(w.lang) for r, _ in inert][:2])
         return Part()
     if _answering(w, inp):
         return Part()

@@ -63,15 +63,16 @@ def experts_of(query) -> int | None:
 def _max_ep_line(w: Writer, d, experts: int | None) -> str:
     """The largest ep_size the layout's other sizes allow: a divisor of dp*cp*tp (mesh_utils), and of
     the routed experts when the model is known (moe/parallelizer)."""
+    from assistant.validator.derive import divisors
+
     prod = d.dp_size * d.cp_size * d.tp_size
-    valid = [x for x in range(2, prod + 1) if prod % x == 0 and (experts is None or experts % x == 0)]
+    valid = [x for x in divisors(prod) if x > 1 and (experts is None or experts % x == 0)]
     shown = ", ".join(str(x) for x in valid[-8:]) or "-"
     best = valid[-1] if valid else 1
     if experts is None:
         return w.say("q_max_ep", best=best, dp=d.dp_size, cp=d.cp_size, tp=d.tp_size, prod=prod, valid=shown)
     if d.tp_size > 1:  # MW-E-TP-MOE-PLAN: no AutoModel MoE class has a TP plan at 36044ad3
-        best_tp1 = max((x for x in range(1, prod + 1) if prod % x == 0 and experts % x == 0), default=1)
-        return w.say("q_max_ep_tp", tp=d.tp_size, best_tp1=best_tp1)
+        return w.say("q_max_ep_tp", tp=d.tp_size, best_tp1=best)
     return w.say("q_max_ep_experts", best=best, dp=d.dp_size, cp=d.cp_size, tp=d.tp_size, prod=prod, valid=shown,
                  experts=experts, per=experts // best)
 
