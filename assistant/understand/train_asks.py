@@ -20,7 +20,9 @@ from assistant.understand.clause_features import LABELS, rule_feature_names
 
 TRAINING_DIR = Path(__file__).with_name("training")
 CASES_FILE = TRAINING_DIR / "cases_clauses.jsonl"
-PARAPHRASES_FILE = TRAINING_DIR / "paraphrases.yaml"
+# paraphrases.yaml and any paraphrases_<topic>.yaml beside it: one file per batch of hand-written
+# clauses, so batches written side by side merge without touching each other
+PARAPHRASES_GLOB = "paraphrases*.yaml"
 C = 0.1  # inverse L2 strength, chosen by the cross-validation below (0.1 and 0.5 compared)
 # USE-multilingual alone: cross-validated 85.7% against 84.7% with MiniLM added, and MiniLM's
 # fixed 128-token rows were three quarters of the model's query-time cost
@@ -43,11 +45,14 @@ def load_examples() -> list[Example]:
         if line.strip():
             r = json.loads(line)
             out.append(Example(r["text"], r["lang"], r["kind"], r.get("target"), f"case:{r['case']}"))
-    for kind, by_lang in read_yaml(PARAPHRASES_FILE).items():
-        for lang, lines in by_lang.items():
-            for i, line in enumerate(lines):
-                text, _, target = str(line).partition(" ## ")
-                out.append(Example(text.strip(), lang, kind, target.strip() or None, f"para:{kind}:{lang}:{i // 5}"))
+    for path in sorted(TRAINING_DIR.glob(PARAPHRASES_GLOB)):
+        batch = path.stem.partition("_")[2]
+        for kind, by_lang in (read_yaml(path) or {}).items():
+            for lang, lines in by_lang.items():
+                for i, line in enumerate(lines):
+                    text, _, target = str(line).partition(" ## ")
+                    group = f"para:{batch}:{kind}:{lang}:{i // 5}" if batch else f"para:{kind}:{lang}:{i // 5}"
+                    out.append(Example(text.strip(), lang, kind, target.strip() or None, group))
     bad = sorted({e.kind for e in out} - set(LABELS))
     if bad:
         raise ValueError(f"unknown labels in the training data: {bad}")
