@@ -22,7 +22,7 @@ from assistant.launch.overrides import split_argv
 from assistant.launch.resolve import Resolved, resolve
 from assistant.launch.sbatch import MAX_SCRIPT, parse_sbatch
 from assistant.launch.types import LaunchWarning
-from assistant.launch.world import make
+from assistant.launch.counts import make
 from assistant.validator import UnusableInput, ValidationReport, check_world, is_whole_recipe
 from assistant.validator import coerce
 

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from assistant.compose.diagnose import Diagnosis, diagnose, judge_stated
 from assistant.understand.query import Query
-from assistant.understand.stated import config_mapping
+from assistant.understand.stated import config_mapping, recipe_of
 from assistant.validator import UnusableInput, validate
 from assistant.validator.paths import put_path
 from assistant.validator.upstream_errors import UpstreamErrorMatch, match_upstream_error
@@ -50,7 +50,7 @@ def judge_user_layout(query: Query, gpus_per_node: int, errors: Sequence[Upstrea
     pasted = next((t for t in (*sit.pasted.configs, *carried) if config_mapping(t) is not None), None)
     if pasted is not None:
         return diagnose(pasted, **_kwargs(query, gpus_per_node))
-    recipe = sit.user_recipe() or (_logged_layout(sit.pasted.errors) if errors else None)
+    recipe = recipe_of(sit) or (_logged_layout(sit.pasted.errors) if errors else None)
     if recipe and _NO_PIPELINE_BLOCK.search(query.text):
         # "pp_size 2, no pipeline block written": the layout as stated has none (to move into stated.py)
         recipe["distributed"].pop("pipeline", None)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from assistant.datafile import read_yaml
+from assistant.launch.counts import count, make
 from assistant.launch.types import Override, WorldSize
 
 _TABLE = read_yaml(Path(__file__).resolve().parent / "ci_layers.yaml")
@@ -24,8 +25,6 @@ def _section(recipe: Mapping) -> Mapping | None:
 
 
 def ci_world(recipe: Mapping) -> WorldSize | None:
-    from assistant.launch.world import count, make
-
     sec = _section(recipe)
     if sec is None:
         return None

@@ -20,7 +20,7 @@ from assistant.launch import codes
 from assistant.launch.overrides import split_argv
 from assistant.launch.shell import expand, words
 from assistant.launch.types import Launch, LaunchError, LaunchWarning, Override, WorldSize
-from assistant.launch.world import count, make
+from assistant.launch.counts import count, make
 
 APP_MODULE = "nemo_automodel.cli.app"
 APP_PROGRAMS = ("automodel", "am")

@@ -17,7 +17,7 @@ from dataclasses import replace
 from assistant.launch.launch_line import APP_MODULE, APP_PROGRAMS, parse_launch_line
 from assistant.launch.shell import MAX_LINE, expand
 from assistant.launch.types import Launch, LaunchError
-from assistant.launch.world import count, gpus_in, make
+from assistant.launch.counts import count, gpus_in, make
 
 MAX_SCRIPT = 256 * 1024
 _ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")

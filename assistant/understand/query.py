@@ -124,13 +124,6 @@ class Situation:
     stated: Stated = field(default_factory=Stated)
     pasted: Pasted = field(default_factory=Pasted)
 
-    def user_recipe(self) -> dict | None:
-        """The user's own layout as a recipe mapping: the pasted config when there is one, else the sizes
-        stated in prose (unstated sizes left to upstream's defaults). None when the user stated no layout."""
-        from assistant.understand.stated import recipe_of
-
-        return recipe_of(self)
-
 
 @dataclass(frozen=True)
 class Query:

@@ -8,7 +8,6 @@ computed on exactly this layout; only after a "no" may an answer propose another
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from assistant.understand.query import SIZE_KEYS, Params, Stated
@@ -83,24 +82,6 @@ def stated_layout(params: Params, prose: str) -> Stated:
     sized = {"hsdp" if k == "dp_replicate_size" else k.removesuffix("_size") for k in sizes}
     return Stated(strategy=params.strategy, sizes=sizes, rest_data_parallel=rest, options=options,
                   wanted=frozenset(params.wanted - sized))
-
-
-_QUOTED_SPAN = re.compile(r"[\"'“‘「][^\"'”’」\n]{1,200}[\"'”’」]")
-
-
-def unquestioned(stated: Stated, asked: set[str], prose: str) -> Stated:
-    """Drop a size the question asks about when it was read only inside a quotation: in "a table lists
-    'pp4·ep8·dp2': what is dp_size really?" the 2 is the label under question, not the user's dp_size."""
-    from assistant.understand.params import extract_params  # the prose reader; imported late (it imports us)
-
-    doubtful = {k for k in stated.sizes if k in asked or k.removesuffix("_size") in asked}
-    if not doubtful or not _QUOTED_SPAN.search(prose or ""):
-        return stated
-    outside = extract_params(_QUOTED_SPAN.sub(" ", prose))
-    drop = {k for k in doubtful if getattr(outside, k, None) is None}
-    if not drop:
-        return stated
-    return replace(stated, sizes={k: v for k, v in stated.sizes.items() if k not in drop})
 
 
 def config_mapping(text: str) -> dict | None:

@@ -22,8 +22,8 @@ from assistant.understand.language import resolve_language
 from assistant.understand.scale import find_scale
 from assistant.understand.params import MAX_PROSE_CHARS, MAX_QUESTION_CHARS, extract_params, load_vocab, normalize, spell_out, with_topology
 from assistant.understand.pasted import split_pasted
-from assistant.understand.query import SIZE_KEYS, Ask, Params, Query, Situation
-from assistant.understand.stated import stated_layout, unquestioned
+from assistant.understand.query import SIZE_KEYS, Ask, Params, Query, Situation, Stated
+from assistant.understand.stated import stated_layout
 from assistant.understand.spelling import zh_respelled
 
 MAX_HISTORY_TURNS = 20  # older turns are dropped: a follow-up refers to the recent conversation
@@ -238,3 +238,19 @@ def understand(
         situation=situation,
         asks=asks,
     )
+
+
+_QUOTED_SPAN = re.compile(r"[\"'“‘「][^\"'”’」\n]{1,200}[\"'”’」]")
+
+
+def unquestioned(stated: Stated, asked: set[str], prose: str) -> Stated:
+    """Drop a size the question asks about when it was read only inside a quotation: in "a table lists
+    'pp4·ep8·dp2': what is dp_size really?" the 2 is the label under question, not the user's dp_size."""
+    doubtful = {k for k in stated.sizes if k in asked or k.removesuffix("_size") in asked}
+    if not doubtful or not _QUOTED_SPAN.search(prose or ""):
+        return stated
+    outside = extract_params(_QUOTED_SPAN.sub(" ", prose))
+    drop = {k for k in doubtful if getattr(outside, k, None) is None}
+    if not drop:
+        return stated
+    return replace(stated, sizes={k: v for k, v in stated.sizes.items() if k not in drop})

@@ -13,11 +13,12 @@ from typing import Any
 
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_WORLD_SIZE
 from assistant.validator import coerce, rules
+from assistant.validator.check import check_once, is_whole_recipe
 from assistant.validator.layout import Layout
 from assistant.validator.report import Derived, Finding, MemoryEstimate, UnusableInput, ValidationReport
 
 __all__ = ["validate", "UnusableInput", "ValidationReport", "Finding", "Derived", "MemoryEstimate", "Layout",
-           "MAX_WORLD_SIZE"]
+           "MAX_WORLD_SIZE", "check_world", "is_whole_recipe"]
 
 
 def _count(value: Any, name: str) -> int:
@@ -83,7 +84,7 @@ def validate(
     world, gpn = check_world(world_size, gpus_per_node)
     data = coerce.load_yaml(recipe) if isinstance(recipe, (str, bytes, bytearray)) else recipe
     facts, gpu_facts = _facts(model, gpu)
-    report, cfg, is_recipe = _check(data, world, gpn, facts, gpu_facts, recipe_checks)
+    report, cfg, is_recipe = check_once(data, world, gpn, facts, gpu_facts, recipe_checks)
     if report.errors and suggest_fix and cfg is not None:
         from assistant.validator import fix
 
@@ -91,79 +92,3 @@ def validate(
         report = replace(report, fix=partial(fix.suggest, cfg, is_recipe, report, world=world, gpus_per_node=gpn,
                                              facts=facts, gpu=gpu_facts, recipe_checks=recipe_checks))
     return report
-
-
-def is_whole_recipe(data: dict) -> bool:
-    """A mapping with a `distributed:` key or any other recipe section is a recipe; else a bare mapping."""
-    return not rules.RECIPE_KEYS.isdisjoint(data)
-
-
-def _check(data: Any, world: int, gpn: int, facts: Any, gpu_facts: Any,
-           recipe_checks: bool | None) -> tuple[ValidationReport, dict | None, bool]:
-    """One validation pass, no fix. Returns the report, the loader's view of the recipe, and whether
-    the input was a whole recipe."""
-    out = rules.Findings()
-    if not isinstance(data, dict):
-        coerce.check_bounds(data)
-        out.add("MW-E-DIST-NOT-MAPPING", "distributed", got=rules.describe(data))
-        return _report(out, None, None, world, gpn), None, False
-    is_recipe = is_whole_recipe(data)
-    cfg, notes = coerce.load_config(data if is_recipe else {"distributed": data})
-    for path, why in notes.load_errors:
-        out.add("MW-E-CONFIG-LOAD", path, key=path, why=why, why_zh=why)
-    for path, var in notes.env_unresolved:
-        out.add("MW-W-ENV-VAR", path, key=path, var=var)
-    if "distributed" not in cfg:
-        out.add("MW-E-DIST-NOT-MAPPING", "distributed", got="no distributed section (the recipe reads cfg.distributed)")
-        return _report(out, None, None, world, gpn), cfg, is_recipe
-    value = cfg["distributed"]
-    if isinstance(value, dict) and "to_dict" in value:
-        # a key named to_dict shadows ConfigNode.to_dict, which the recipe then calls
-        out.add("MW-E-CONFIG-LOAD", "distributed.to_dict", key="distributed.to_dict",
-                why="a key named to_dict hides ConfigNode.to_dict()", why_zh="名为 to_dict 的键遮蔽了 ConfigNode.to_dict()")
-    try:
-        dist = coerce.section_as_dict(value)
-    except (TypeError, ValueError):
-        out.add("MW-E-DIST-NOT-MAPPING", "distributed", got=rules.describe(value))
-        return _report(out, None, None, world, gpn), cfg, is_recipe
-
-    parsed = rules.check_distributed(dist, world, out, gpus_per_node=gpn)
-    rules.check_silent(parsed, dist, out)
-    derived = parsed.derived
-    if recipe_checks is not False and derived is not None:
-        rules.check_schedule(parsed, out)
-        rules.check_async_tp(dist, derived, out)
-        ss = cfg.get("step_scheduler")
-        if ss is not None:
-            steps = rules.check_step_scheduler(ss, dist.get("pipeline"), parsed, out)
-            if steps is not None:
-                derived = parsed.layout.derived(steps)
-    memory = None
-    if derived is not None:
-        out.extend(parsed.layout.advice())
-        rules.check_packing(cfg.get("packed_sequence"), derived, out)
-        if facts is not None:
-            memory = _model_checks(out, derived, dist, cfg, facts, gpu_facts)
-        elif derived.ep_size > 1:
-            from assistant.validator.model_checks import router_ac_findings
-
-            out.extend(router_ac_findings(derived, dist, cfg))
-    return _report(out, derived, memory, world, gpn), cfg, is_recipe
-
-
-def _model_checks(out: rules.Findings, derived: Derived, dist: dict, cfg: dict, facts: Any, gpu_facts: Any):
-    from assistant.validator import memory as memory_model
-    from assistant.validator import model_checks
-
-    out.extend(list(model_checks.check_model(derived, dist, cfg, facts)))
-    estimate, findings = memory_model.estimate_memory(derived, dist, cfg, facts, gpu_facts)
-    out.extend(list(findings))
-    return estimate
-
-
-def _report(out: rules.Findings, derived: Derived | None, memory: MemoryEstimate | None,
-            world: int, gpn: int) -> ValidationReport:
-    return ValidationReport(
-        ok=not out.errors, errors=tuple(out.errors), warnings=tuple(out.warnings), derived=derived,
-        memory=memory, world_size=world, gpus_per_node=gpn,
-    )

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 import yaml
 
 from assistant.validator import derive, rules, schedules
+from assistant.validator.check import check_once
 from assistant.validator.layout import Layout
 from assistant.validator.paths import put_path
 from assistant.validator.report import Finding, ValidationReport
@@ -363,8 +364,6 @@ _SHOWN_SECTIONS = ("distributed", "step_scheduler", "packed_sequence")
 def suggest(cfg: dict, is_recipe: bool, report: ValidationReport, *, world: int, gpus_per_node: int,
             facts: Any = None, gpu: Any = None, recipe_checks: bool | None = None) -> str | None:
     """YAML of the cheapest passing config reachable by small edits, or None."""
-    from assistant.validator import _check
-
     if len(report.errors) > MAX_ERRORS:
         return None  # too far from any valid config to call an edit "nearest"
     if is_recipe:
@@ -375,7 +374,7 @@ def suggest(cfg: dict, is_recipe: bool, report: ValidationReport, *, world: int,
 
     def check(c: dict) -> ValidationReport:
         data = c if is_recipe else c.get("distributed")
-        return _check(data, world, gpus_per_node, facts, gpu, recipe_checks)[0]
+        return check_once(data, world, gpus_per_node, facts, gpu, recipe_checks)[0]
 
     best = _search(cfg, report, check, world, gpus_per_node, facts)
     if best is None:

@@ -20,6 +20,7 @@ from assistant.compose.field_facts import asked_kinds, field_facts, inert_lines,
 from assistant.compose.writer import Writer, features_of, first_sentence, identifiers
 from assistant.planner.plan import Plan
 from assistant.understand.query import Query
+from assistant.understand.stated import recipe_of
 from assistant.validator.fields import field_table
 
 _MAX_TOPIC_FACTS = 2
@@ -389,7 +390,7 @@ def _answer_quantity(w: Writer, inp: ComposeInput, target: str | None) -> None:
     """The leading fact's quantity on the user's own layout ("EP shares ranks" -> ep_shard = 8 / 8 = 1),
     then the rule it breaks, if any (the concept was asked; the verdict comes second)."""
     sit = inp.query.situation
-    recipe = sit.user_recipe()
+    recipe = recipe_of(sit)
     if not target or recipe is None or not sit.world_size:
         return
     from assistant.compose.answers.quantity import quantity_line

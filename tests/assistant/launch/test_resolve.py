@@ -17,7 +17,7 @@ def test_automodel_nproc_is_ignored_when_the_recipe_has_a_launcher_section():
 
 
 def test_explicit_world_wins_and_a_disagreeing_source_is_warned():
-    from assistant.launch.world import make
+    from assistant.launch.counts import make
 
     r = resolve({"recipe": "X", "distributed": {}}, launch=parse_launch_line("automodel c.yaml --nproc-per-node 4"),
                 explicit=make(None, 8, "--world-size 8 on the command line", "x", world_size=8))

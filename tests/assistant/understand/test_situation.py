@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.understand import understand
+from assistant.understand.stated import recipe_of
 
 
 @pytest.mark.parametrize("question, sizes", [
@@ -38,25 +39,25 @@ def test_rest_data_parallel_adds_no_size(question):
 
 def test_user_recipe_is_the_stated_layout_and_nothing_more():
     s = understand("32 GPUs, tp_size 4, ep_size 8, pp and cp both 1: does it run?").situation
-    assert s.user_recipe() == {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 1, "cp_size": 1, "ep_size": 8}}
+    assert recipe_of(s) == {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 1, "cp_size": 1, "ep_size": 8}}
     assert s.world_size == 32 and s.world_source == "text"
 
 
 def test_user_recipe_is_the_pasted_config_when_there_is_one():
     s = understand("```yaml\ndistributed:\n  strategy: ddp\n  tp_size: 2\n```\non 8 GPUs, will it run?").situation
-    assert s.user_recipe() == {"distributed": {"strategy": "ddp", "tp_size": 2}}
+    assert recipe_of(s) == {"distributed": {"strategy": "ddp", "tp_size": 2}}
     assert s.world_size == 8
 
 
 def test_a_pasted_distributed_section_alone_becomes_a_recipe():
     s = understand("```yaml\nstrategy: fsdp2\ntp_size: 3\n```\n8 GPUs ok?").situation
-    assert s.user_recipe() == {"distributed": {"strategy": "fsdp2", "tp_size": 3}}
+    assert recipe_of(s) == {"distributed": {"strategy": "fsdp2", "tp_size": 3}}
 
 
 def test_batches_go_into_the_user_recipe():
     s = understand("16 GPUs tp 2 ep 4, global 64 / local 2: how many grad-acc steps?").situation
     assert s.global_batch_size == 64 and s.local_batch_size == 2
-    assert s.user_recipe()["step_scheduler"] == {"global_batch_size": 64, "local_batch_size": 2}
+    assert recipe_of(s)["step_scheduler"] == {"global_batch_size": 64, "local_batch_size": 2}
 
 
 def test_numbers_in_a_pasted_log_are_not_the_users_sizes():
@@ -86,11 +87,11 @@ def test_a_capability_question_names_a_feature_without_a_size():
 
 def test_schedule_named_in_prose_is_kept_as_written():
     s = understand("64 GPUs, tp 8 pp 4 with interleaved_1f1b: valid?").situation
-    assert s.user_recipe()["distributed"]["pipeline"] == {"pp_schedule": "interleaved_1f1b"}
+    assert recipe_of(s)["distributed"]["pipeline"] == {"pp_schedule": "interleaved_1f1b"}
 
 
 def test_no_layout_stated_gives_no_recipe():
-    assert understand("What does reshard_after_forward default to?").situation.user_recipe() is None
+    assert recipe_of(understand("What does reshard_after_forward default to?").situation) is None
 
 
 @pytest.mark.parametrize("question", [
