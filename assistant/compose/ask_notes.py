@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from assistant.compose.answers import REGISTRY, ComposeInput
+from assistant.compose.answers import ComposeInput, write as write_ask
 from assistant.compose.citations import Citer
 from assistant.compose.corrected import plan_corrections
 from assistant.compose.corrected import say as say_corrections
@@ -81,7 +81,7 @@ def ask_notes(inp: ComposeInput, sources: Sequence[Hit], phrases: Phrases) -> tu
         if i == corrected.at:
             correction_note()
         n_leads, n_lines = len(w.leads), len(w.lines)
-        REGISTRY[ask.kind].write(w, inp, ask)
+        write_ask(w, inp, ask)
         notes.append(AskNote(ask.kind, ask.text, ask.target, tuple(w.leads[n_leads:]), _details(w.lines[n_lines:])))
     if len(corrected.asks) <= corrected.at:
         correction_note()

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of
+from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of, write as write_ask
 from assistant.compose.citations import Citer
 from assistant.compose.corrected import plan_corrections
 from assistant.compose.coverage import cannot_tell, covered
@@ -269,7 +269,7 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
         if i == corrected.at:
             say_corrections(w, corrected)
         before = (len(w.leads), len(w.lines))
-        parts.append(REGISTRY[a.kind].write(w, inp, a))
+        parts.append(write_ask(w, inp, a))
         if not covered(before, w, a, corrected.asks[:i]):
             uncovered.append(a)
             if a.kind == "unknown" or not w.leads:

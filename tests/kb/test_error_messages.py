@@ -1,11 +1,11 @@
 """The error-messages docs: one section per message, headed by its text, so a pasted error finds its
-section by its own words (compose/answers/fact.explain_error), in both languages."""
+section by its own words (compose/answers/from_kb.explain_error), in both languages."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from assistant.compose.answers.fact import _quotes_error
+from assistant.compose.answers.from_kb import _quotes_error
 from assistant.validator.upstream_errors import match_upstream_error
 
 KB = Path(__file__).resolve().parents[2] / "kb"

@@ -18,6 +18,18 @@ from assistant.understand.query import Ask
 REGISTRY: dict[str, AnswerKind] = {m.KIND.kind: m.KIND for m in (
     verdict, quantity, fact, location, recommendation, config, diagnosis, out_of_scope, nonsense, unknown)}
 
+def write(w, inp: ComposeInput, ask) -> Part:
+    """The ask's answer by its kind's module, or by the module it hands the ask to (at most once per
+    kind: a loop of handoffs ends with what the last module wrote)."""
+    kind, seen = ask.kind, set()
+    while True:
+        part = REGISTRY[kind].write(w, inp, ask)
+        seen.add(kind)
+        if part.handoff is None or part.handoff in seen or part.handoff not in REGISTRY:
+            return part
+        kind = part.handoff
+
+
 def asks_of(query) -> tuple[Ask, ...]:
     """The query's asks; a hand-built query without any is answered by the ask its intent means."""
     asks = tuple(a for a in query.asks if a.kind in REGISTRY)
@@ -29,4 +41,4 @@ def needs_of(asks: Iterable, query) -> frozenset[str]:
     return frozenset(n for a in asks for n in REGISTRY[a.kind].needs_of(query))
 
 
-__all__ = ["REGISTRY", "AnswerKind", "ComposeInput", "Part", "asks_of", "needs_of"]
+__all__ = ["REGISTRY", "AnswerKind", "ComposeInput", "Part", "asks_of", "needs_of", "write"]

@@ -43,6 +43,9 @@ class Part:
     strategy: str | None = None
     judged: dict | None = None
     yaml_report: ValidationReport | None = None
+    # the kind that answers this ask instead ("is `interleaved_1f1b` right?" with nothing of the user's
+    # to judge is a fact); the registry's write() follows it, so no module calls another's writer
+    handoff: str | None = None
 
     @property
     def shown_report(self) -> ValidationReport | None:

@@ -6,6 +6,7 @@ API builds it, then the same config as YAML (the one the validator checked).
 from __future__ import annotations
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.answers.from_kb import retrieved
 from dataclasses import replace
 
 from assistant.compose.answers.recommendation import config_sections, plan_recipe, show_plan_yaml, wanted
@@ -14,7 +15,6 @@ from assistant.compose.wished import wished_options, with_options
 from assistant.planner.recommend import to_yaml
 from assistant.validator import validate
 from assistant.compose.writer import Writer, size_of
-from assistant.validator.fields import field_table
 from assistant.planner.plan import Plan
 
 
@@ -133,9 +133,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         shown, report = show_plan_yaml(w, inp.plan)
         return Part(shown, report, inp.plan.strategy, None)
     if inp.plan is None:
-        from assistant.compose.answers import fact
-
-        return fact.retrieved(w, inp)
+        return retrieved(w, inp)
     return config_sections(w, inp.plan, inp.query, fields=True, rationale=False)
 
 

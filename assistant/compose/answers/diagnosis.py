@@ -7,9 +7,10 @@ layout of the user's (the verdict first). A log is never read as a config.
 from __future__ import annotations
 
 from assistant.compose.answers import fact
+from assistant.compose.answers.from_kb import explain_error
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.error_fixes import explain
-from assistant.compose.answers.quantity import quantity_line
+from assistant.compose.answers.quantity_lines import quantity_line
 from assistant.compose.answers.recommendation import pitfalls
 from assistant.compose.field_facts import judges_value
 from assistant.compose.answers.verdict import fix_changes, fix_line, judged_body, layout_text, verdict_line
@@ -35,7 +36,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
         return judged_body(w, inp, d)
     sit = inp.query.situation
-    if sit.pasted.errors and fact.explain_error(w, inp, "\n".join(sit.pasted.errors)):
+    if sit.pasted.errors and explain_error(w, inp, "\n".join(sit.pasted.errors)):
         # a runtime error no start-up rule raises ("No tensor-parallel plan is registered ..."): what
         # the kb says about that message leads; a verdict ask on the stated sizes follows it
         return Part()
@@ -58,8 +59,6 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         dist = (d.judged or {}).get("distributed")
         pitfalls(w, features_of(dist if isinstance(dist, dict) else {}), d.report, limit=3)
         return part
-    from assistant.compose.answers import recommendation
-
     if judges_value(getattr(ask, "text", "") or inp.query.text):
         # "`cp_size: none` in our recipe, won't that fail?": the field reference's verdict on the value
         part = fact.fields(w, inp, ask)
@@ -72,8 +71,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if not sit.stated.any() and not sit.world_size and not sit.model:
         # "卡住不动了 nccl 没反应 咋办": a problem told in words only, no layout to judge or size: what
         # the kb says about it, not a layout of ours
-        return fact.howto(w, inp, with_config=False) or fact.write(w, inp, ask)
-    return fact.howto(w, inp, with_config=False) or recommendation.write(w, inp, ask)
+        return fact.howto(w, inp, with_config=False) or Part(handoff="fact")
+    return fact.howto(w, inp, with_config=False) or Part(handoff="recommendation")
 
 
 def _matched_line(w: Writer, m, message: str) -> str:

@@ -10,14 +10,16 @@ import re
 from typing import Sequence
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.answers.from_kb import retrieved
+from assistant.compose.answers.quantity_lines import quantity_line
 from assistant.compose.answers.recommendation import (
     config_sections, declined, say_declined, show_plan_yaml, wanted,
 )
 from assistant.compose.citations import with_citation
-from assistant.compose.extract import select_sentences, split_sentences
+from assistant.compose.extract import select_sentences
 from assistant.compose.scope import names_the_domain, neighbour_topic
 from assistant.compose.field_facts import asked_kinds, field_facts, inert_lines, judges_value, stated_size
-from assistant.compose.writer import Writer, features_of, first_sentence, identifiers
+from assistant.compose.writer import Writer, features_of, identifiers
 from assistant.planner.plan import Plan
 from assistant.understand.query import Query
 from assistant.understand.stated import recipe_of
@@ -243,62 +245,6 @@ def located(w: Writer, inp: ComposeInput) -> Part | None:
     return Part()
 
 
-def retrieved(w: Writer, inp: ComposeInput, ask=None) -> Part:
-    """No field and no known topic: the kb sentences that answer the question, chosen inside the
-    retrieved chunks by its identifiers and meaning (compose/extract.py), each cited."""
-    text = getattr(ask, "text", "") or inp.query.text
-    picked = select_sentences(text, w.citer.sources, w.lang) or select_sentences(inp.query.text, w.citer.sources, w.lang)
-    items = [with_citation(p.sentence, [w.citer.add(p.hit) + 1]) for p in picked]
-    for p in picked:
-        w.citer.cited.add(w.citer.add(p.hit) + 1)
-    if not items:  # nothing answers it: say what the nearest chunk is about
-        h = next(iter(w.citer.sources), None)
-        s = first_sentence(h.text) if h is not None else ""
-        if s:
-            w.citer.cited.add(1)
-            items = [with_citation(s, [1])]
-    if items:
-        w.answer(items[0])
-    w.bullets(items[1:])
-    return Part()
-
-
-def explain_error(w: Writer, inp: ComposeInput, error: str) -> bool:
-    """A pasted error that no validator rule matches, explained by the kb section headed by its
-    message: its first two sentences (where and why it is raised, then the fix); False when no
-    retrieved section quotes it."""
-    # the kb section headed by the message: among the retrieved chunks in the answer's language, else
-    # in the error-messages document itself, else a retrieved one in the other language
-    pool = [h for h in w.citer.sources if h.lang == w.lang] + w.citer.chunks_of(_ERRORS_DOC) + list(w.citer.sources)
-    hit = next((h for h in pool if any(_quotes_error(t, error) for t in _headings(h))), None)
-    sentences = split_sentences(hit.text) if hit is not None else []
-    if not sentences:
-        return False
-    n = w.citer.add(hit) + 1
-    w.citer.cited.add(n)
-    w.answer(with_citation(w.space.join(s.rstrip() for s in sentences[:2]), [n]))
-    return True
-
-
-_ERRORS_DOC = "error-messages"  # kb/{en,zh}/error-messages.md: one section per message, headed by it
-
-
-def _headings(hit) -> list[str]:
-    """The chunk's heading path and the headings inside its text (the chunker keeps a short section's
-    own heading in the text of the chunk it joins)."""
-    return [hit.heading] + [line for line in hit.text.splitlines() if line.startswith("#")]
-
-
-def _quotes_error(heading: str, error: str) -> bool:
-    """Whether a chunk's heading quotes the error's message: its words up to the first placeholder
-    (`'X'`, `(N)`, `=P`) appear in the error."""
-    for quoted in re.findall(r'"([^"]+)"', heading):
-        head = re.split(r"\b[A-Z]\b|'X'|\(|\[|=", quoted)[0].strip()
-        if len(head) >= 20 and head.lower() in error.lower():
-            return True
-    return False
-
-
 def _fact_text(inp: ComposeInput, ask) -> str:
     """The words of the fact ask: its clause, unless the clause alone names no field or asks no
     fact of one ("填多少", "Is that accepted?" after the sentence that names it): then the question."""
@@ -393,7 +339,6 @@ def _answer_quantity(w: Writer, inp: ComposeInput, target: str | None) -> None:
     recipe = recipe_of(sit)
     if not target or recipe is None or not sit.world_size:
         return
-    from assistant.compose.answers.quantity import quantity_line
     from assistant.compose.diagnose import judge_stated
     from assistant.validator import UnusableInput, validate
 
@@ -442,9 +387,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             and not field_table().mentioned(inp.query.text):
         # "do I have to write model code for the new Qwen3?": a neighbouring topic, told where upstream
         # documents it, not the nearest distributed-training fact
-        from assistant.compose.answers import out_of_scope
-
-        return out_of_scope.write(w, inp, ask)
+        return Part(handoff="out_of_scope")
     # a strategy's limits answer "can ddp do cp_size?"; a field the limits do not cover
     # ("find_unused_parameters") is answered from the field reference
     named = [r for r in field_table().mentioned(inp.query.text) if not r.is_strategy_name and r.key not in _FEATURE_KEYS]
@@ -482,9 +425,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     sit = inp.query.situation
     if inp.plan is not None and (sit.world_size or sit.model or inp.query.params.model_size_b):
         # "350M on 4 GPUs, is DDP okay?": a question about the user's own setup, answered by the plan
-        from assistant.compose.answers import recommendation
-
-        return recommendation.write(w, inp, ask)
+        return Part(handoff="recommendation")
     return retrieved(w, inp, ask)
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.answers.from_kb import retrieved
+from assistant.compose.answers.quantity_lines import quantity_line
 from assistant.compose.writer import FEATURE_ORDER, Writer, features_of, yaml_value
 from assistant.planner.plan import Plan, Step
 from assistant.understand.query import Query
@@ -107,8 +109,6 @@ def config_sections(w: Writer, plan: Plan, query: Query, *, fields: bool, ration
         w.answer(w.fact(lead_key(strategy, feats, plan.world_size, wanted(query)), section="leads", required=True))
         if "hsdp" in feats and "hsdp" in wanted(query) and plan.report.ok:
             # how HSDP splits the data-parallel ranks is what an HSDP question asks for
-            from assistant.compose.answers.quantity import quantity_line
-
             w.answer(quantity_line(w, "dp_shard", plan.report, plan_recipe(plan)))
     named = query.params.strategy
     if named and named != strategy:
@@ -227,9 +227,7 @@ def pitfalls(w: Writer, feats: Sequence[str], report: ValidationReport | None, l
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if inp.plan is None:
-        from assistant.compose.answers import fact
-
-        return fact.retrieved(w, inp)
+        return retrieved(w, inp)
     asked = getattr(ask, "target", None)
     return config_sections(w, inp.plan, inp.query, fields=False, rationale=inp.query.intent == "strategy" and not asked,
                            asked_size=asked if asked in SIZE_KEYS.values() else None)

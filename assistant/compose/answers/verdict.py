@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
+from assistant.compose.answers.quantity_lines import layout_targets, quantity_line
 from assistant.compose.diagnose import Diagnosis, judge_stated
 from assistant.compose.writer import Writer, yaml_value
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE
@@ -149,8 +150,6 @@ def judged_body(w: Writer, inp: ComposeInput, d: Diagnosis, *, sizing: bool = Fa
         if rest:
             w.bullets([w.finding(f) for f in rest], heading="warnings")
         if sizing and r.derived is not None and not any(a.kind == "quantity" for a in inp.asks):
-            from assistant.compose.answers.quantity import layout_targets, quantity_line
-
             lines = [quantity_line(w, t, r, d.judged) for t in layout_targets(r, d.judged)]
             if r.derived.ep_size > 1:
                 lines.append(w.fact("ep_divides", required=True))  # the rule an EP layout passes
@@ -196,8 +195,6 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = inp.diagnosis
     st = inp.query.situation.stated
     if d is None or (not d.pasted and not st.sizes):
-        from assistant.compose.answers import fact, recommendation
-
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
         if any(a.kind in ("diagnosis", "fact") for a in before):
             return Part()  # "does megatron_fsdp do PP?" after its error or its facts: already answered
@@ -210,8 +207,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         sit = inp.query.situation
         numbers = sit.world_size or sit.nodes or sit.model or inp.query.params.model_size_b
         if not numbers or inp.query.intent in ("limitations", "howto"):
-            return fact.write(w, inp, ask)
-        return recommendation.write(w, inp, ask)
+            return Part(handoff="fact")
+        return Part(handoff="recommendation")
     d = _asked_alternative(inp, d, ask) or d
     # "good idea?": asks.yaml's advice cue (target) or the reader's GOOD_IDEA (aspect); the warnings answer it
     if getattr(ask, "target", None) == "advice" or getattr(ask, "aspect", None) == "advice":
@@ -223,14 +220,10 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if r is not None and r.ok and (_worries_about_memory(inp.query.text) or sit.model or inp.query.params.model_size_b):
         # "will 70b blow up on 8 GPUs with tp 8?", "tp 2 pp 2 for a 13B model on 4 GPUs?": past start-up
         # is half the answer; with a model named, whether it fits is the other
-        from assistant.compose.answers.quantity import quantity_line
-
         w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, question=inp.query.text,
                                  gpu=sit.gpu))
     if r is not None and r.ok and r.derived is not None and r.derived.ep_size > 1:
         # an EP layout passes or fails on (dp*cp*tp) % ep: that arithmetic is the reason, said with it
-        from assistant.compose.answers.quantity import quantity_line
-
         w.answer(quantity_line(w, "ep_shard", r, d.judged))
     return judged_body(w, inp, d, sizing=True)
 
