@@ -53,6 +53,16 @@ def derived_sizes(r: ValidationReport, judged: dict | None) -> Derived | None:
         return None
 
 
+def no_ep_class(query) -> str | None:
+    """The class of a known MoE model that takes no EP (Mixtral: the Hugging Face MixtralForCausalLM,
+    not a MoEFSDPSyncMixin; `_transformers/capabilities.py` validate_for_mesh refuses ep_size > 1), else None."""
+    model = getattr(query.situation, "model", None) or query.params.model
+    info = catalog.model_info(model) if model else None
+    if info is None or not info.is_moe or info.ep_supported is not False:
+        return None
+    return info.architectures[0] if info.architectures else info.name
+
+
 def experts_of(query) -> int | None:
     """The routed-expert count: the model table's for a known model, else the count the user states."""
     model = getattr(query.situation, "model", None) or query.params.model
@@ -60,10 +70,13 @@ def experts_of(query) -> int | None:
     return (info.num_experts if info is not None and info.is_moe else None) or query.params.num_experts
 
 
-def _max_ep_line(w: Writer, d, experts: int | None) -> str:
+def _max_ep_line(w: Writer, d, experts: int | None, no_ep: str | None = None) -> str:
     """The largest ep_size the layout's other sizes allow: a divisor of dp*cp*tp (mesh_utils), and of
-    the routed experts when the model is known (moe/parallelizer)."""
+    the routed experts when the model is known (moe/parallelizer); 1 for a MoE class that takes no EP."""
     from assistant.validator.derive import divisors
+
+    if no_ep:
+        return w.say("q_max_ep_no_ep_class", cls=no_ep)
 
     prod = d.dp_size * d.cp_size * d.tp_size
     valid = [x for x in divisors(prod) if x > 1 and (experts is None or experts % x == 0)]
@@ -201,7 +214,7 @@ def _against_gpu(w: Writer, gb: float, gpu: str | None) -> str:
 
 def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None,
                   experts: int | None = None, *, layers: int | None = None, question: str = "",
-                  size_b: float | None = None, gpu: str | None = None) -> str | None:
+                  size_b: float | None = None, gpu: str | None = None, no_ep: str | None = None) -> str | None:
     d = derived_sizes(r, judged)
     if d is None:
         return None
@@ -229,7 +242,7 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
             return w.say("q_ep_shard_one", ep=d.ep_size, prod=prod)
         return w.say("q_ep_shard", dp=d.dp_size, cp=d.cp_size, tp=d.tp_size, ep=d.ep_size, shard=d.ep_shard_size)
     if target == "max_ep":
-        return _max_ep_line(w, d, experts)
+        return _max_ep_line(w, d, experts, no_ep)
     if target == "mesh_shape":
         return w.say("q_mesh", mesh=w.mesh(r))
     if target == "gbs_no_acc":
@@ -356,7 +369,7 @@ def _write_compared(w: Writer, inp: ComposeInput, ask, base: dict, world: int, g
         targets = [t for t in _targets(ask, r, recipe, inp.query.text) if t != "mesh_shape"]
         asked = asked or targets
         for target in targets:
-            line = quantity_line(w, target, r, recipe, experts_of(inp.query))
+            line = quantity_line(w, target, r, recipe, experts_of(inp.query), no_ep=no_ep_class(inp.query))
             if line:
                 w.answer(label + line)
         first = first or Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=recipe)
@@ -420,7 +433,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return recommendation.write(w, inp, ask)
         recipe = recommendation.plan_recipe(plan)
         for target in _targets(ask, plan.report, recipe):
-            w.answer(quantity_line(w, target, plan.report, recipe, experts_of(inp.query)))
+            w.answer(quantity_line(w, target, plan.report, recipe, experts_of(inp.query), no_ep=no_ep_class(inp.query)))
         if inp.query.intent in ("strategy", "yaml") or _STRATEGY_ASKED.search(inp.query.text):
             return recommendation.write(w, inp, ask)  # the question is about the layout as a whole
         # which layout these numbers are for, in one sentence; its YAML only when a config is asked
@@ -436,7 +449,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # over the memory estimate: the sizes still exist and were asked; the estimate follows
         for target in _targets(ask, r, d.judged, inp.query.text):
             w.answer(quantity_line(w, target, r, d.judged, experts_of(inp.query), layers=layers_of(inp.query),
-                                   question=inp.query.text))
+                                   question=inp.query.text, no_ep=no_ep_class(inp.query)))
         # the estimate's first sentence (its totals); the knobs and assumptions are in the report
         w.bullets([w.say("rule_item", code=f.code, path=f.path,
                          message=first_sentence(f.message_zh if w.lang == "zh" else f.message, 260))
@@ -466,7 +479,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         if target == "mesh_shape" and target != getattr(ask, "target", None) and any(a.kind == "quantity" for a in later):
             continue  # the whole mesh after every number asked, not between them
         line = quantity_line(w, target, r, d.judged, experts, layers=layers, question=inp.query.text,
-                             size_b=inp.query.params.model_size_b, gpu=inp.query.situation.gpu)
+                             size_b=inp.query.params.model_size_b, gpu=inp.query.situation.gpu,
+                             no_ep=no_ep_class(inp.query))
         if line and not _said(w, line):
             w.answer(w.computed(line))
     return judged_body(w, inp, d)
