@@ -811,7 +811,15 @@ def _why(s: Situation, t: Targets, f: _Found) -> list[Step]:
             f"{name or 'This model'} has no expert-parallel path upstream (it is not one of AutoModel's MoE classes), so ep_size stays 1 and it is sized like a dense model.",
             f"{name + ' ' if name else '该模型'}在上游没有专家并行实现（不属于 AutoModel 的 MoE 类），因此 ep_size 保持 1，按稠密模型来切分。",
         ))
-    if c.tp > 1 and getattr(s.gpu_facts, "nvlink_domain", None) == 1:
+    if s.gpn and c.tp > s.gpn:
+        # only a tp_size the user fixed is this large: say what it costs, never "inside one node"
+        out.append(Step(
+            f"tp_size {c.tp} is larger than a node of {s.gpn} GPUs: its TP groups span nodes, so every layer's "
+            "all-reduce crosses the inter-node network (`MW-W-TP-CROSS-NODE`); keep TP inside the node and span nodes with PP or DP.",
+            f"tp_size {c.tp} 大于单节点的 {s.gpn} 张 GPU：TP 组跨节点，每层的 all-reduce 都要走节点间网络"
+            "（`MW-W-TP-CROSS-NODE`）；应把 TP 放在节点内，跨节点用 PP 或 DP。",
+        ))
+    elif c.tp > 1 and getattr(s.gpu_facts, "nvlink_domain", None) == 1:
         gpu = s.gpu_facts.key
         out.append(Step(
             f"tp_size {c.tp} stays inside one node of {s.gpn} GPUs, but {gpu} has no NVLink: TP's per-layer "

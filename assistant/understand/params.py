@@ -404,9 +404,10 @@ def _seq_len(text: str, v: Vocab) -> int | None:
 
 # Between a size's name and its value: "tp_size=8", "ep_size 能设 16", "ep_size 还能用 8", "can ep_size be 16"
 _SIZE_VERB = (
-    r"(?:(?:还|也|就)?(?:能不能|可不可以|能否|可否|能|可以|要|想)?\s*(?:设置为|设置成|设为|设成|设到|设|用|开到|开|取|改成|改为|调到|调成|减到|降到|加到|增加到|提到|升到|变成|换成|缩到|扩到|为|是)"
+    r"(?:(?:还|也|就|直接)?(?:能不能|可不可以|能否|可否|能|可以|要|想)?\s*(?:设置为|设置成|设为|设成|设到|设|用|开到|开满|开|取|改成|改为|调到|调成|减到|降到|加到|增加到|提到|升到|拉满到|拉满|拉到|变成|换成|缩到|扩到|为|是)"
     r"|(?:我们?)?\s*(?:设的是|用的是|设成了|设了|开的是|开了|填的是)"
     r"|(?:reduced|increased|dropped|lowered|raised|bumped|changed|cut|went|going|moved)\s+(?:down\s+|up\s+)?to"
+    r"|(?:maxed\s+out|capped|kept|set|fixed|left)\s+at"
     r"|(?:can|could|should|must)?\s*(?:be\s+set\s+to|be|equal\s+to|equals)|=|:|is|of|to)"
 )
 _SIZE_NAMES = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "dp_replicate": "dp_replicate"}

@@ -15,8 +15,9 @@ from typing import Iterable
 
 from assistant.config import KB_DIR
 from assistant.index.glossary import Glossary, load_glossary
+from assistant.understand.advice import advice_reader, with_advice
 from assistant.understand.ask_model import ClauseEncoders, clause_reader
-from assistant.understand.asks import detect_asks, rescued_intent
+from assistant.understand.asks import clauses, detect_asks, rescued_intent
 from assistant.understand.intent import detect_injection, score_intents
 from assistant.understand.language import resolve_language
 from assistant.understand.scale import find_scale
@@ -218,6 +219,9 @@ def understand(
         situation.stated.sizes or pasted.configs or pasted.errors or situation.world_size),
         states_layout=bool(situation.stated.any() or pasted.configs or pasted.errors),
         read=clause_reader(encoders))
+    # "good idea?", "靠谱吗", "any problem with that?" in words no cue lists: the fitted advice reader
+    asks = with_advice(asks, advice_reader(encoders), split=clauses, prose=pasted.prose,
+                       has_layout=bool(situation.stated.sizes or pasted.configs))
     if is_follow_up and scored.score < _WEAK_INTENT:
         asks = _asks_carried(asks, question, earlier_user[-1], prev_intent or intent)
     asked = {a.target for a in asks if a.kind == "quantity" and a.target}

@@ -12,7 +12,7 @@ from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.scaled import CHANGED_TARGETS, change_lines
 from assistant.compose.answers import recommendation
 from assistant.compose.answers.quantity_lines import (
-    derived_sizes, experts_of, layers_of, layout_targets, quantity_line,
+    derived_sizes, experts_of, layers_of, layout_targets, no_ep_class, quantity_line,
 )
 from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
@@ -95,7 +95,7 @@ def _write_compared(w: Writer, inp: ComposeInput, ask, base: dict, world: int, g
         targets = [t for t in _targets(ask, r, recipe, inp.query.text) if t != "mesh_shape"]
         asked = asked or targets
         for target in targets:
-            line = quantity_line(w, target, r, recipe, experts_of(inp.query))
+            line = quantity_line(w, target, r, recipe, experts_of(inp.query), no_ep=no_ep_class(inp.query))
             if line:
                 w.answer(label + line)
         first = first or Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=recipe)
@@ -157,7 +157,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             return Part(handoff="recommendation")
         recipe = recommendation.plan_recipe(plan)
         for target in _targets(ask, plan.report, recipe):
-            w.answer(quantity_line(w, target, plan.report, recipe, experts_of(inp.query)))
+            w.answer(quantity_line(w, target, plan.report, recipe, experts_of(inp.query), no_ep=no_ep_class(inp.query)))
         if inp.query.intent in ("strategy", "yaml") or _STRATEGY_ASKED.search(inp.query.text):
             return Part(handoff="recommendation")  # the question is about the layout as a whole
         # which layout these numbers are for, in one sentence; its YAML only when a config is asked
@@ -173,7 +173,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # over the memory estimate: the sizes still exist and were asked; the estimate follows
         for target in _targets(ask, r, d.judged, inp.query.text):
             w.answer(quantity_line(w, target, r, d.judged, experts_of(inp.query), layers=layers_of(inp.query),
-                                   question=inp.query.text))
+                                   question=inp.query.text, no_ep=no_ep_class(inp.query)))
         # the estimate's first sentence (its totals); the knobs and assumptions are in the report
         w.bullets([w.say("rule_item", code=f.code, path=f.path,
                          message=first_sentence(f.message_zh if w.lang == "zh" else f.message, 260))
@@ -203,7 +203,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         if target == "mesh_shape" and target != getattr(ask, "target", None) and any(a.kind == "quantity" for a in later):
             continue  # the whole mesh after every number asked, not between them
         line = quantity_line(w, target, r, d.judged, experts, layers=layers, question=inp.query.text,
-                             size_b=inp.query.params.model_size_b, gpu=inp.query.situation.gpu)
+                             size_b=inp.query.params.model_size_b, gpu=inp.query.situation.gpu,
+                             no_ep=no_ep_class(inp.query))
         if line and not _said(w, line):
             w.answer(w.computed(line))
     return judged_body(w, inp, d)

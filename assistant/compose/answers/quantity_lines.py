@@ -39,6 +39,16 @@ def derived_sizes(r: ValidationReport, judged: dict | None) -> Derived | None:
         return None
 
 
+def no_ep_class(query) -> str | None:
+    """The class of a known MoE model that takes no EP (Mixtral: the Hugging Face MixtralForCausalLM,
+    not a MoEFSDPSyncMixin; `_transformers/capabilities.py` validate_for_mesh refuses ep_size > 1), else None."""
+    model = getattr(query.situation, "model", None) or query.params.model
+    info = catalog.model_info(model) if model else None
+    if info is None or not info.is_moe or info.ep_supported is not False:
+        return None
+    return info.architectures[0] if info.architectures else info.name
+
+
 def experts_of(query) -> int | None:
     """The routed-expert count: the model table's for a known model, else the count the user states."""
     model = getattr(query.situation, "model", None) or query.params.model
@@ -46,10 +56,13 @@ def experts_of(query) -> int | None:
     return (info.num_experts if info is not None and info.is_moe else None) or query.params.num_experts
 
 
-def _max_ep_line(w: Writer, d, experts: int | None) -> str:
+def _max_ep_line(w: Writer, d, experts: int | None, no_ep: str | None = None) -> str:
     """The largest ep_size the layout's other sizes allow: a divisor of dp*cp*tp (mesh_utils), and of
-    the routed experts when the model is known (moe/parallelizer)."""
+    the routed experts when the model is known (moe/parallelizer); 1 for a MoE class that takes no EP."""
     from assistant.validator.derive import divisors
+
+    if no_ep:
+        return w.say("q_max_ep_no_ep_class", cls=no_ep)
 
     prod = d.dp_size * d.cp_size * d.tp_size
     valid = [x for x in divisors(prod) if x > 1 and (experts is None or experts % x == 0)]
@@ -187,7 +200,7 @@ def _against_gpu(w: Writer, gb: float, gpu: str | None) -> str:
 
 def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None,
                   experts: int | None = None, *, layers: int | None = None, question: str = "",
-                  size_b: float | None = None, gpu: str | None = None) -> str | None:
+                  size_b: float | None = None, gpu: str | None = None, no_ep: str | None = None) -> str | None:
     d = derived_sizes(r, judged)
     if d is None:
         return None
@@ -215,7 +228,7 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
             return w.say("q_ep_shard_one", ep=d.ep_size, prod=prod)
         return w.say("q_ep_shard", dp=d.dp_size, cp=d.cp_size, tp=d.tp_size, ep=d.ep_size, shard=d.ep_shard_size)
     if target == "max_ep":
-        return _max_ep_line(w, d, experts)
+        return _max_ep_line(w, d, experts, no_ep)
     if target == "mesh_shape":
         return w.say("q_mesh", mesh=w.mesh(r))
     if target == "gbs_no_acc":

@@ -7,7 +7,7 @@ import re
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.quantity_lines import layout_targets, quantity_line
 from assistant.compose.diagnose import Diagnosis, judge_stated
-from assistant.compose.writer import Writer, yaml_value
+from assistant.compose.writer import Writer, first_sentence, yaml_value
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE
 from assistant.validator import UnusableInput, validate
 from assistant.validator.fields import field_table
@@ -67,21 +67,41 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
 
 def advice_line(w: Writer, d: Diagnosis) -> str:
     """"Good idea?": a layout that starts is still a "no" when a warning in phrases.yaml's
-    advice_against argues against it (TP across nodes, memory nearly full), then what to use instead;
-    a layout that does not start is the plain verdict's "no"."""
+    advice_against argues against it (TP across nodes, memory nearly full), then what to use instead.
+    Memory over capacity is weighed with those warnings: a layout that starts but does not fit leads
+    with the warning and the memory together ("it starts, but TP crosses nodes and it does not fit"),
+    then what to use instead for both; with no warning against it, the memory verdict's "no" and its
+    fix. A layout that does not start is the plain verdict's "no"."""
     r = d.report
-    if r is None or not r.ok:
+    if r is None:
         return verdict_line(w, d)
+    over_memory = [f for f in r.errors if f.code in ESTIMATES]
+    if len(over_memory) < len(r.errors):
+        return verdict_line(w, d)  # it does not start: that is the answer
     against = [f for f in r.warnings if f.code in w.p.advice_against]
     gpn = min(d.gpus_per_node, d.world_size)
-    if not against:
+    if not against and not over_memory:
         return w.say("advice_yes", layout=layout_text(w, d), world=d.world_size, gpn=gpn, mesh=w.mesh(r))
-    first = against[0]
-    message = (first.message_zh if w.lang == "zh" else first.message).rstrip(" .。")
+    if not against:
+        return verdict_line(w, d)  # "No: ... does not fit in memory", with the fix that does
     nodes = max(1, d.world_size // gpn) if gpn else 1
-    instead = [w.say(k, gpn=gpn, nodes=nodes) for k in dict.fromkeys(w.p.advice_against[f.code] for f in against)]
-    return w.space.join([w.say("advice_no", layout=layout_text(w, d), world=d.world_size, message=message,
-                               code=first.code), *instead])
+    tp = ((d.judged or {}).get("distributed") or {}).get("tp_size", 1)
+
+    def why(f) -> str:
+        # the short reason in the lead (the full message is in the warnings below it)
+        if f.code == "MW-W-TP-CROSS-NODE":
+            return w.say("advice_why_tp_cross_node", tp=tp, gpn=gpn)
+        return first_sentence(f.message_zh if w.lang == "zh" else f.message, 160).rstrip(" .。")
+
+    first = against[0]
+    lines = [w.say("advice_no", layout=layout_text(w, d), world=d.world_size, message=why(first), code=first.code)]
+    m = r.memory
+    if over_memory and m is not None and m.capacity_gib:
+        lines.append(w.say("advice_also_memory", total=f"{m.total_gib:.1f}", cap=f"{m.capacity_gib:.1f}",
+                           code=over_memory[0].code))
+    keys = [w.p.advice_against[f.code] for f in against] + (["advice_fit_memory"] if over_memory else [])
+    lines += [w.say(k, gpn=gpn, nodes=nodes) for k in dict.fromkeys(keys)]
+    return w.space.join(lines)
 
 
 def _passes_start_up(f) -> bool:

@@ -65,6 +65,6 @@ def test_good_idea_on_a_layout_that_starts_with_a_warning_leads_with_no(engine):
     from assistant.answer import AskRequest
 
     a = engine.ask(AskRequest(question="tp_size 16 on two 8-GPU nodes for a 70B model, good idea?"))
-    assert a.text.startswith("No, not a good idea") and "MW-W-TP-CROSS-NODE" in a.text.split("\n\n")[0]
+    assert a.text.startswith("Not a good idea as it stands") and "MW-W-TP-CROSS-NODE" in a.text.split("\n\n")[0]
     plain = engine.ask(AskRequest(question="tp_size 16 on two 8-GPU nodes for a 70B model, is it valid?"))
     assert plain.text.startswith("Yes")

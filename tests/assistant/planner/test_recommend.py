@@ -425,3 +425,11 @@ def test_hsdp_replicas_are_one_group_per_node():
     assert d["dp_replicate_size"] == 8
     d = _check(plan(understand("HSDP with tp_size 2 on 4 nodes x 8 GPUs")))
     assert (d["tp_size"], d["dp_replicate_size"]) == (2, 4)  # dp 16, 4 data-parallel ranks per node
+
+
+def test_a_fixed_tp_larger_than_a_node_is_never_called_inside_one_node():
+    # "tp 直接拉满 16" on two 8-GPU nodes: the rationale said "tp_size 16 stays inside one node of 8 GPUs"
+    p = plan(understand("2 nodes of 8 GPUs, give me a config with tp_size 16"))
+    _check(p)
+    text = " ".join(s.en for s in p.rationale)
+    assert "inside one node of 8" not in text and "MW-W-TP-CROSS-NODE" in text

@@ -204,3 +204,12 @@ def test_which_ep_size_should_i_use_leads_with_the_number(ask):
 def test_the_largest_ep_size_is_the_ceiling_the_other_sizes_allow(ask, q, start):
     a = ask(q)
     assert lead(a.text).startswith(start), a.text[:300]
+
+
+def test_the_largest_ep_of_a_moe_class_that_takes_no_ep_is_1(ask):
+    # Mixtral loads as the HF MixtralForCausalLM (no MoEFSDPSyncMixin): capabilities.py validate_for_mesh
+    # refuses any ep_size > 1, whatever tp_size the layout takes
+    for q in ("What's the max ep_size I can use for Mixtral 8x7B on 16 GPUs?", "mixtral 8x22b 32 张卡，专家并行最多能拉到几？"):
+        first = lead(ask(q).text)
+        assert "MixtralForCausalLM" in first and "MoEFSDPSyncMixin" in first, first
+        assert "largest ep_size is 1:" in first or "ep_size 最大只能是 1" in first, first

@@ -148,8 +148,22 @@ def test_a_good_idea_ask_weighs_the_cross_node_warning_in_the_lead(ask):
     # issue 18: this opened "Yes: ... is valid"; it starts, but TP across nodes is a bad idea
     a = ask("tp_size 16 on two 8-GPU nodes for a 70B model, good idea?")
     first = lead(a.text)
-    assert a.validation.ok and first.startswith("No, not a good idea")
+    assert a.validation.ok and first.startswith("Not a good idea as it stands")
     assert "MW-W-TP-CROSS-NODE" in first and "tp_size 8" in first and "PP or data parallelism" in first
+
+
+def test_a_good_idea_ask_weighs_the_warning_and_the_memory_together(ask):
+    # it starts, TP spans the nodes and the estimate is over the H100's memory: both lead, in 400 chars,
+    # then what to use instead for both (not the memory fix alone, which keeps tp 16)
+    a = ask("Llama 3.1 70B on two nodes of 8 H100 with tp_size 16, good idea?")
+    first = lead(a.text)
+    assert first.startswith("Not a good idea as it stands") and "MW-W-TP-CROSS-NODE" in first[:400]
+    assert "MW-E-MEMORY" in first and "tp_size 8" in first and "activation_checkpointing" in first
+
+
+def test_an_advice_ask_in_words_no_cue_lists_is_read_by_the_advice_reader(ask):
+    a = ask("4 台机器每台 4 张卡，一共 16 卡，Qwen3-32B 开 tp_size 8 是个好主意吗？", gpus_per_node=4)
+    assert lead(a.text).startswith("目前这样不建议") and "MW-W-TP-CROSS-NODE" in lead(a.text)
 
 
 def test_a_good_idea_ask_on_a_sound_layout_is_a_yes(ask):
