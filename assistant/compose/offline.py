@@ -105,13 +105,6 @@ def plan_asks(asks: tuple, query) -> tuple:
     asks = tuple(a for a in asks if not (a.kind == "config" and (a.text in fact_texts or len(asks) > 1
                                                                  and _YAML_AS_PLACE.search(a.text))))
     if not _has_numbers(query):
-        # "how do I turn on find_unused_parameters, and is it off by default?": with no layout, a config
-        # clause about the one field another ask of the question is a fact on is that field's how-to
-        fact_targets = {a.target for a in asks if a.kind == "fact" and a.target}
-        asks = tuple(Ask("fact", a.text, named[0]) if a.kind == "config" and len(named := [
-            r.key for r in field_table().mentioned(a.text) if not r.is_strategy_name and r.key not in _LAYOUT_KEYS]) == 1
-                     and named[0] in fact_targets else a for a in asks)
-    if not _has_numbers(query):
         # without a cluster, a model or sizes, "should I turn it off?" / "in my yaml" after a fact ask
         # is that fact's question, not a request for a layout
         fact_clauses = {a.text for a in asks if a.kind == "fact"}
