@@ -119,6 +119,8 @@ def plan_asks(asks: tuple, query) -> tuple:
         # the fact that it cannot is the answer, not a verdict on sizes or a PP layout
         asks = tuple(Ask("fact", a.text, a.target) if a.kind in ("verdict", "recommendation", "config") else a
                      for a in asks)
+    if _has_numbers(query):
+        asks = _numbers_in_requests(asks)
     kinds = {a.kind for a in asks}
     out = tuple(a for a in asks if not any(k in kinds for k in _COVERED_BY.get(a.kind, ())))
     # one config, one recommendation: a second would only repeat the first
@@ -190,6 +192,44 @@ _DEFINITION = re.compile(r"^\W*(?:what\s+(?:is|are)|what's)\s+(?:an?\s+|the\s+)?
                          r"|什么是|是什么|什么意思|是啥|啥是", re.I)
 
 
+# quantities a config request can name beside it ("give me the YAML and tell me the resulting dp_size")
+_NOT_ALONGSIDE = frozenset({"size_choice", "memory", "world_size", "nodes"})
+
+
+def _numbers_in_requests(asks: tuple) -> tuple:
+    """A config clause that also names a quantity of the layout (asks.yaml's quantity targets) asks
+    that number too: the quantity is its own ask after the config, not dropped with the clause."""
+    from assistant.understand.params import extract_params
+
+    out: list = []
+    for a in asks:
+        out.append(a)
+        if a.kind != "config":
+            continue
+        p = extract_params(a.text)
+        for name, pat in load_asks().quantity_targets:
+            if name in _NOT_ALONGSIDE or not pat.search(a.text) or getattr(p, name, None) is not None:
+                continue
+            if not any(b.kind == "quantity" and b.target == name for b in asks):
+                out.append(Ask("quantity", a.text, name))
+    return tuple(out)
+
+
+def _strategy_takes_field(text: str) -> bool:
+    """A yes/no clause that names a strategy and one of its option fields (not a size or block)."""
+    from assistant.understand.params import extract_params
+
+    from assistant.understand.asks import _CONDITION
+
+    asked = re.split(r"[,，]\s*", text.strip())[-1]
+    # a switch the clause supposes ("if I switch strategy to ddp, ..."); a field asked about alone
+    # ("can I put bucket_cap_mb under fsdp2?") is the field's fact
+    if not _CONDITION.match(text) or not _YES_NO.search(asked) or not extract_params(text).strategy:
+        return False
+    return any(r.section == "distributed" and not r.is_strategy_name and r.key not in _LAYOUT_KEYS | {"strategy"}
+               for r in field_table().mentioned(text))
+
+
 def _has_numbers(query) -> bool:
     sit = query.situation
     return bool(sit.world_size or sit.nodes or sit.model or query.params.model_size_b or sit.stated.sizes
@@ -234,6 +274,10 @@ def _reconciled(ask, query):
             query.intent in ("howto", "limitations", "code_location") or not _has_numbers(query)
             or not any(pat.search(query.text) for _, pat in load_asks().quantity_targets)):
         return Ask("fact", ask.text)  # "pad to a multiple of how much?": a number the docs state, not one we derive
+    if ask.kind == "fact" and _strategy_takes_field(ask.text):
+        # "if I switch strategy to ddp, can I keep enable_fsdp2_prefetch?": whether that strategy takes the
+        # field is the validator's verdict on exactly that (verdict._strategy_with_fields)
+        return Ask("verdict", ask.text, ask.target)
     if ask.kind == "fact" and _LAYOUT_WISH.search(ask.text):
         return Ask("recommendation", ask.text)
     if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \

@@ -533,7 +533,7 @@ def _dp_size(text: str) -> int | None:
 
 def _batches(text: str) -> tuple[int | None, int | None]:
     gbs = re.search(
-        r"(?:global[\s_-]*batch(?:[\s_-]*size)?|\bgbs\b|全局\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小|批量)|总\s*batch(?:[\s_-]*size)?|总批(?:次)?大小)\s*(?:=|:|is|of|为|是|设为)?\s*(\d+)"
+        r"(?:global[\s_-]*batch(?:[\s_-]*size)?|\bgbs\b|全局\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小|批量)|总\s*batch(?:[\s_-]*size)?|总批(?:次)?大小)\s*(?:=|:|is|of|为|是|设为|(?:set|drop(?:ped)?|raise[ds]?|lower(?:ed)?|bump(?:ed)?|change[ds]?|cut|go(?:es)?|increase[ds]?|decrease[ds]?|reduce[ds]?)?\s*to|改成|改为|降到|减到|换成|调到|设成|加到|提到)?\s*(\d+)"
         r"|(\d+)\s*(?:global[\s_-]*batch)",
         text, re.I,
     )

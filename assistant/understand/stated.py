@@ -123,3 +123,24 @@ def recipe_of(situation: "Situation") -> dict | None:
         recipe["step_scheduler"] = {"global_batch_size": situation.global_batch_size,
                                     "local_batch_size": situation.local_batch_size}
     return recipe
+
+
+# The pipeline block as one clause states it: absent ("leave out the pipeline block", "没写 pipeline 块")
+# or present ("add `pipeline: {}`", "keep a pipeline: block"); the block's name read exactly, with its
+# negation, so a verdict on that clause judges the layout with or without the block.
+_PIPELINE_ABSENT = re.compile(
+    r"\b(?:no|without|missing|forgot(?:\s+the)?)\s+(?:a\s+|the\s+)?`?(?:distributed\.)?pipeline`?\s*(?:block|section)"
+    r"|\b(?:leave|leaving|left|drop|dropping|remove|removing|omit|omitting)\s+(?:out\s+)?(?:the\s+|a\s+)?`?(?:distributed\.)?pipeline`?"
+    r"|(?:没写|没有|没加|缺少?|忘了写?|不写|不加|去掉|删掉)\s*`?pipeline", re.I)
+_PIPELINE_PRESENT = re.compile(
+    r"`?pipeline\s*:\s*\{\s*\}`?|\b(?:keep|keeps|kept|add|adding|with)\s+(?:a\s+|the\s+)?`?pipeline:?`?\s*(?:block|section)"
+    r"|(?:加上|留着|保留|写上)\s*`?pipeline", re.I)
+
+
+def pipeline_block_stated(text: str) -> str | None:
+    """"absent", "present" or None: whether the clause states the pipeline block left out or written."""
+    if _PIPELINE_ABSENT.search(text):
+        return "absent"
+    if _PIPELINE_PRESENT.search(text):
+        return "present"
+    return None

@@ -59,7 +59,7 @@ def check_once(data: Any, world: int, gpn: int, facts: Any, gpu_facts: Any,
     memory = None
     if derived is not None:
         out.extend(parsed.layout.advice())
-        rules.check_packing(cfg.get("packed_sequence"), derived, out)
+        rules.check_packing(cfg.get("packed_sequence"), derived, out, cfg.get("model"))
         if facts is not None:
             memory = _model_checks(out, derived, dist, cfg, facts, gpu_facts)
         elif derived.ep_size > 1:

@@ -618,12 +618,17 @@ def check_async_tp(dist: dict, d: Derived, out: Findings) -> None:
         out.add("MW-E-ASYNC-TP-SP", "distributed.enable_async_tensor_parallel", tp=d.tp_size)
 
 
-def check_packing(packed: Any, d: Derived, out: Findings) -> None:
+def check_packing(packed: Any, d: Derived, out: Findings, model: Any = None) -> None:
     if not isinstance(packed, dict) or d.cp_size <= 1:
         return
     size = packed.get("packed_sequence_size", 0)
     if not derive.is_positive_int(size):
         return
+    attn = model.get("attn_implementation") if isinstance(model, dict) else None
+    if isinstance(attn, str) and attn.strip().lower() == "sdpa":
+        # context_parallel/utils.py: on SDPA the CP path drops the mask and forces is_causal=True; the
+        # recipe raises only for models that declare no CP-with-packing support, an HF model runs on
+        out.add("MW-W-CP-PACKING-SDPA", "model.attn_implementation", cp=d.cp_size, size=size)
     mult = 2 * d.cp_size
     if size % mult:
         out.add("MW-W-PACKING-CP", "packed_sequence.packed_sequence_size", size=size, cp=d.cp_size, mult=mult,

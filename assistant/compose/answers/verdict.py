@@ -3,6 +3,7 @@ re-validated, comes only after a "no"."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.quantity_lines import layout_targets, quantity_line
@@ -12,6 +13,7 @@ from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE
 from assistant.validator import UnusableInput, validate
 from assistant.validator.fields import field_table
 from assistant.validator.coerce import load_yaml
+from assistant.understand.stated import pipeline_block_stated
 
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
 _SIZE_OR_BLOCK = frozenset({*_SIZES, "pipeline", "moe", "strategy"})
@@ -21,9 +23,14 @@ ESTIMATES = frozenset({"MW-E-MEMORY"})  # not a start-up check: the run starts, 
 _WORRY = re.compile(r"\bhang|\bdeadlock|\boom\b|out of memory|\bcrash|\bdie\b|\bblow up|卡住|卡死|挂起|死锁|爆显存|显存不够|崩|会不会(?:报错|失败|出错)", re.I)
 
 
-def layout_text(w: Writer, d: Diagnosis) -> str:
-    """`tp_size 4, pp_size 3` (the sizes the user gave), or "your layout" for a pasted config."""
+def layout_text(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
+    """`tp_size 4, pp_size 3` (the sizes the user gave), or "your layout" for a pasted config, with
+    the sizes the asking clause names ("is ep_size 8 valid?": "your layout with `ep_size: 8`")."""
     dist = (d.judged or {}).get("distributed")
+    if d.pasted and isinstance(dist, dict) and ask_text and "\n" not in ask_text and len(ask_text) < 200:
+        named = [r.key for r in field_table().mentioned(ask_text) if r.key in _SIZES and r.key in dist]
+        if named:
+            return w.say("layout_yours_named", named=", ".join(f"`{k}: {dist[k]}`" for k in dict.fromkeys(named)))
     if d.pasted or not isinstance(dist, dict):
         return w.say("layout_yours")
     parts = [f"`strategy: {dist['strategy']}`"] if isinstance(dist.get("strategy"), str) else []
@@ -31,7 +38,10 @@ def layout_text(w: Writer, d: Diagnosis) -> str:
     pipeline = dist.get("pipeline")
     if isinstance(pipeline, dict) and isinstance(pipeline.get("pp_schedule"), str):
         parts.append(f"`pp_schedule: {pipeline['pp_schedule']}`")  # "can I use interleaved 1F1B?" names it
-    return ", ".join(parts) or w.say("layout_yours")
+    text = ", ".join(parts) or w.say("layout_yours")
+    if pipeline == {} and ask_text and pipeline_block_stated(ask_text) == "present":
+        return w.say("layout_block_added", layout=text)  # "... and if I add `pipeline: {}`?": the block asked about
+    return text
 
 
 def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
@@ -43,9 +53,10 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
         key = "verdict_yes_worry" if _WORRY.search(ask_text) else "verdict_yes"
         # a world smaller than a node is that one node ("4 GPUs": one node of 4, not "8 GPUs per node")
         gpn = min(d.gpus_per_node, d.world_size)
-        line = w.say(key, layout=layout_text(w, d), world=d.world_size, gpn=gpn, mesh=w.mesh(r))
-        if r.warnings and d.pasted:  # what still deserves a change in a pasted config is part of the answer
-            first = r.warnings[0]
+        line = w.say(key, layout=layout_text(w, d, ask_text), world=d.world_size, gpn=gpn, mesh=w.mesh(r))
+        named = [f for f in r.warnings if f.path.rsplit(".", 1)[-1] in ask_text]
+        if r.warnings and (d.pasted or named):  # what still deserves a change in a pasted config, or the
+            first = (named or r.warnings)[0]   # warning on the key the clause names, is part of the answer
             line += w.space + w.say("verdict_warning", code=first.code,
                                     message=(first.message_zh if w.lang == "zh" else first.message).rstrip(" .。"))
         return line
@@ -216,12 +227,12 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     st = inp.query.situation.stated
     if d is None or (not d.pasted and not st.sizes):
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
+        d = _strategy_with_fields(inp, ask, clause_only=bool(before))
+        if d is not None:  # "can megatron_fsdp take defer_fsdp_grad_sync?": the validator says, also after
+            w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))  # facts on that field
+            return judged_body(w, inp, d)
         if any(a.kind in ("diagnosis", "fact") for a in before):
             return Part()  # "does megatron_fsdp do PP?" after its error or its facts: already answered
-        d = _strategy_with_fields(inp, ask)
-        if d is not None:  # "can megatron_fsdp take defer_fsdp_grad_sync?": the validator says
-            w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
-            return judged_body(w, inp, d)
         # nothing of the user's to judge: a capability or value question ("can megatron_fsdp do PP?",
         # "is `interleaved_1f1b` right?"), or, with a cluster or a model, a wish for a layout
         sit = inp.query.situation
@@ -229,12 +240,16 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         if not numbers or inp.query.intent in ("limitations", "howto"):
             return Part(handoff="fact")
         return Part(handoff="recommendation")
-    d = _asked_alternative(inp, d, ask) or d
+    alternative = _asked_alternative(inp, d, ask)
+    d = alternative or d
+    asked = getattr(ask, "text", "") or inp.query.text
+    if alternative is not None:
+        asked = _sentence_of(inp.query.text, asked)  # the values the verdict is on are that sentence's
     # "good idea?": asks.yaml's advice cue (target) or the reader's GOOD_IDEA (aspect); the warnings answer it
     if getattr(ask, "target", None) == "advice" or getattr(ask, "aspect", None) == "advice":
         w.answer(advice_line(w, d))
     else:
-        w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
+        w.answer(verdict_line(w, d, asked))
     r = d.report
     sit = inp.query.situation
     if r is not None and r.ok and (_worries_about_memory(inp.query.text) or sit.model or inp.query.params.model_size_b):
@@ -249,24 +264,70 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
 
 
 def _asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None:
-    """"tp 2 and ep 8: what is dp, and could I use ep 16 instead?": the sizes the asking clause itself
-    states, when they differ from the layout read first, are the layout this verdict is on."""
+    """"tp 2 and ep 8: what is dp, and could I use ep 16 instead?": what the asking clause itself
+    states, when it differs from the layout read first, is the layout this verdict is on: its sizes,
+    its world ("pp 4 with ep 16 on 64 GPUs?"), its strategy ("the same with megatron_fsdp?") and its
+    batch sizes ("if I drop global_batch_size to 36?"). The clause's values are read exactly (params)."""
     from assistant.compose.judge import rejudge
-    from assistant.understand.params import extract_params
 
     dist = (d.judged or {}).get("distributed")
     text = getattr(ask, "text", "")
-    if d.pasted or not isinstance(dist, dict) or not text or text.strip() == inp.query.text.strip():
+    if not isinstance(dist, dict) or not text or text.strip() == inp.query.text.strip():
         return None
+    # the clause's own values first; a clause that states none ("那些也会挂吗") is read in its sentence
+    found = _stated_change(text, dist, d) or _stated_change(_sentence_of(inp.query.text, text), dist, d)
+    if found is None:
+        return None
+    changed, batches, world, block = found
+    steps = dict((d.judged or {}).get("step_scheduler") or {})
+    new = {**dist, **changed}
+    if block == "absent":
+        new.pop("pipeline", None)  # "what happens if I leave out the pipeline block?"
+    elif block == "present":
+        new.setdefault("pipeline", {})  # "... and if I add `pipeline: {}`?", "configs that keep a pipeline: block"
+    elif new.get("pp_size", 1) > 1:
+        new.setdefault("pipeline", {})
+    recipe = {**d.judged, "distributed": new}
+    if batches:
+        recipe["step_scheduler"] = {**steps, **batches}
+    judged = rejudge(inp.query, d, recipe, world_size=world)
+    if judged.report is None:
+        return None
+    return replace(judged, pasted=False) if d.pasted else judged
+
+
+def _stated_change(text: str, dist: dict, d: Diagnosis) -> tuple | None:
+    """The sizes, strategy, batch sizes, world and pipeline block `text` states that differ from the
+    judged layout, or None when it states no change."""
+    from assistant.understand.params import extract_params
+
     p = extract_params(text)
     changed = {k: v for k in _SIZES if isinstance(v := getattr(p, k, None), int) and k in dist and dist[k] != v}
-    if not changed:
+    if isinstance(p.strategy, str) and p.strategy != (dist.get("strategy") or "fsdp2"):
+        changed["strategy"] = p.strategy
+    steps = dict((d.judged or {}).get("step_scheduler") or {})
+    batches = {k: v for k in ("global_batch_size", "local_batch_size")
+               if isinstance(v := getattr(p, k, None), int) and steps.get(k, v) != v}
+    world = p.world_size if p.world_size and d.world_size and p.world_size != d.world_size else None
+    block = pipeline_block_stated(text)
+    if block is not None and (block == "absent") == ("pipeline" not in dist):
+        block = None  # the clause restates the block as it is
+    if not (changed or batches or world or block):
         return None
-    new = {**dist, **changed}
-    if new.get("pp_size", 1) > 1:
-        new.setdefault("pipeline", {})
-    judged = rejudge(inp.query, d, {**d.judged, "distributed": new})
-    return judged if judged.report is not None else None
+    return changed, batches, world, block
+
+
+_SENTENCE_END = re.compile(r"[.!?。！？\n]\s*")
+
+
+def _sentence_of(question: str, clause: str) -> str:
+    """The sentence an ask's clause stands in: "别的配置里留着 pipeline: 段但 pp_size 是 1，那些也会挂吗" is
+    what "那些也会挂吗" is asked about (the clause alone states none of it)."""
+    at = question.find(clause)
+    if at < 0:
+        return clause
+    starts = [m.end() for m in _SENTENCE_END.finditer(question, 0, at)]
+    return question[(starts[-1] if starts else 0):at + len(clause)]
 
 
 def _worries_about_memory(text: str) -> bool:
@@ -275,14 +336,19 @@ def _worries_about_memory(text: str) -> bool:
     return bool(dict(load_asks().quantity_targets)["memory"].search(text))
 
 
-def _strategy_with_fields(inp: ComposeInput, ask) -> Diagnosis | None:
+def _strategy_with_fields(inp: ComposeInput, ask, clause_only: bool = False) -> Diagnosis | None:
     """The named strategy with the named option fields set, judged: whether a strategy accepts a
-    field is the validator's verdict on exactly that."""
+    field is the validator's verdict on exactly that. After other asks (`clause_only`), only a clause
+    that names both the strategy and the field is judged so ("... if I switch to ddp, can I keep
+    enable_fsdp2_prefetch?")."""
+    from assistant.understand.params import extract_params
+
     sit = inp.query.situation
-    strategy = sit.stated.strategy
+    text = getattr(ask, "text", "") or inp.query.text
+    strategy = extract_params(text).strategy if clause_only else sit.stated.strategy
     if not strategy or sit.stated.wanted & _PARALLELISMS:  # parallelisms asked about: the strategy's limits answer
         return None
-    refs = [r for r in field_table().mentioned(getattr(ask, "text", "") or inp.query.text)
+    refs = [r for r in field_table().mentioned(text)
             if r.section == "distributed" and not r.is_strategy_name and r.key not in _SIZE_OR_BLOCK]
     if not refs:
         return None
