@@ -88,6 +88,19 @@ class _Prepared:
     inp: ComposeInput | None = None  # what the answer modules were given: the LLM prompt's computed facts
 
 
+def _recipe_of(text: str | None) -> dict | None:
+    """A validated YAML as its recipe mapping (None for none or an unreadable one)."""
+    if not text:
+        return None
+    from assistant.validator.coerce import load_yaml
+
+    try:
+        data = load_yaml(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def _intent_of(q: Query, asks: list[str]) -> str:
     """The intent an answer reports: the question's, unless its asks say otherwise (an off-topic
     question told so is out_of_scope; "sbatch script, and what tp/pp?" answers the tp/pp part)."""
@@ -305,6 +318,9 @@ class Assistant:
             return validate(body, world_size=world or gpn, gpus_per_node=gpn, model=q.params.model, gpu=q.params.gpu)
 
         ok_plan = plan is not None and plan.report.ok and bool(plan.yaml)
+        # the layouts the answer is about: a prose fragment (`pp_size: 2`) is judged completed over them
+        bases = [d.judged if d is not None else None, _recipe_of(plan.yaml if ok_plan else None),
+                 _recipe_of(prep.composed.yaml)]
         return GatePolicy(
             check=check,
             world_size=world or gpn,
@@ -316,6 +332,7 @@ class Assistant:
             replaced_again_note=lambda w, reasons: ph.say("gate_replaced_again", lang, world=w, reasons=reasons),
             unparseable=ph.say("gate_unparseable", lang),
             exempt_yaml=d.yaml_text if d is not None and d.pasted else None,
+            fragment_bases=tuple(b for b in bases if isinstance(b, dict)),
         )
 
     def _scrub(self, text: str) -> str:
@@ -531,6 +548,9 @@ class Assistant:
                              check=lambda body: validate(body, world_size=mine.world_size,
                                                          gpus_per_node=mine.gpus_per_node, model=q.params.model,
                                                          gpu=q.params.gpu))
+        # the layouts the model validated are what its prose fragments refer to, first the user's
+        policy = replace(policy, fragment_bases=tuple(v.recipe for v in sorted(loop.validated, key=lambda v: not v.user_stated)
+                                                      if v.report.ok or v.user_stated) + policy.fragment_bases)
         judged_fails = computed.judged is not None and computed.judged.report is not None and not computed.judged.report.ok
         agreed = bool(loop.validated) and all(v.report.ok for v in loop.validated) and (mine is not None or not judged_fails)
         text, result = gate_text(self._scrub(loop.text), replace(policy, keep_claims=agreed))
@@ -543,7 +563,7 @@ class Assistant:
             against = contradicted_leads(text, computed.notes)
             text = "\n".join(against) + "\n\n" + text if against else text
         elif loop.users_layouts == 1:  # with several (an alternative asked about) no one verdict leads
-            text = self._tool_verdict_first(text, mine, q.lang, asked=not {"verdict", "diagnosis"}.isdisjoint(c.asks))
+            text = self._tool_verdict_first(text, mine, q.lang, computed.notes)
         timings = dict(prep.timings)
         timings["llm"] = (time.perf_counter() - t) * 1000
         # the model left a config out: the validated one the offline answer shows belongs here too
@@ -565,14 +585,12 @@ class Assistant:
                            judged=judged, model_validated=last.to_json() if last is not None else None,
                            tool_calls=[{"name": r.name, "ok": r.ok, "error": r.error} for r in loop.calls])
 
-    def _tool_verdict_first(self, text: str, mine, lang: str, asked: bool) -> str:
-        """The tool's verdict on the user's layout, put first when the model's opening contradicts it
-        or, where a verdict was asked, leaves it out."""
-        from assistant.compose.lead_check import head, polarity
+    def _tool_verdict_first(self, text: str, mine, lang: str, notes) -> str:
+        """The tool's verdict on the user's layout, put first where the model's opening contradicts it
+        or leaves an asked verdict out (lead_check.verdict_due)."""
+        from assistant.compose.lead_check import verdict_due
 
-        want = "valid" if mine.report.ok else "invalid"
-        said = polarity(head(text), within=80)
-        if said == want or (said is None and not asked):
+        if not verdict_due(text, notes, "valid" if mine.report.ok else "invalid"):
             return text
         reasons = "; ".join(f"{f.code} ({f.message_zh if lang == 'zh' else f.message})" for f in mine.report.errors[:2])
         key = "tool_verdict_ok" if mine.report.ok else "tool_verdict_fails"

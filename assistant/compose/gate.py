@@ -8,7 +8,11 @@ a front end shows config-shaped text without a code block: inline code spans, ta
 is taken out of every line it writes before anything is judged, so the only marks left are Meshwise's.
 A valid config is shown as is; an invalid one is replaced by the planner's validated YAML with the
 validator's reasons, or removed when there is none; the user's own YAML under diagnosis is quoted back
-only marked invalid, by the gate. With `strip_claims`, prose that passes its own verdict ("validated by
+only marked invalid, by the gate. A one-line prose fragment (a code span or bare line setting a few
+keys, `pp_size: 2`, with no `distributed:` mapping) names values of a layout, not a layout: it is judged
+completed, over each layout the answer is about (`fragment_bases`) and with the blocks its own sizes
+require (`pipeline: {}` for `pp_size > 1`), and stands when one completion passes (`tp_size: 3` on 8 GPUs
+fails every one). With `strip_claims`, prose that passes its own verdict ("validated by
 Meshwise") is dropped: the verdict is the validator's.
 
 Works on a stream: complete lines pass through once the block they belong to is settled (a later
@@ -67,6 +71,8 @@ class GatePolicy:
     echo: re.Pattern | None = None
     # text from a model: config-shaped text outside code blocks is judged too, and its markers removed
     model_text: bool = False
+    # the layouts (recipe mappings) the answer is about: a prose fragment is judged completed over each
+    fragment_bases: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -232,6 +238,27 @@ class StreamGate:
             self._said.add(said)
         return False
 
+    def _completes(self, found: FoundConfig) -> bool:
+        """A prose fragment that passes once completed over one of the answer's layouts (or alone, with
+        the blocks its sizes require)."""
+        from assistant.datafile import dump_yaml
+        from assistant.validator.coerce import load_yaml
+
+        try:
+            data = load_yaml(found.text)
+        except ValueError:
+            return False
+        if not isinstance(data, dict) or "distributed" in data:
+            return False
+        for base in (*self.policy.fragment_bases, None):
+            try:
+                report = self.policy.check(dump_yaml(complete_fragment(data, base), sort_keys=False))
+            except (ValueError, TypeError):
+                continue
+            if report.ok:
+                return True
+        return False
+
     def _verdict(self, found: FoundConfig) -> tuple[ValidationReport | None, str]:
         try:
             report = self.policy.check(found.text)
@@ -252,6 +279,8 @@ class StreamGate:
         p = self.policy
         judged = [(body, found, *self._verdict(found)) for body, found in unit.configs]
         bad = [(body, found, reasons) for body, found, report, reasons in judged if report is None or not report.ok]
+        if not unit.code:  # a one-line fragment in prose that completes to a valid layout names its values
+            bad = [b for b in bad if "\n" in b[0].strip() or not self._completes(b[1])]
         if not bad:
             for body, found, report, _ in judged:
                 if self._is_exempt(body, found):
@@ -275,6 +304,31 @@ class StreamGate:
             self.result.shown.append((p.fallback_yaml, p.fallback_report))
             return f"\n> {p.replaced_note(p.world_size, reasons)}\n\n{_fenced(p.fallback_yaml)}"
         return f"\n> {p.removed_note(p.world_size, reasons)}\n"
+
+
+_TOP_LEVEL = frozenset({"step_scheduler", "model", "recipe", "dataset"})
+
+
+def complete_fragment(fragment: dict, base: dict | None) -> dict:
+    """`fragment`'s keys set on a copy of `base` (a recipe mapping; none: an empty `distributed:`), its
+    distributed keys under `distributed:`, mappings merged one level deep; a `pipeline: {}` added when the
+    sizes turn PP on and neither gives one."""
+    import copy
+
+    recipe = copy.deepcopy(base) if isinstance(base, dict) else {}
+    if not isinstance(recipe.get("distributed"), dict):
+        recipe["distributed"] = {}
+    dist = recipe["distributed"]
+    for key, value in fragment.items():
+        into = recipe if str(key) in _TOP_LEVEL else dist
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            into[key] = {**into[key], **value}
+        else:
+            into[key] = value
+    pp = dist.get("pp_size")
+    if isinstance(pp, int) and not isinstance(pp, bool) and pp > 1 and dist.get("pipeline") is None:
+        dist["pipeline"] = {}
+    return recipe
 
 
 def gate_text(text: str, policy: GatePolicy) -> tuple[str, GateResult]:

@@ -37,12 +37,14 @@ def _polarity_pattern() -> re.Pattern:
         # "这样能跑吗", "does it work?": a word asked about is no verdict
         return "|".join((rf"(?<![A-Za-z]){w}(?![A-Za-z])" if w.isascii() else w) + _ASKED for w in words)
 
-    return re.compile(rf"(?P<valid>{alt(data['valid'])})|(?P<invalid>{alt(data['invalid'])})", re.I)
+    return re.compile(rf"(?P<neutral>{alt(data['neutral'])})|(?P<valid>{alt(data['valid'])})"
+                      rf"|(?P<invalid>{alt(data['invalid'])})", re.I)
 
 
 def polarity(text: str, within: int | None = None) -> str | None:
-    """"valid" or "invalid": the first verdict word of `text` (only when it opens the text, with `within`)."""
-    m = _polarity_pattern().search(text)
+    """"valid" or "invalid": the first verdict word of `text` (only when it opens the text, with `within`);
+    a neutral phrase ("it won't hang") is read past."""
+    m = next((m for m in _polarity_pattern().finditer(text) if m.lastgroup != "neutral"), None)
     if m is None or (within is not None and m.start() > within):
         return None
     return m.lastgroup
@@ -81,7 +83,9 @@ def _number_pattern(line: str) -> re.Pattern | None:
     name = _leading_name(line)
     if name is None:
         return re.compile(number)
-    ident = re.escape(name)
+    # the name as the answer may write it: `dp_size`, "dp", "ep shard"
+    stem = [rf"(?<![A-Za-z_]){re.escape(name[:-5])}(?![A-Za-z_])"] if name.endswith("_size") else []
+    ident = "(?:" + "|".join([re.escape(name), re.escape(name.replace("_", " ")), *stem]) + ")"
     return re.compile(rf"{ident}[^\n]{{0,{_NEAR}}}?{number}|{number}[^\n]{{0,{_NEAR}}}?{ident}", re.I)
 
 
@@ -162,6 +166,22 @@ def contradicted_leads(text: str, notes: Sequence[AskNote]) -> list[str]:
                 out += [s for s in note.leads if s not in out]
                 break
     return out
+
+
+def verdict_due(text: str, notes: Sequence[AskNote], want: str) -> bool:
+    """Whether a tool's verdict (`want`: "valid" / "invalid") on the user's layout must be put before
+    `text`: where the first verdict or diagnosis ask is answered, the opening says the opposite, or a
+    verdict ask gets no verdict at all. An advice ask ("is it worth it?") is the model's to answer: a
+    layout that starts may still be a bad idea."""
+    opening = head(text, limit=opening_chars(notes))
+    for note, (chars, lines) in zip(notes, _windows(notes)):
+        if note.kind not in {"verdict", "diagnosis"}:
+            continue
+        if note.target == "advice":
+            return False
+        said = polarity(_first_lines(opening[:chars], lines))
+        return said != want if said is not None else note.kind == "verdict"
+    return False
 
 
 class LeadFirst:

@@ -43,16 +43,27 @@ def cases(fixtures):
     return found
 
 
+@pytest.fixture(scope="module")
+def pinned(cases):
+    return [c for c in cases if c.id in PINNED]
+
+
+# the five hand-checked cases every change must keep passing; the other fixtures are measured by
+# `meshwise eval --llm openai` against evals/replay_server.py (their pass rate is reported, not pinned)
+PINNED = {"code-en-fsdp2-mesh", "q-en-fact-reshard-after-forward-moe-default", "q-en-qty-ep-shard-moe-mesh",
+          "q-en-verdict-tp4-pp3-40gpus", "q-zh-rec-13b-pp2-rest-dp"}
+
+
 def test_fixtures_answer_the_current_prompt(fixtures):
-    assert len(fixtures) == 5
+    assert len(fixtures) >= 60 and PINNED <= {f.case for f in fixtures}
     stale = [f.case for f in fixtures if f.prompt_version != PROMPT_VERSION]
     assert not stale, f"re-record these fixtures for prompt {PROMPT_VERSION}: {stale}"
 
 
 @pytest.mark.parametrize("tools,path", [(True, "tools"), (False, "single_shot")])
-def test_replayed_replies_score_on_both_paths(mw_assistant, fixtures, cases, tools, path):
+def test_replayed_replies_score_on_both_paths(mw_assistant, fixtures, pinned, tools, path):
     with ReplayServer(fixtures) as server:
-        result = run(cases, assistant=engine(mw_assistant, server.url, tools), llm="openai", progress=False)
+        result = run(pinned, assistant=engine(mw_assistant, server.url, tools), llm="openai", progress=False)
         assert server.misses == 0
     failed = {s.id: [c for c in s.checks if not c.passed] for s in result.scores if not s.passed}
     assert not failed
