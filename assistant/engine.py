@@ -13,11 +13,11 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Iterator, Mapping
 
 from assistant.answer import Answer, AskRequest, Turn
-from assistant.compose.anchors import Anchor, load_anchors
+from assistant.compose.knowledge.anchors import Anchor, load_anchors
 from assistant.compose.citations import Citer, source_lines
 from assistant.compose.answers import ComposeInput, asks_of, needs_of
-from assistant.compose.gate import GatePolicy, StreamGate, gate_text
-from assistant.compose.judge import judge_user_layout, understood_errors
+from assistant.compose.gate.check import GatePolicy, StreamGate, gate_text
+from assistant.compose.knowledge.judge import judge_user_layout, understood_errors
 from assistant.compose.offline import Composed, compose, plan_asks
 from assistant.compose.phrases import Phrases
 from assistant.config import Settings, load_settings
@@ -180,14 +180,14 @@ class Assistant:
             if not settings.llm_base_url:
                 raise ValueError("--llm openai needs an endpoint: set MESHWISE_LLM_BASE_URL (and MESHWISE_LLM_MODEL)"
                                  " or llm_base_url in the config file")
-            from assistant.compose.llm_openai import OpenAICompatClient
+            from assistant.compose.llm.openai_client import OpenAICompatClient
 
             client = OpenAICompatClient(settings.llm_base_url, model=settings.llm_model or "default",
                                         api_key=settings.llm_api_key, timeout_s=settings.llm_timeout_s,
                                         tools=settings.llm_tools)
         elif llm == "local":
-            from assistant.compose.llm_local import LocalServer, find_gguf
-            from assistant.compose.llm_openai import OpenAICompatClient
+            from assistant.compose.llm.local_server import LocalServer, find_gguf
+            from assistant.compose.llm.openai_client import OpenAICompatClient
 
             server = LocalServer(find_gguf(settings.llm_gguf))
             url = server.start()
@@ -197,7 +197,7 @@ class Assistant:
         if client is not None:
             client.warm()
         if client is not None and record_dir is not None:
-            from assistant.compose.llm_record import RecordingClient
+            from assistant.compose.llm.record import RecordingClient
 
             client = RecordingClient(client, record_dir)
         timings["llm"] = (time.perf_counter() - t) * 1000
@@ -419,9 +419,9 @@ class Assistant:
         and each ask's computed answer; the gate judges every YAML it shows. With tools (an endpoint
         that speaks function calling) the model may validate its own reading first; a server that
         refuses `tools` gets the single-shot prompt from then on."""
-        from assistant.compose.ask_notes import computed_for
-        from assistant.compose.llm_openai import LLMError
-        from assistant.compose.prompts import build_messages, prompt_room
+        from assistant.compose.llm.ask_notes import computed_for
+        from assistant.compose.llm.openai_client import LLMError
+        from assistant.compose.llm.prompts import build_messages, prompt_room
 
         q, c = prep.query, prep.composed
         computed = computed_for(prep.inp, prep.sources, self.phrases, config_yaml=c.yaml, config_report=c.yaml_validation)
@@ -459,9 +459,9 @@ class Assistant:
     def _single_shot(self, req: AskRequest, prep: _Prepared, computed, messages, t0: float) -> Iterator[str | Answer]:
         """One prompt, streamed through the gate; an opening that does not state the computed verdict
         or number gets Meshwise's lead put before it."""
-        from assistant.compose.lead_check import LeadFirst
-        from assistant.compose.llm_openai import LLMError
-        from assistant.compose.prompts import PROMPT_ECHO
+        from assistant.compose.llm.lead_check import LeadFirst
+        from assistant.compose.llm.openai_client import LLMError
+        from assistant.compose.llm.prompts import PROMPT_ECHO
 
         q, c = prep.query, prep.composed
         # the model's own verdict sentences and markers are dropped and config-shaped text anywhere in it is
@@ -515,10 +515,10 @@ class Assistant:
         """The bounded tool loop, then its final text through the gate. The layout the model last
         validated as the user's (the user stated it: llm_tools.stated_by_user) is the answer's judged
         layout, and the gate judges YAML at its numbers; without one, Meshwise's reading and leads stand."""
-        from assistant.compose.lead_check import contradicted_leads
-        from assistant.compose.llm_tools import ToolContext, question_numbers
-        from assistant.compose.prompts import PROMPT_ECHO
-        from assistant.compose.tool_loop import run_tool_loop
+        from assistant.compose.llm.lead_check import contradicted_leads
+        from assistant.compose.llm.tools import ToolContext, question_numbers
+        from assistant.compose.llm.prompts import PROMPT_ECHO
+        from assistant.compose.llm.tool_loop import run_tool_loop
         from assistant.validator import validate
 
         q, c, d = prep.query, prep.composed, prep.diagnosis
@@ -588,7 +588,7 @@ class Assistant:
     def _tool_verdict_first(self, text: str, mine, lang: str, notes) -> str:
         """The tool's verdict on the user's layout, put first where the model's opening contradicts it
         or leaves an asked verdict out (lead_check.verdict_due)."""
-        from assistant.compose.lead_check import verdict_due
+        from assistant.compose.llm.lead_check import verdict_due
 
         if not verdict_due(text, notes, "valid" if mine.report.ok else "invalid"):
             return text

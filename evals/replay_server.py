@@ -1,7 +1,7 @@
 """A scripted OpenAI-compatible endpoint on 127.0.0.1 that replays stored replies, tool calls included.
 
 Measuring `--llm openai` without a model: `meshwise eval --llm openai --record DIR` stores every request
-Meshwise sends (assistant/compose/llm_record.py); replies a model gave, or a frontier model would give, to
+Meshwise sends (assistant/compose/llm/record.py); replies a model gave, or a frontier model would give, to
 those requests are written as fixtures; this server plays them back, so a change to the prompt, the
 tools or the gate shows its effect on the same replies.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.compose.markdown_blocks import code_blocks, source_lines
+from assistant.compose.gate.markdown_blocks import code_blocks, source_lines
 
 # What must not be touched inside a line: code spans, HTML tags, link targets, bare URLs.
 _KEEP = re.compile(r"(`+)[^`]*?\1|<[^>\n]*>|\]\([^)\n]*\)|https?://\S+")

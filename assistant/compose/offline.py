@@ -12,13 +12,13 @@ from functools import lru_cache
 
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of, write as write_ask
 from assistant.compose.citations import Citer
-from assistant.compose.corrected import plan_corrections
+from assistant.compose.knowledge.corrected import plan_corrections
 from assistant.compose.coverage import cannot_tell, covered
-from assistant.compose.corrected import say as say_corrections
-from assistant.compose.field_facts import asked_kinds
+from assistant.compose.knowledge.corrected import say as say_corrections
+from assistant.compose.knowledge.field_facts import asked_kinds
 from assistant.compose.phrases import Phrases
 from assistant.understand.scale import find_scale
-from assistant.compose.scope import is_off_topic, neighbour_topic
+from assistant.compose.knowledge.scope import is_off_topic, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
 from assistant.understand.asks import _kinds_in, load_asks
 from assistant.understand.query import Ask

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from assistant.compose.llm_tools import ToolContext, run_tool, tool_names
-from assistant.compose.prompts import PROMPT_VERSION, prompt_question
-from assistant.compose.tool_loop import MAX_TOOL_CALLS
+from assistant.compose.llm.tools import ToolContext, run_tool, tool_names
+from assistant.compose.llm.prompts import PROMPT_VERSION, prompt_question
+from assistant.compose.llm.tool_loop import MAX_TOOL_CALLS
 from assistant.config import EVALS_DIR
 from assistant.understand import understand
 from evals.replay_server import load_fixtures

@@ -10,8 +10,8 @@ import unicodedata
 import jsonschema
 import pytest
 
-from assistant.compose.llm_tools import tool_specs
-from assistant.compose.prompts import PROMPT_VERSION
+from assistant.compose.llm.tools import tool_specs
+from assistant.compose.llm.prompts import PROMPT_VERSION
 from assistant.config import EVALS_DIR
 from assistant.understand.spelling import zh_respelled
 from evals.replay_server import load_fixtures

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from assistant.answer import AskRequest
-from assistant.compose.llm_openai import OpenAICompatClient
-from assistant.compose.llm_record import RecordingClient, question_of
-from assistant.compose.prompts import PROMPT_VERSION
+from assistant.compose.llm.openai_client import OpenAICompatClient
+from assistant.compose.llm.record import RecordingClient, question_of
+from assistant.compose.llm.prompts import PROMPT_VERSION
 from assistant.config import EVALS_DIR
 from evals.replay_server import Fixture, ReplayServer, load_fixtures
 from evals.runner import run

@@ -157,7 +157,7 @@ def openai_engine(scripted, mw_assistant):
     """The session engine's index and retriever, answering through the scripted endpoint (the same
     client `Assistant.load(llm="openai")` builds from these settings), on the single-shot path
     (`llm_tools` off): the scripted server streams; the tool path is tests/llm/test_tool_loop.py's."""
-    from assistant.compose.llm_openai import OpenAICompatClient
+    from assistant.compose.llm.openai_client import OpenAICompatClient
     from assistant.engine import Assistant
 
     settings = replace(mw_assistant.settings, llm_base_url=scripted.url, llm_model="scripted",

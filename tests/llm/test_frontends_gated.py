@@ -82,7 +82,7 @@ def split_secrets() -> list[str]:
 
 @pytest.fixture(scope="module")
 def engine(scripted, mw_assistant):
-    from assistant.compose.llm_openai import OpenAICompatClient
+    from assistant.compose.llm.openai_client import OpenAICompatClient
     from assistant.engine import Assistant
 
     settings = dataclasses.replace(mw_assistant.settings, llm_base_url=scripted.url, llm_model="scripted",

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from assistant.compose.gate import looks_like_config, yaml_blocks
-from assistant.compose.llm_local import LocalLLMUnavailable, find_gguf, llama_cpp_installed
+from assistant.compose.gate.check import looks_like_config, yaml_blocks
+from assistant.compose.llm.local_server import LocalLLMUnavailable, find_gguf, llama_cpp_installed
 from assistant.validator import validate
 from tests.llm.conftest import ask_streamed
 
@@ -58,7 +58,7 @@ def test_local_model_answers_streamed_and_gated(local_engine, q, lang):
 
 def test_server_binds_localhost_and_stops_on_close(mw_settings):
     gguf = _gguf_or_skip()
-    from assistant.compose.llm_local import LocalServer
+    from assistant.compose.llm.local_server import LocalServer
 
     s = LocalServer(gguf)
     url = s.start()
@@ -85,7 +85,7 @@ def test_missing_gguf_is_a_clear_error(tmp_path):
 def test_local_verdict_answer_leads_with_the_computed_verdict(local_engine, q, want, world):
     """Whatever the 135M model writes, the user reads Meshwise's verdict first: the model's, when it
     opens with it, else the offline lead put before it."""
-    from assistant.compose.lead_check import polarity
+    from assistant.compose.llm.lead_check import polarity
 
     _, a = run(local_engine, q)
     assert not a.notices, a.notices  # the local model answered; no fallback

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from assistant.answer import Answer, AskRequest
-from assistant.compose.gate import looks_like_config, yaml_blocks
+from assistant.compose.gate.check import looks_like_config, yaml_blocks
 from assistant.validator import validate
 
 Q_EN = "I am training a 70B LLM on 8 nodes and want tensor plus pipeline parallelism. Which strategy and YAML?"

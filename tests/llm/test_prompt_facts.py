@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from assistant.answer import Turn
-from assistant.compose.gate import looks_like_config, yaml_blocks
-from assistant.compose.prompts import estimate_tokens
+from assistant.compose.gate.check import looks_like_config, yaml_blocks
+from assistant.compose.llm.prompts import estimate_tokens
 from assistant.validator import validate
 from tests.llm.conftest import ask_streamed as stream
 
@@ -143,7 +143,7 @@ def test_the_gate_still_replaces_an_invalid_yaml(openai_engine, scripted):
 @pytest.fixture
 def small_context_engine(openai_engine):
     """The engine with the local model's limits (4096-token context, 400-token answers)."""
-    from assistant.compose.llm_openai import OpenAICompatClient
+    from assistant.compose.llm.openai_client import OpenAICompatClient
     from assistant.engine import Assistant
 
     c = openai_engine._llm

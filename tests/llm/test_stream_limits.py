@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from assistant.answer import AskRequest
-from assistant.compose.llm_openai import LLMError, OpenAICompatClient
+from assistant.compose.llm.openai_client import LLMError, OpenAICompatClient
 from assistant.config import REPO_ROOT
 
 Q = "I am training a 70B LLM on 8 nodes and want tensor plus pipeline parallelism. Which strategy and YAML?"

@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 
 from assistant.answer import AskRequest
-from assistant.compose.gate import looks_like_config, yaml_blocks
-from assistant.compose.llm_openai import LLMError, OpenAICompatClient
-from assistant.compose.llm_tools import ToolContext
-from assistant.compose.tool_loop import MAX_TOOL_CALLS, run_tool_loop
+from assistant.compose.gate.check import looks_like_config, yaml_blocks
+from assistant.compose.llm.openai_client import LLMError, OpenAICompatClient
+from assistant.compose.llm.tools import ToolContext
+from assistant.compose.llm.tool_loop import MAX_TOOL_CALLS, run_tool_loop
 from assistant.validator import validate
 from evals.replay_server import Fixture, ReplayServer
 

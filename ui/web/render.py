@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from assistant.compose.gate import unchecked_config_or_claim
+from assistant.compose.gate.check import unchecked_config_or_claim
 from assistant.retrieve.hit import Hit
 from assistant.validator.report import MemoryEstimate, ValidationReport
 from ui.markdown_literal import protect_literals

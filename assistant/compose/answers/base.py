@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Mapping, Sequence
 
-from assistant.compose.anchors import Anchor
-from assistant.compose.diagnose import Diagnosis
+from assistant.compose.knowledge.anchors import Anchor
+from assistant.compose.knowledge.diagnose import Diagnosis
 from assistant.compose.writer import Writer
 from assistant.planner.plan import Plan
 from assistant.retrieve.hit import Hit

@@ -10,8 +10,8 @@ from assistant.compose.answers.from_kb import retrieved
 from dataclasses import replace
 
 from assistant.compose.answers.recommendation import config_sections, plan_recipe, show_plan_yaml, wanted
-from assistant.compose.judge import rejudge
-from assistant.compose.wished import wished_options, with_options
+from assistant.compose.knowledge.judge import rejudge
+from assistant.compose.knowledge.wished import wished_options, with_options
 from assistant.planner.recommend import to_yaml
 from assistant.validator import validate
 from assistant.compose.writer import Writer, size_of

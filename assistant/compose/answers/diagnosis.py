@@ -9,10 +9,10 @@ from __future__ import annotations
 from assistant.compose.answers import fact
 from assistant.compose.answers.from_kb import explain_error
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
-from assistant.compose.error_fixes import explain
+from assistant.compose.knowledge.error_fixes import explain
 from assistant.compose.answers.quantity_lines import quantity_line
 from assistant.compose.answers.recommendation import pitfalls
-from assistant.compose.field_facts import judges_value
+from assistant.compose.knowledge.field_facts import judges_value
 from assistant.compose.answers.verdict import fix_changes, fix_line, judged_body, layout_text, verdict_line
 from assistant.compose.writer import Writer, features_of, size_of
 from assistant.understand.asks import quoted_error

@@ -16,9 +16,9 @@ from assistant.compose.answers.recommendation import (
     config_sections, declined, say_declined, show_plan_yaml, wanted,
 )
 from assistant.compose.citations import with_citation
-from assistant.compose.extract import select_sentences
-from assistant.compose.scope import names_the_domain, neighbour_topic
-from assistant.compose.field_facts import asked_kinds, field_facts, inert_lines, judges_value, stated_size
+from assistant.compose.knowledge.extract import select_sentences
+from assistant.compose.knowledge.scope import names_the_domain, neighbour_topic
+from assistant.compose.knowledge.field_facts import asked_kinds, field_facts, inert_lines, judges_value, stated_size
 from assistant.compose.writer import Writer, features_of, identifiers
 from assistant.planner.plan import Plan
 from assistant.understand.query import Query
@@ -339,7 +339,7 @@ def _answer_quantity(w: Writer, inp: ComposeInput, target: str | None) -> None:
     recipe = recipe_of(sit)
     if not target or recipe is None or not sit.world_size:
         return
-    from assistant.compose.diagnose import judge_stated
+    from assistant.compose.knowledge.diagnose import judge_stated
     from assistant.validator import UnusableInput, validate
 
     d = judge_stated(recipe, world_size=sit.world_size, gpus_per_node=sit.gpus_per_node or inp.gpus_per_node,

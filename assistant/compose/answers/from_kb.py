@@ -1,5 +1,5 @@
 """Answers from the kb's own sentences: the sentences inside the retrieved chunks that answer a
-question (compose/extract.py), and a pasted error explained by the kb section headed by its message.
+question (compose/knowledge/extract.py), and a pasted error explained by the kb section headed by its message.
 
 The fallback of every answer module that has no number, field or plan to state.
 """
@@ -9,13 +9,13 @@ import re
 
 from assistant.compose.answers.base import ComposeInput, Part
 from assistant.compose.citations import with_citation
-from assistant.compose.extract import select_sentences, split_sentences
+from assistant.compose.knowledge.extract import select_sentences, split_sentences
 from assistant.compose.writer import Writer, first_sentence
 
 
 def retrieved(w: Writer, inp: ComposeInput, ask=None) -> Part:
     """No field and no known topic: the kb sentences that answer the question, chosen inside the
-    retrieved chunks by its identifiers and meaning (compose/extract.py), each cited."""
+    retrieved chunks by its identifiers and meaning (compose/knowledge/extract.py), each cited."""
     text = getattr(ask, "text", "") or inp.query.text
     picked = select_sentences(text, w.citer.sources, w.lang) or select_sentences(inp.query.text, w.citer.sources, w.lang)
     items = [with_citation(p.sentence, [w.citer.add(p.hit) + 1]) for p in picked]

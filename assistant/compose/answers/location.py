@@ -7,7 +7,7 @@ from typing import Sequence
 
 import yaml
 
-from assistant.compose.anchors import Anchor, anchor_of
+from assistant.compose.knowledge.anchors import Anchor, anchor_of
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.citations import with_citation
 from assistant.compose.writer import Writer, first_sentence, identifiers

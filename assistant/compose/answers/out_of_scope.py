@@ -1,12 +1,12 @@
 """Out of scope: say plainly that the question is outside what Meshwise covers, where upstream
-documents a neighbouring topic, and what Meshwise does cover (compose/scope.py, scope.yaml)."""
+documents a neighbouring topic, and what Meshwise does cover (compose/knowledge/scope.py, scope.yaml)."""
 from __future__ import annotations
 
 import re
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.citations import with_citation
-from assistant.compose.scope import scope_reply
+from assistant.compose.knowledge.scope import scope_reply
 from assistant.compose.writer import Writer
 
 _SENTENCE_END = re.compile(r"(?<=[.。])\s*(?=[A-Z\u3400-\u9fff])")

@@ -18,8 +18,8 @@ from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, judged_bo
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.understand.asks import load_asks
-from assistant.compose.diagnose import judge_stated
-from assistant.compose.judge import rejudge
+from assistant.compose.knowledge.diagnose import judge_stated
+from assistant.compose.knowledge.judge import rejudge
 from assistant.understand.params import extract_params, normalize
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
@@ -110,7 +110,7 @@ def _write_world_needed(w: Writer, inp: ComposeInput, ask) -> Part | None:
     sit = inp.query.situation
     if getattr(ask, "target", None) not in ("world_size", "nodes") or sit.world_size or sit.nodes:
         return None
-    from assistant.compose.world_needed import world_needed
+    from assistant.compose.knowledge.world_needed import world_needed
 
     found = world_needed(inp.query, sit.gpus_per_node or DEFAULT_GPUS_PER_NODE)
     if found is None:

@@ -79,7 +79,7 @@ def say_declined(w: Writer, notes: Sequence[Step]) -> None:
 
 def _too_few_gpus(w: Writer, plan: Plan, query: Query) -> bool:
     """A known model that no layout fits at the user's world size: say how many GPUs it needs."""
-    from assistant.compose.world_needed import world_needed
+    from assistant.compose.knowledge.world_needed import world_needed
 
     world = plan.report.world_size or plan.world_size
     found = world_needed(query, plan.gpus_per_node) if world else None

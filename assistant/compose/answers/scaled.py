@@ -4,7 +4,7 @@ after, the gradient-accumulation steps when batch sizes are given, and what to r
 worlds are judged by the validator, so the numbers are its derived sizes."""
 from __future__ import annotations
 
-from assistant.compose.judge import rejudge
+from assistant.compose.knowledge.judge import rejudge
 from assistant.compose.writer import Writer
 from assistant.understand.params import extract_params, history_spans, normalize
 

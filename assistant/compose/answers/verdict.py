@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.quantity_lines import layout_targets, quantity_line
-from assistant.compose.diagnose import Diagnosis, judge_stated
+from assistant.compose.knowledge.diagnose import Diagnosis, judge_stated
 from assistant.compose.writer import Writer, first_sentence, yaml_value
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE
 from assistant.validator import UnusableInput, validate
@@ -268,7 +268,7 @@ def _asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None
     states, when it differs from the layout read first, is the layout this verdict is on: its sizes,
     its world ("pp 4 with ep 16 on 64 GPUs?"), its strategy ("the same with megatron_fsdp?") and its
     batch sizes ("if I drop global_batch_size to 36?"). The clause's values are read exactly (params)."""
-    from assistant.compose.judge import rejudge
+    from assistant.compose.knowledge.judge import rejudge
 
     dist = (d.judged or {}).get("distributed")
     text = getattr(ask, "text", "")

@@ -5,7 +5,7 @@ import re
 
 import yaml
 
-from assistant.compose.gate import looks_like_config, yaml_blocks
+from assistant.compose.gate.check import looks_like_config, yaml_blocks
 
 NEG_EN = re.compile(r"\b(no|not|cannot|can't|rejects?|rejected|lacks?|only|nor|neither|never|fails?|without|instead)\b|"
                     r"has no|is no option", re.I)

@@ -8,9 +8,9 @@ import re
 import pytest
 
 from answer_checks import citations, cjk_ratio, prose, sentences, shown_configs
-from assistant.compose.anchors import Anchor
+from assistant.compose.knowledge.anchors import Anchor
 from assistant.compose.citations import Citer
-from assistant.compose.diagnose import diagnose, guess_world_size
+from assistant.compose.knowledge.diagnose import diagnose, guess_world_size
 from assistant.compose.answers import ComposeInput
 from assistant.compose.offline import compose
 from assistant.compose.writer import features_of, mesh_text

@@ -56,7 +56,7 @@ def test_a_cold_chinese_question_loads_jiebas_dictionary_once(monkeypatch):
     one dictionary load (about 0.5 s and 50 MB each) serves both."""
     import jieba
 
-    from assistant.compose import extract
+    from assistant.compose.knowledge import extract
     from assistant.config import KB_DIR
     from assistant.index import lexical
     from assistant.index.glossary import load_glossary

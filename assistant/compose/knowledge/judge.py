@@ -8,7 +8,7 @@ import copy
 import re
 from typing import Any, Sequence
 
-from assistant.compose.diagnose import Diagnosis, diagnose, judge_stated
+from assistant.compose.knowledge.diagnose import Diagnosis, diagnose, judge_stated
 from assistant.understand.query import Query
 from assistant.understand.stated import config_mapping, recipe_of
 from assistant.validator import UnusableInput, validate

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from assistant.compose.llm_tools import (MAX_ARGUMENT_CHARS, RESULT_NOTE, ToolContext, question_numbers, run_tool,
+from assistant.compose.llm.tools import (MAX_ARGUMENT_CHARS, RESULT_NOTE, ToolContext, question_numbers, run_tool,
                                          tool_names, tool_specs)
 from assistant.defaults import MAX_WORLD_SIZE
 from assistant.retrieve.hit import Hit

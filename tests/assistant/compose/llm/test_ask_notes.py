@@ -7,8 +7,8 @@ import re
 import pytest
 
 from assistant.answer import AskRequest
-from assistant.compose.ask_notes import computed_for
-from assistant.compose.lead_check import missing_leads
+from assistant.compose.llm.ask_notes import computed_for
+from assistant.compose.llm.lead_check import missing_leads
 
 QUESTIONS = [
     "Does tp 4 with pp 3 work on 40 GPUs?",

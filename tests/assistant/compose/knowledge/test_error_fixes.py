@@ -1,7 +1,7 @@
 """A pasted upstream error explained with its own numbers and the values that pass."""
 from __future__ import annotations
 
-from assistant.compose.error_fixes import explain
+from assistant.compose.knowledge.error_fixes import explain
 from assistant.validator.upstream_errors import match_upstream_error
 
 

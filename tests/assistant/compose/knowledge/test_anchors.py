@@ -1,7 +1,7 @@
 """Code anchors read by id from the kb data file (not re-parsed from chunk text)."""
 from __future__ import annotations
 
-from assistant.compose.anchors import anchor_id, anchor_of, load_anchors
+from assistant.compose.knowledge.anchors import anchor_id, anchor_of, load_anchors
 from assistant.config import KB_DIR
 from assistant.retrieve.hit import Hit
 

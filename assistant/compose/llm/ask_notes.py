@@ -13,9 +13,9 @@ from typing import Sequence
 
 from assistant.compose.answers import ComposeInput, write as write_ask
 from assistant.compose.citations import Citer
-from assistant.compose.corrected import plan_corrections
-from assistant.compose.corrected import say as say_corrections
-from assistant.compose.diagnose import Diagnosis
+from assistant.compose.knowledge.corrected import plan_corrections
+from assistant.compose.knowledge.corrected import say as say_corrections
+from assistant.compose.knowledge.diagnose import Diagnosis
 from assistant.compose.phrases import Phrases
 from assistant.compose.writer import Writer
 from assistant.retrieve.hit import Hit

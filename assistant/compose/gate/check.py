@@ -25,10 +25,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from assistant.compose.claims import drop_claims, has_claim
-from assistant.compose.config_blocks import FoundConfig, find_config, find_prose_config, mark_invalid, strip_model_marker
-from assistant.compose.config_text import candidates, first_holding
-from assistant.compose.markdown_blocks import code_blocks, parser, settled, source_lines, top_starts
+from assistant.compose.gate.claims import drop_claims, has_claim
+from assistant.compose.gate.config_blocks import FoundConfig, find_config, find_prose_config, mark_invalid, strip_model_marker
+from assistant.compose.gate.config_text import candidates, first_holding
+from assistant.compose.gate.markdown_blocks import code_blocks, parser, settled, source_lines, top_starts
 from assistant.validator.report import ValidationReport
 
 _REPEAT_MIN_CHARS = 24  # shorter lines ("- yes", "**Why**") may fairly repeat

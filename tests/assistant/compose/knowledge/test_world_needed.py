@@ -2,7 +2,7 @@
 fits in memory, from the memory model's lower bound."""
 from __future__ import annotations
 
-from assistant.compose.world_needed import world_needed
+from assistant.compose.knowledge.world_needed import world_needed
 from assistant.understand import understand
 from assistant.validator import validate
 from assistant.validator.memory import fits

@@ -27,7 +27,7 @@ from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_GPUS_PER_NODE, MAX_WOR
 from assistant.retrieve.hit import Hit
 from assistant.validator.report import ValidationReport
 
-TOOLS_PATH = Path(__file__).with_name("llm_tools.yaml")
+TOOLS_PATH = Path(__file__).with_name("tools.yaml")
 MAX_ARGUMENT_CHARS = 24_000  # the raw JSON of one call: a 20k-character layout and its other arguments
 MAX_PASSAGE_CHARS = 900
 MAX_FINDINGS = 8
@@ -282,7 +282,7 @@ def _field(args: dict, ctx: ToolContext) -> ToolResult:
 
 
 def _search(args: dict, ctx: ToolContext) -> ToolResult:
-    from assistant.compose.prompts import defang
+    from assistant.compose.llm.prompts import defang
 
     if ctx.search is None:
         return _error("search_kb", "the knowledge base is not available here")

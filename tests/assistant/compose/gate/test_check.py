@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from assistant.compose.gate import GatePolicy, StreamGate, gate_text, looks_like_config, yaml_blocks
+from assistant.compose.gate.check import GatePolicy, StreamGate, gate_text, looks_like_config, yaml_blocks
 from assistant.validator import validate
 
 GOOD = "distributed:\n  strategy: fsdp2\n  tp_size: 8\n  pp_size: 4\n  pipeline:\n    pp_schedule: interleaved1f1b\n    pp_microbatch_size: 1\n"

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from assistant.compose.field_facts import asked_kinds, field_fact_lines
+from assistant.compose.knowledge.field_facts import asked_kinds, field_fact_lines
 from assistant.validator.fields import field_table
 
 T = field_table()
@@ -228,7 +228,7 @@ def test_what_value_a_strategy_uses_is_not_an_acceptance_question():
 # ---- session 2 (facts2): every asked fact leads, what runs instead of a default, names in capitals
 
 def facts(question: str, lang: str = "en"):
-    from assistant.compose.field_facts import field_facts
+    from assistant.compose.knowledge.field_facts import field_facts
 
     return field_facts(T.mentioned(question), question, lang)
 
@@ -296,7 +296,7 @@ def test_should_i_turn_it_off_is_advice_not_a_key_to_write():
 
 def test_an_empty_block_is_answered_with_its_fields_defaults():
     # issue 18: "`distributed.moe` defaults to null" answered a question about the block's fields
-    from assistant.compose.field_facts import field_facts
+    from assistant.compose.knowledge.field_facts import field_facts
     from assistant.validator.fields import field_table
 
     q = "What does an empty `moe: {}` default to?"
@@ -310,7 +310,7 @@ def test_an_empty_block_is_answered_with_its_fields_defaults():
 
 
 def test_a_config_class_name_lists_its_fields_with_defaults():
-    from assistant.compose.field_facts import field_facts
+    from assistant.compose.knowledge.field_facts import field_facts
     from assistant.validator.fields import field_table
 
     q = "Which options does MegatronFSDPConfig take?"

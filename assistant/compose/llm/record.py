@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from assistant.compose.prompts import PROMPT_VERSION
+from assistant.compose.llm.prompts import PROMPT_VERSION
 
 _QUESTION = re.compile(r"(?:^|\n)QUESTION:\n(.*?)(?:\n\n[A-Z][A-Z' ]+(?: \(|:)|\Z)", re.S)
 MATCH_CHARS = 160  # a fixture's key: the opening of the user's question, enough to tell cases apart

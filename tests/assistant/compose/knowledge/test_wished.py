@@ -1,7 +1,7 @@
 """The option values a config request names are read as data (no engine needed)."""
 from __future__ import annotations
 
-from assistant.compose.wished import mixed_precision, wished_options, with_options
+from assistant.compose.knowledge.wished import mixed_precision, wished_options, with_options
 from assistant.understand.understand import understand
 
 
@@ -33,7 +33,7 @@ def test_activation_checkpointing_wished_and_written_without_overriding_the_user
 
 
 def test_reduce_dtype_named_with_the_other_spelling_and_a_verb_between():
-    from assistant.compose.wished import mixed_precision
+    from assistant.compose.knowledge.wished import mixed_precision
 
     assert mixed_precision("mp_policy 想用 fp32 做梯度规约, bf16 参数, 怎么配?") == {
         "param_dtype": "bfloat16", "reduce_dtype": "float32"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.compose.scope import _scope, neighbour_topic, scope_reply
+from assistant.compose.knowledge.scope import _scope, neighbour_topic, scope_reply
 
 
 def sentences(text: str) -> int:

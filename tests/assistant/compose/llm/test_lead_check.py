@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.compose.ask_notes import AskNote
-from assistant.compose.lead_check import HEAD_CHARS, LeadFirst, missing_leads, polarity, states
+from assistant.compose.llm.ask_notes import AskNote
+from assistant.compose.llm.lead_check import HEAD_CHARS, LeadFirst, missing_leads, polarity, states
 from assistant.compose.phrases import Phrases
 
 VALUES = dict(layout="`tp_size: 4`", world=16, gpn=8, mesh="(pp, dp_replicate, dp_shard, cp, tp) = (2, 1, 2, 1, 4)",
@@ -97,7 +97,7 @@ def test_a_verdict_after_a_restated_situation_is_buried():
 
 
 def test_the_opening_skips_notices_not_identifiers():
-    from assistant.compose.lead_check import head
+    from assistant.compose.llm.lead_check import head
 
     assert head("_The LLM timed out._\n\n> replaced\n\nNo: it fails.") == "No: it fails."
     assert head("_create_device_meshes builds it.").startswith("_create_device_meshes")

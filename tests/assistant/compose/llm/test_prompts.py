@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.compose.ask_notes import AskNote, Computed
-from assistant.compose.prompts import PROMPT_VERSION, build_messages, estimate_tokens, history_messages, system_prompt, user_prompt
+from assistant.compose.llm.ask_notes import AskNote, Computed
+from assistant.compose.llm.prompts import PROMPT_VERSION, build_messages, estimate_tokens, history_messages, system_prompt, user_prompt
 from assistant.retrieve.hit import Hit
 from assistant.understand import understand
 from assistant.understand.query import Params, Query
@@ -119,6 +119,6 @@ def test_nodes_without_a_world_size_give_the_world_they_imply():
 ])
 def test_prompt_echo_knows_the_prompts_own_lines(line, echo):
     """A small local model (SmolLM2) copies the ASKS and validator lines back; those are the prompt's, not an answer."""
-    from assistant.compose.prompts import PROMPT_ECHO
+    from assistant.compose.llm.prompts import PROMPT_ECHO
 
     assert bool(PROMPT_ECHO.search(line)) is echo

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.compose.extract import Picked, select_sentences, split_sentences
+from assistant.compose.knowledge.extract import Picked, select_sentences, split_sentences
 from assistant.config import KB_DIR
 from assistant.retrieve.hit import Hit
 from ingest.sources.markdown import chunk_markdown, split_front_matter
@@ -176,7 +176,7 @@ def test_a_chinese_sentence_cut_by_a_chunk_boundary_is_not_quoted():
 
 
 def test_a_sentence_about_the_excluded_dtype_loses_to_one_about_the_asked_one():
-    from assistant.compose.extract import _conflicts, _cue_data
+    from assistant.compose.knowledge.extract import _conflicts, _cue_data
 
     ex = _cue_data().exclusive
     assert _conflicts({"fp16", "param_dtype"}, {"bf16", "reduce"}, ex)

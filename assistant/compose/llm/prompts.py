@@ -1,7 +1,7 @@
 """Prompt text for the LLM path: the model words an answer Meshwise has already computed.
 
 The user message carries, as labelled data, the situation read from the question, the asks in order
-and, per ask, what the answer modules computed (compose/ask_notes.py): the verdict on the user's own
+and, per ask, what the answer modules computed (compose/llm/ask_notes.py): the verdict on the user's own
 layout with its rule codes and arithmetic, the derived sizes, the field facts, the matched upstream
 error, the code anchors, the kb sentences. Retrieved chunks are untrusted data; the validated config is
 the only YAML the model may show. The whole prompt fits the model's context: the sources and the
@@ -13,7 +13,7 @@ import json
 import re
 from typing import Sequence, get_args
 
-from assistant.compose.ask_notes import Computed
+from assistant.compose.llm.ask_notes import Computed
 from assistant.compose.writer import mesh_text
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.retrieve.hit import Hit

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from assistant.compose.ask_notes import AskNote
+from assistant.compose.llm.ask_notes import AskNote
 from assistant.datafile import read_yaml
 
 HEAD_CHARS = 300  # "the first lines" of one ask's answer: about two sentences

@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from assistant.compose.llm_openai import LLMError
-from assistant.compose.llm_tools import ToolContext, Validated, run_tool, tool_specs
+from assistant.compose.llm.openai_client import LLMError
+from assistant.compose.llm.tools import ToolContext, Validated, run_tool, tool_specs
 
 MAX_TOOL_CALLS = 6
 _BUDGET_SPENT = json.dumps({"error": "tool-call budget spent: answer the user now, without tools"})

@@ -17,7 +17,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assistant.compose.gate import GatePolicy, StreamGate, gate_text
+from assistant.compose.gate.check import GatePolicy, StreamGate, gate_text
 from assistant.validator import validate
 
 WORLD = 8

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.compose.corrections import corrections, covers, first_sentence_of, without_answer_word
+from assistant.compose.knowledge.corrections import corrections, covers, first_sentence_of, without_answer_word
 
 
 def keys(text: str, lang: str = "en") -> list[str]:

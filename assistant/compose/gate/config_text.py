@@ -16,8 +16,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from assistant.compose.config_blocks import find_prose_config
-from assistant.compose.markdown_blocks import code_blocks, html_text, parser, source_lines, top_starts
+from assistant.compose.gate.config_blocks import find_prose_config
+from assistant.compose.gate.markdown_blocks import code_blocks, html_text, parser, source_lines, top_starts
 
 _HTML_CODE = re.compile(r"<(pre|code)\b[^>]*>(.*?)(?:</\1\s*>|$)", re.I | re.S)
 _QUOTE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")

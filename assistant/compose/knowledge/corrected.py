@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from assistant.compose.citations import with_citation
-from assistant.compose.corrections import Correction, corrections, covers, first_sentence_of, phrase, without_answer_word
+from assistant.compose.knowledge.corrections import Correction, corrections, covers, first_sentence_of, phrase, without_answer_word
 from assistant.compose.writer import Writer
 
 # Asks a correction does not answer: they judge the user's own layout or a pasted error.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.compose.extract import select_sentences
+from assistant.compose.knowledge.extract import select_sentences
 
 CASES = [
     ("What does reshard_after_forward default to in moe:?", "en", "`moe.reshard_after_forward` (default false)"),
