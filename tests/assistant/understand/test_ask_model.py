@@ -75,3 +75,15 @@ def test_refitting_reproduces_the_stored_model(tmp_path):
     fresh, stored = load(out), load(MODEL_PATH)
     x = features(load_examples(), enc)
     assert np.array_equal(fresh.probabilities(x).argmax(1), stored.probabilities(x).argmax(1))
+
+
+def test_no_target_label_is_lost_in_a_yaml_comment():
+    # An unquoted `- clause ## target` reads as the clause plus a YAML comment: the target vanishes
+    # without an error, so every ` ## ` in a paraphrase file must reach the loaded examples.
+    from assistant.understand.train_asks import PARAPHRASES_GLOB, TRAINING_DIR
+    written = 0
+    for path in TRAINING_DIR.glob(PARAPHRASES_GLOB):
+        written += sum(1 for line in path.read_text(encoding="utf-8").splitlines()
+                       if line.lstrip().startswith("- ") and " ## " in line)
+    loaded = sum(1 for e in load_examples() if e.group.startswith("para:") and e.target)
+    assert loaded == written
