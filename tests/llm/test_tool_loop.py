@@ -222,10 +222,31 @@ def test_a_verdict_sentence_that_agrees_with_the_tools_stays(tool_engine, replay
     assert "this layout is valid" not in a.text
 
 
-def test_a_world_given_as_nodes_times_gpus_is_the_users(tool_engine, replay):
-    q = "On 2 nodes with 8 GPUs each, is tp_size 8 with pp_size 2 fine?"
-    layout = {"distributed": {"strategy": "fsdp2", "tp_size": 8, "pp_size": 2, "pipeline": {}}}
+@pytest.mark.parametrize("q,sizes,reply", [
+    ("On 2 nodes with 8 GPUs each, is tp_size 8 with pp_size 2 fine?", {"tp_size": 8, "pp_size": 2},
+     "Yes: tp 8 within each node and pp 2 across the two nodes starts; dp_size = 1.\n"),
+    # 两, 八, 四 are the user's numbers, written as Chinese numerals
+    ("两节点、每节点八卡，四路 TP 加两路 PP 可以吗？", {"tp_size": 4, "pp_size": 2},
+     "可以：16 张卡上 tp 4、pp 2，dp_size = 16 / (4*2) = 2。\n"),
+])
+def test_a_world_given_as_nodes_times_gpus_is_the_users(tool_engine, replay, q, sizes, reply):
+    layout = {"distributed": {"strategy": "fsdp2", **sizes, "pipeline": {}}}
     play(replay, q, {"tool_calls": [call("validate_layout", layout=layout, world_size=16, user_stated=True)]},
-         {"content": "Yes: tp 8 within each node and pp 2 across the two nodes starts; dp_size = 1.\n"})
+         {"content": reply})
     a = tool_engine.ask(AskRequest(question=q))
     assert a.model_validated["user_stated"] and a.judged == layout  # 16 = 2 x 8, never written as one number
+
+
+@pytest.mark.parametrize("q,reply", [
+    ("Will fsdp2 with tp_size 3 hang on 8 GPUs?",
+     "It won't hang: it fails at startup, because 8 is not divisible by tp_size 3 (MW-E-WORLD-DIVISIBLE).\n"),
+    ("8 卡上 fsdp2 配 tp_size 3 会卡住吗？",
+     "不会卡住，但启动即报错：8 不能被 tp_size 3 整除（MW-E-WORLD-DIVISIBLE）。\n"),
+])
+def test_a_neutral_wont_hang_is_read_past_and_the_models_failing_verdict_keeps_its_place(tool_engine, replay, q, reply):
+    # "won't hang" / 不会卡住 is no "valid" verdict: the tool's failing verdict agrees with the model's, no lead first
+    play(replay, q, {"tool_calls": [call("validate_layout", layout={"strategy": "fsdp2", "tp_size": 3}, world_size=8,
+                                         user_stated=True)]}, {"content": reply})
+    a = tool_engine.ask(AskRequest(question=q))
+    assert a.llm_path == "tools" and not a.model_validated["ok"]
+    assert 0 <= a.text.find(reply[:12]) < 80, a.text[:300]  # the model's own opening, not behind a lead

@@ -73,6 +73,32 @@ def test_a_layout_is_the_users_only_with_the_users_numbers(question, layout, cla
     assert r.validated.user_stated is stated and data(r)["reported_as_users_layout"] is stated
 
 
+@pytest.mark.parametrize("question,numbers", [
+    ("两节点，每节点八卡，四路 TP 行吗？", {2, 8, 4}),
+    ("十六张卡上开 tp 八、pp 两", {16, 8, 2}),
+    ("Can I run four-way TP on two nodes of eight GPUs?", {4, 2, 8}),
+    ("tp 4 on 32 GPUs", {4, 32}),
+])
+def test_numbers_spelled_as_words_or_chinese_numerals_are_the_users(question, numbers):
+    assert numbers <= question_numbers(question)
+
+
+def test_a_chinese_numeral_layout_is_the_users_in_the_tool_path():
+    # world 16 is nodes x GPUs per node (the engine adds it); the sizes are written as numerals
+    ctx = ToolContext(question_numbers=question_numbers("两节点，每节点八卡，四路 TP 加两路 PP 行吗？") | {16})
+    r = run_tool("validate_layout", {"layout": {"tp_size": 4, "pp_size": 2}, "world_size": 16, "user_stated": True}, ctx)
+    assert r.validated.user_stated and data(r)["reported_as_users_layout"]
+    r = run_tool("validate_layout", {"layout": {"tp_size": 8, "pp_size": 3}, "world_size": 16, "user_stated": True}, ctx)
+    assert not r.validated.user_stated  # 3 never said
+
+
+def test_question_numbers_stays_linear_on_a_pasted_numeral_wall():
+    import time
+    t = time.perf_counter()
+    question_numbers("八" * 1_000_000 + " eight" * 100_000)
+    assert time.perf_counter() - t < 2.0
+
+
 def test_the_layout_meshwise_read_is_the_users_whatever_its_numbers():
     mine = {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 1}}
     ctx = ToolContext(question_numbers=frozenset(), user_layout=mine)
