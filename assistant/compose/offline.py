@@ -20,7 +20,7 @@ from assistant.compose.phrases import Phrases
 from assistant.understand.scale import find_scale
 from assistant.compose.knowledge.scope import is_off_topic, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
-from assistant.understand.asks import _kinds_in, load_asks
+from assistant.understand.asks import _kinds_in, cue_kinds, load_asks, quoted_error
 from assistant.understand.query import Ask
 from assistant.validator.fields import field_table
 from assistant.validator.upstream_errors import match_upstream_error
@@ -135,10 +135,15 @@ _CHANGE_ASKED = re.compile(r"\bchang(?:e|es|ing)\b|\bhappens?\b|\b(?:update|adju
 def _changed(asks: tuple, query) -> tuple:
     """"go from 1 node to 4, what do I change?", "扩到 8 机要改什么": a change of cluster size asks what it
     does to the layout: the quantities of the target world (dp before and after, grad-acc), not a field
-    fact, a new recommendation or a config. A verdict, diagnosis or named quantity asked stays."""
+    fact, a new recommendation or a config. A verdict, named quantity or a diagnosis of something failing stays."""
     if not getattr(query.params, "prior_world_size", None) or not query.situation.stated.sizes:
         return asks
     swap = ("fact", "recommendation", "config", "verdict")  # "anything to change?" reads as a yes/no
+    pasted = query.situation.pasted
+    if not pasted.errors and not quoted_error(pasted.prose) and all(k != "diagnosis" for _, k in cue_kinds(pasted.prose)):
+        # nothing failing is pasted, quoted or told ("一启动就挂"): a diagnosis the ask model read in "要改什么"
+        # has no error to explain, so it asks what the change does too
+        swap += ("diagnosis",)
     # the clause asks what changes, or is the change itself ("now make it 8 nodes")
     out = tuple(Ask("quantity", a.text, "dp_size") if (a.kind in swap and not (a.kind == "verdict" and _YES_NO.search(a.text))
                                                        and (_CHANGE_ASKED.search(a.text)

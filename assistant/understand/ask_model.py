@@ -18,8 +18,11 @@ import numpy as np
 from assistant.understand.clause_features import rule_feature_names, rule_features
 
 MODEL_PATH = Path(__file__).with_name("ask_model.npz")
-# Below this probability the model's kind is not trusted: the clause is an `unknown` ask.
+# Used only by a stored model fitted before its thresholds were: below this probability the model's
+# kind is not trusted (the clause is an `unknown` ask), and a cue's kind is never overruled. A model
+# fitted by train_asks carries its own, fitted on the cross-validated probabilities of its training data.
 MIN_PROBABILITY = 0.45
+NEVER = 1.01
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -50,6 +53,12 @@ class AskModel:
     encoder_ids: tuple[str, ...]
     rule_names: tuple[str, ...]
     data_digest: str
+    # fitted by train_asks.fit_thresholds: the probability at which the model's kind is taken for a clause
+    # no cue decides (one in a question form, and a statement), and the one at which it overrules the kind
+    # a clause's single cue reads
+    min_probability: float = MIN_PROBABILITY
+    statement_probability: float = NEVER
+    override_probability: float = NEVER
 
     def features(self, texts: Sequence[str], embeddings: np.ndarray) -> np.ndarray:
         rules = np.vstack([rule_features(t) for t in texts]) if texts else np.zeros((0, len(self.rule_names)))
@@ -73,7 +82,9 @@ def save_model(path: Path, model: AskModel) -> None:
     np.savez_compressed(path, labels=np.array(model.labels), coef=model.coef.astype(np.float32),
                         intercept=model.intercept.astype(np.float32), mean=model.mean.astype(np.float32),
                         scale=model.scale.astype(np.float32), encoder_ids=np.array(model.encoder_ids),
-                        rule_names=np.array(model.rule_names), data_digest=np.array(model.data_digest))
+                        rule_names=np.array(model.rule_names), data_digest=np.array(model.data_digest),
+                        thresholds=np.array([model.min_probability, model.statement_probability,
+                                             model.override_probability], dtype=np.float64))
 
 
 @lru_cache(maxsize=2)
@@ -82,17 +93,41 @@ def load_model(path: Path = MODEL_PATH) -> AskModel | None:
     if not path.exists():
         return None
     with np.load(path, allow_pickle=False) as d:
+        thresholds = tuple(float(x) for x in d["thresholds"]) if "thresholds" in d.files else (MIN_PROBABILITY, NEVER, NEVER)
         model = AskModel(tuple(str(x) for x in d["labels"]), d["coef"], d["intercept"], d["mean"], d["scale"],
                          tuple(str(x) for x in d["encoder_ids"]), tuple(str(x) for x in d["rule_names"]),
-                         str(d["data_digest"]))
+                         str(d["data_digest"]), *thresholds)
     if model.rule_names != rule_feature_names():
         return None  # the rule features changed since it was fitted: retrain (a test says so)
     return model
 
 
-def clause_reader(encoders: ClauseEncoders | None) -> Callable[[Sequence[str]], list[dict[str, float]]] | None:
-    """What asks.detect_asks calls for the clauses its rules cannot decide; None without a model or
-    with encoders other than the ones it was fitted on."""
+@dataclass(frozen=True)
+class ClauseReader:
+    """The stored model reading clauses with the encoders it was fitted on: called with the clauses of
+    a question (one batch), each clause's probability per label; its fitted thresholds go with it."""
+    model: AskModel
+    encoders: ClauseEncoders
+
+    def __call__(self, texts: Sequence[str]) -> list[dict[str, float]]:
+        return self.model.read(texts, self.encoders)
+
+    @property
+    def min_probability(self) -> float:
+        return self.model.min_probability
+
+    @property
+    def statement_probability(self) -> float:
+        return self.model.statement_probability
+
+    @property
+    def override_probability(self) -> float:
+        return self.model.override_probability
+
+
+def clause_reader(encoders: ClauseEncoders | None) -> ClauseReader | None:
+    """What asks.detect_asks calls for the clauses of a question; None without a model or with
+    encoders other than the ones it was fitted on."""
     model = load_model()
     if encoders is None or model is None:
         return None
@@ -100,5 +135,4 @@ def clause_reader(encoders: ClauseEncoders | None) -> Callable[[Sequence[str]], 
     if not all(i in by_id for i in model.encoder_ids):
         return None
     # the model reads with the encoders it was fitted on, in that order (a subset of the retriever's)
-    mine = ClauseEncoders(tuple(by_id[i] for i in model.encoder_ids), encoders.expand)
-    return lambda texts: model.read(texts, mine)
+    return ClauseReader(model, ClauseEncoders(tuple(by_id[i] for i in model.encoder_ids), encoders.expand))

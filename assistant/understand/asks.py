@@ -234,9 +234,12 @@ def instead_sizes(clause: str) -> str | None:
 
 
 def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str | None, ident: str | None,
-                 error: str | None, has_layout: bool) -> list[tuple[str, str, str | None]]:
+                 error: str | None, has_layout: bool, modelled: bool = False) -> list[tuple[str, str, str | None]]:
     """(kind, text, target) for each kind one clause asks. `about` is the clause with the one that
-    named its field; `ident` the identifier it is about (its own, or the one "it" refers to)."""
+    named its field; `ident` the identifier it is about (its own, or the one "it" refers to).
+    `modelled`: the kind is the ask model's reading, learned from clauses labelled with the kind they
+    ask, so a verdict it reads with no layout stated ("megatron_fsdp 可以设置 defer_fsdp_grad_sync 吗") stays
+    one; a cue's verdict with no layout to judge is a fact."""
     out: list[tuple[str, str, str | None]] = []
     advice = has_layout and load_asks().advice is not None and bool(load_asks().advice.search(clause))
     if advice:
@@ -260,7 +263,7 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
                 out.append(("quantity", clause, target))  # "with pp 4 on 32 GPUs, do I set dp_size myself?": and its value
         elif kind == "verdict" and alt:
             out.append((kind, clause, alt))  # "could I use ep 16 instead?": the user's layout with that change
-        elif kind == "verdict" and (not has_layout or _capability(clause)):
+        elif kind == "verdict" and not modelled and (not has_layout or _capability(clause)):
             out.append(("fact", about, ident))
         elif kind == "verdict" and advice:
             out.append((kind, clause, "advice"))
@@ -269,37 +272,75 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
     return out
 
 
-# The fitted model's reading of clauses the rules leave undecided (ask_model.clause_reader): each
-# clause's probability per label; None answers by the rules alone.
+# The fitted model's reading of a question's clauses (ask_model.clause_reader): each clause's
+# probability per label, one batch per question; None answers by the rules alone. The stored model's
+# reader also carries its fitted thresholds (`min_probability`, `statement_probability`,
+# `override_probability`).
 ClauseReader = Callable[[Sequence[str]], list[dict[str, float]]]
 _MODEL_KINDS = frozenset({"verdict", "quantity", "fact", "location", "recommendation", "config", "diagnosis",
                           "out_of_scope", "nonsense"})
+# the kinds the model may read in place of a cue's: the answer kinds (a cue's clause is in scope)
+_OVERRIDE_KINDS = frozenset({"verdict", "quantity", "fact", "location", "recommendation", "config", "diagnosis"})
+DEFAULT_MIN_PROBABILITY = 0.45  # without a fitted threshold (a reader that carries none)
+NEVER = 1.01  # an override threshold no probability reaches
+
+
+def cue_kinds(clause: str) -> list[tuple[int, str]]:
+    """(position, kind) of the kinds a clause's exact cues ask, an aside ("tp 4 pp 2 (pipeline 默认)") and
+    a quoted message ("... is supported only for FSDP2") taken out: they are not how it is asked."""
+    return _kinds_in(_QUOTED.sub(" ", _ASIDE.sub(" ", clause)))
 
 
 def _undecided(clause: str) -> bool:
     """A clause none of the exact cues decides: what the model reads."""
-    return not _CONDITION.match(clause) and not _kinds_in(_QUOTED.sub(" ", _ASIDE.sub(" ", clause)))
+    return not _CONDITION.match(clause) and not cue_kinds(clause)
 
 
-def model_kind(p: dict[str, float], clause: str, min_probability: float) -> str | None:
-    """The kind the model reads in a clause no cue decides and that asks something (a question form):
-    its most likely kind when sure enough, else `unknown`. A statement ("we have 2 nodes of 8 H100",
-    "dp_size is only 2 here.") is context, whatever the model says: None."""
-    if not _QUESTION_FORM.search(clause):
-        return None
+def model_kind(p: dict[str, float], clause: str, min_probability: float,
+               statement_probability: float = NEVER) -> str | None:
+    """The model's reading of a clause no cue decides: its most likely ask kind when that is more likely
+    than `context` and at least the threshold fitted on the training data for the clause's form
+    (`min_probability` for a question form, `statement_probability` for a statement: "we have 2 nodes of
+    8 H100" is context unless the model is sure it asks); else a clause in a question form is an
+    `unknown` ask (kept, never dropped) unless `context` is the likelier reading, and a statement is
+    context (None)."""
     asked = max((k for k in p if k in _MODEL_KINDS), key=p.get)
-    return asked if p[asked] >= min_probability else "unknown"
+    context = p.get("context", 0.0)
+    question = _QUESTION_FORM.search(clause) is not None
+    if p[asked] > context and p[asked] >= (min_probability if question else statement_probability):
+        return asked
+    if not question or context >= min_probability and context >= p[asked]:
+        return None
+    return "unknown"
+
+
+def overruled_kind(p: dict[str, float], cue: str, override_probability: float) -> str | None:
+    """The kind the model reads in place of the one kind a clause's cues read ("tp 要不要开" cues a fact,
+    the model reads advice: a recommendation): another answer kind with at least `override_probability`
+    (fitted on the cross-validated reading of the labelled clauses); None keeps the cue's."""
+    asked = max((k for k in p if k in _OVERRIDE_KINDS), key=p.get)
+    return asked if asked != cue and p[asked] >= override_probability else None
 
 
 def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool = False,
                 states_layout: bool = False, read: ClauseReader | None = None,
-                min_probability: float = 0.45) -> tuple[Ask, ...]:
+                min_probability: float | None = None, statement_probability: float | None = None,
+                override_probability: float | None = None) -> tuple[Ask, ...]:
     """One Ask per thing asked, in order; the intent decides only when no clause asks anything.
 
     A yes/no question with no layout to judge ("does megatron_fsdp support PP?") asks a fact about a
     strategy or field, not a verdict on a config; a quoted error message is also diagnosed. Keyboard
     mash around a domain word ("tp tp asdkj qwe") asks nothing unless it also states a layout, pastes
-    a config or an error (`states_layout`)."""
+    a config or an error (`states_layout`).
+
+    `read` is the fitted ask model: it reads every clause no cue decides, and a clause whose cues read
+    one kind, which it may overrule; its thresholds are the reader's own unless given here."""
+    if min_probability is None:
+        min_probability = getattr(read, "min_probability", DEFAULT_MIN_PROBABILITY)
+    if statement_probability is None:
+        statement_probability = getattr(read, "statement_probability", NEVER)
+    if override_probability is None:
+        override_probability = getattr(read, "override_probability", NEVER)
     if looks_like_gibberish(question) and not states_layout or keyword_soup(question):
         # soup has no number to state a size with: a strategy named in it ("fsdp tp blah") is no layout
         return (Ask("nonsense", question.strip()[:200]),)
@@ -314,7 +355,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
 
     def add(kind: str, text: str, target: str | None) -> None:
         # the same number asked twice is one ask; two questions about one field are two
-        key = (kind, target, text if kind == "fact" else None)
+        key = (kind, target, text if kind in ("fact", "unknown") else None)  # two unsure clauses are two asks
         if key not in seen and len(asks) < MAX_ASKS:
             seen.add(key)
             aspect = "advice" if kind == "verdict" and GOOD_IDEA.search(text) else None
@@ -326,27 +367,27 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
     condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
     cut = clauses(prose)
-    undecided = [c for c in cut if _undecided(c)] if read is not None else []
-    # one batch for the whole question: each encoder embeds every undecided clause in one call
-    modelled = dict(zip(undecided, read(undecided))) if undecided else {}
-    if modelled and len(undecided) == len(cut):
-        # no cue anywhere: the question is one ask of the kind its intent means, as before (the model
-        # replacing the intent here moved "Qwen3 235B on 32 H800 GPUs, what layout?" to a fact)
-        modelled = {}
+    # what the model reads: every clause no cue decides, and (when a fitted threshold lets it overrule
+    # one) every clause whose cues read a single kind; one batch for the whole question
+    to_read = [c for c in cut if _undecided(c) or override_probability <= 1.0
+               and len({k for _, k in cue_kinds(c)}) == 1] if read is not None else []
+    modelled = dict(zip(to_read, read(to_read))) if to_read else {}
     for clause in cut:
-        # "tp 4 pp 2 (pipeline 默认)": an aside asks nothing; a quoted message ("... is supported only for
-        # FSDP2") is what is asked about, not how it is asked
-        kinds = _kinds_in(_QUOTED.sub(" ", _ASIDE.sub(" ", clause)))
+        kinds = cue_kinds(clause)
         if _CONDITION.match(clause):
             kinds = [(p, k) for p, k in kinds if k != "config"]  # "if I write tp_size: 2.0 in the YAML": a condition
             if not kinds:
                 condition = clause
                 continue
         raw = clause
+        by_model = False  # the clause's kind is the model's reading, not a cue's
+        if kinds and raw in modelled and len({k for _, k in kinds}) == 1:
+            overruled = overruled_kind(modelled[raw], kinds[0][1], override_probability)
+            kinds, by_model = ([(0, overruled)], True) if overruled else (kinds, False)
         clause, condition = (f"{condition}, {clause}" if condition else clause), ""
         if not kinds and raw in modelled:
             # no cue decides it: the model reads its kind; a clause that asks with no kind is `unknown`
-            kind = model_kind(modelled[raw], raw, min_probability)
+            kind = model_kind(modelled[raw], raw, min_probability, statement_probability)
             if kind in ("unknown", "out_of_scope"):
                 add(kind, clause, None)
                 if kind == "out_of_scope" and _QUESTION_FORM.search(clause):
@@ -354,6 +395,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 previous = clause
                 continue
             kinds = [(0, kind)] if kind else []
+            by_model = True
         own = _identifier(clause)
         if _out_of_scope(clause) and not _asks_in_scope(clause, kinds):
             # a clause about LoRA or Slurm that asks nothing in scope; one that does ("minimax LoRA with
@@ -368,14 +410,16 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         context = named_in if named is not None else previous
         about = f"{context}, {clause}" if own is None and context and not _PRONOUN.search(clause) else clause
         error = pasted.errors[0].strip().splitlines()[-1][:200] if pasted.errors else None
-        for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout):
+        for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout, by_model):
             add(kind, text, target)
         if own:
             named, named_in = own, clause
         previous = clause
+    unsure: list[Ask] = []
     if asks and all(a.kind == "unknown" for a in asks):
-        # nothing read with confidence anywhere: the whole question's intent is the better guess
-        asks, seen = [], set()
+        # nothing read with confidence anywhere: the first ask is the one the whole question's intent
+        # means (below); the other clauses stay `unknown` asks after it
+        unsure, asks, seen = asks[1:], [], set()
     if not asks and looks_like_gibberish(prose):
         return (Ask("nonsense", question.strip()[:200]),)
     if any(a.kind != "out_of_scope" for a in asks):
@@ -398,6 +442,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     if not asks:
         kind = fallback
         add(kind, prose.strip()[:300] or question.strip()[:300], None)
+        asks += unsure[:MAX_ASKS - len(asks)]
     quoted = quoted_error(prose)
     if quoted and not any(a.kind == "diagnosis" for a in asks):
         add("diagnosis", prose.strip()[:300], quoted)  # an error message quoted in prose is explained too

@@ -1,8 +1,9 @@
 """Fit the ask model: `python -m assistant.understand.train_asks` (deterministic; about a minute on
 2 cores with the cross-validation, most of it embedding). Reads the labelled clauses in training/ (the tuning cases' clauses,
 reviewed by hand, and hand-written paraphrases), prints cross-validated accuracy per language (and on
-the tuning cases' clauses with their whole case held out), and writes ask_model.npz with the digest
-of the data it was fitted on.
+the tuning cases' clauses with their whole case held out), fits the reader's thresholds on the
+out-of-fold probabilities (fit_thresholds), and writes ask_model.npz with them and the digest of the
+data it was fitted on.
 """
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ MODEL_ENCODERS = ("use-multilingual",)
 FOLDS = 5
 ADVICE_C = 0.05  # the advice reader's inverse L2 strength: 0.01 / 0.05 / 0.2 / 1.0 cross-validated, zh advice
 # recall 0.86 / 0.80 / 0.77 / 0.75 at accuracy 0.97-0.99; 0.05 keeps en precision (0.968 at 0.01)
+# The thresholds the reader applies are fitted on the out-of-fold probabilities of the labelled clauses
+GRID = tuple(round(0.30 + 0.01 * i, 2) for i in range(70))  # 0.30 .. 0.99
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,68 @@ def fit(x: np.ndarray, y: list[str], c: float = C) -> tuple:
 
 def predict(clf, mean, scale, x: np.ndarray) -> np.ndarray:
     return clf.predict((x - mean) / scale)
+
+
+def out_of_fold(examples: list[Example], x: np.ndarray, c: float = C) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Each clause's probability per label from the model fitted on the other folds (stratified,
+    deterministic), and the labels in column order."""
+    from sklearn.model_selection import StratifiedKFold
+
+    y = np.array([e.kind for e in examples])
+    labels = tuple(sorted(set(y)))
+    proba = np.zeros((len(y), len(labels)))
+    for tr, te in StratifiedKFold(FOLDS, shuffle=True, random_state=0).split(x, y):
+        clf, m, s = fit(x[tr], list(y[tr]), c)
+        cols = [labels.index(str(k)) for k in clf.classes_]
+        proba[np.ix_(te, cols)] = clf.predict_proba((x[te] - m) / s)
+    return proba, labels
+
+
+def _best_threshold(group: list[int], rows: list[dict], asked: dict, y: list[str]) -> tuple[float, int, int]:
+    """(threshold, net, clauses): the lowest threshold of the best net over one group of clauses; NEVER
+    when taking the model's kind gains nothing at any threshold."""
+    from assistant.understand.asks import NEVER
+
+    best, net = NEVER, 0
+    for t in GRID:
+        taken = [i for i in group if rows[i][asked[i]] >= t and rows[i][asked[i]] > rows[i].get("context", 0.0)]
+        right = sum(y[i] == asked[i] for i in taken)
+        if right - (len(taken) - right) > net:
+            best, net = t, right - (len(taken) - right)
+    return best, net, len(group)
+
+
+def fit_thresholds(examples: list[Example], proba: np.ndarray, labels: tuple[str, ...]) -> dict:
+    """The reader's three thresholds, from the out-of-fold probabilities as asks.detect_asks uses them.
+
+    `min_probability` and `statement_probability`: over the clauses no cue decides, in a question form
+    and not, the probability from which taking the model's ask kind (more likely than `context`) is right
+    more often than wrong by the widest margin (a right kind counts 1, a wrong one -1, not taking it 0:
+    answering a neighbour costs what a right answer gains); NEVER when no threshold gains.
+    `override_probability`: over the clauses whose cues read one kind, the probability at which reading
+    the model's kind instead gains the most labels (right overrides minus cues it would have had
+    right); NEVER when no threshold gains."""
+    from assistant.understand.asks import _CONDITION, _MODEL_KINDS, _OVERRIDE_KINDS, _QUESTION_FORM, NEVER, cue_kinds
+
+    y = [e.kind for e in examples]
+    rows = [dict(zip(labels, map(float, r))) for r in proba]
+    cues = [{k for _, k in cue_kinds(e.text)} for e in examples]
+    free = [i for i, e in enumerate(examples) if not cues[i] and not _CONDITION.match(e.text)]
+    asked = {i: max((k for k in rows[i] if k in _MODEL_KINDS), key=rows[i].get) for i in free}
+    question = {i: _QUESTION_FORM.search(examples[i].text) is not None for i in free}
+    fitted = {form: _best_threshold([i for i in free if question[i] == form], rows, asked, y) for form in (True, False)}
+    single = [i for i in range(len(examples)) if len(cues[i]) == 1]
+    best = {i: max((k for k in rows[i] if k in _OVERRIDE_KINDS), key=rows[i].get) for i in single}
+    override, gain = NEVER, 0
+    for t in sorted(GRID, reverse=True):  # the highest threshold of the best gain
+        over = [i for i in single if best[i] not in cues[i] and rows[i][best[i]] >= t]
+        g = sum(y[i] == best[i] for i in over) - sum(y[i] in cues[i] for i in over)
+        if g > gain:
+            override, gain = t, g
+    return {"min_probability": fitted[True][0], "question_net": fitted[True][1], "question_clauses": fitted[True][2],
+            "statement_probability": fitted[False][0], "statement_net": fitted[False][1],
+            "statement_clauses": fitted[False][2],
+            "override_probability": override, "override_gain": gain, "single_cue_clauses": len(single)}
 
 
 def cross_validate(examples: list[Example], x: np.ndarray, c: float = C) -> dict:
@@ -221,10 +286,14 @@ def train(path: Path = MODEL_PATH, *, encoders: ClauseEncoders | None = None, cv
     report["by_language_and_kind"] = counts
     if cv:
         report["cross_validation"] = cross_validate(examples, x)
+    thresholds = fit_thresholds(examples, *out_of_fold(examples, x))
+    report["thresholds"] = thresholds
     clf, mean, scale = fit(x, y)
     model = AskModel(tuple(str(c) for c in clf.classes_), clf.coef_.astype(np.float32),
                      clf.intercept_.astype(np.float32), mean.astype(np.float32), scale.astype(np.float32),
-                     encoders.ids, rule_feature_names(), data_digest(examples))
+                     encoders.ids, rule_feature_names(), data_digest(examples),
+                     thresholds["min_probability"], thresholds["statement_probability"],
+                     thresholds["override_probability"])
     save_model(path, model)
     report["training_accuracy"] = round(float(np.mean(predict(clf, mean, scale, x) == np.array(y))), 3)
     report["advice_reader"] = fit_advice(examples, encoders, cv=cv, path=advice_path)
