@@ -105,10 +105,23 @@ def _quantity_targets(clause: str) -> list[str]:
     return [n for _, n in sorted(found)]
 
 
+# "with pp_size 2 and ep_size 2: does ep multiply ...": the sizes before the colon set the scene, the
+# part after it asks; a size's short name there ("ep") names its field
+_ASKING_PART = re.compile(r"[:：]\s*(?P<ask>[^:：]+)$")
+_SIZE_SHORT = re.compile(r"\b(tp|pp|cp|ep|dp)\b(?!\s*[=:]?\s*\d)", re.I)
+
+
 def _identifier(clause: str) -> str | None:
     q = _QUOTED.search(clause)
     if q:
         return q.group(1).strip()
+    part = _ASKING_PART.search(clause)
+    if part:
+        asking = part.group("ask")
+        field = next((r.key for r in field_table().mentioned(asking) if not r.is_strategy_name), None)
+        short = _SIZE_SHORT.search(asking)
+        if field or short:
+            return field or f"{short.group(1).lower()}_size"
     field = next((r.key for r in field_table().mentioned(clause) if not r.is_strategy_name), None)
     if field:
         return field  # "minimax LoRA ...: do I need a distributed.pipeline block": the field, not "LoRA"
@@ -154,6 +167,16 @@ _ERROR_WORDING = re.compile(r"\bmust\b|\bnot supported\b|\bdivisible\b|\bmultipl
 # "报错说 ep_size 必须整除 ...，可我是 ...": an error message reported without quotes, up to the clause's end
 _REPORTED = re.compile(r"(?:报错(?:说|提示|信息是)?|提示|\berror\s+says|\bit\s+says|\bcomplains?\s+that)\s*[:：]?\s*"
                        r"(?P<msg>[^，,。;；\n?？\"'“”]{8,160})", re.I)
+
+
+def _quoted_errors_whole(prose: str) -> str:
+    """The prose with each quoted error message the clause cut would split ("decoder world_size (4) is
+    not divisible by ..." breaks at its "(4)") put as one placeholder: the message's words are what is
+    asked about, never clauses of their own; `quoted_error` still diagnoses the message itself."""
+    def whole(m: re.Match) -> str:
+        inner = m.group(1)
+        return '"…"' if _ERROR_WORDING.search(inner) and len(clauses(inner)) > 1 else m.group(0)
+    return _QUOTED.sub(whole, prose)
 
 
 def quoted_error(text: str) -> str | None:
@@ -296,6 +319,18 @@ def _undecided(clause: str) -> bool:
     return not _CONDITION.match(clause) and not cue_kinds(clause)
 
 
+_STATEMENT_SURE = 0.9  # the model's reading of `context` that outweighs a verdict or fact cue on a statement
+
+
+def _stated_not_asked(clause: str, kinds: list[tuple[int, str]], p: dict[str, float], marked: bool) -> bool:
+    """A clause with no question mark and no question form that a verdict or fact cue matched, but the
+    model reads as a statement with confidence ("We are not allowed to use ddp ..., and we can't go above
+    tp 2 either.", "公司模板强制 fsdp2，ddp 不让用"): context. A reported failure is still diagnosed."""
+    if marked or _QUESTION_FORM.search(clause) or any(k not in ("verdict", "fact") for _, k in kinds):
+        return False
+    return p.get("context", 0.0) >= _STATEMENT_SURE
+
+
 def model_kind(p: dict[str, float], clause: str, min_probability: float,
                statement_probability: float = NEVER) -> str | None:
     """The model's reading of a clause no cue decides: its most likely ask kind when that is more likely
@@ -366,14 +401,27 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     previous = ""  # the clause before this one
     asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
     condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
-    cut = clauses(prose)
+    whole = _quoted_errors_whole(prose)
+    cut = clauses(whole)
+    # a clause the cut ended at its question mark asks by its form, whatever its first word ("and in
+    # which order are ...?")
+    marked = {c for c in cut if re.search(re.escape(c) + r"[\s)）]*[?？]", whole)}
     # what the model reads: every clause no cue decides, and (when a fitted threshold lets it overrule
     # one) every clause whose cues read a single kind; one batch for the whole question
     to_read = [c for c in cut if _undecided(c) or override_probability <= 1.0
                and len({k for _, k in cue_kinds(c)}) == 1] if read is not None else []
-    modelled = dict(zip(to_read, read(to_read))) if to_read else {}
+    # the cue-decided statements (no question mark, no question form) the model also reads: a stated
+    # constraint or story that a cue word ("allowed", "ddp") made look like an ask
+    stated = [c for c in cut if c not in marked and not _QUESTION_FORM.search(c) and c not in to_read
+              and not _CONDITION.match(c)] if read is not None else []
+    batch = to_read + stated
+    modelled_all = dict(zip(batch, read(batch))) if batch else {}
+    modelled = {c: modelled_all[c] for c in to_read}
     for clause in cut:
         kinds = cue_kinds(clause)
+        if kinds and clause in modelled_all and _stated_not_asked(clause, kinds, modelled_all[clause], clause in marked):
+            previous = clause  # "we can't go above tp 2 either.": a constraint stated, not a question
+            continue
         if _CONDITION.match(clause):
             kinds = [(p, k) for p, k in kinds if k != "config"]  # "if I write tp_size: 2.0 in the YAML": a condition
             if not kinds:
@@ -387,7 +435,10 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         clause, condition = (f"{condition}, {clause}" if condition else clause), ""
         if not kinds and raw in modelled:
             # no cue decides it: the model reads its kind; a clause that asks with no kind is `unknown`
-            kind = model_kind(modelled[raw], raw, min_probability, statement_probability)
+            kind = model_kind(modelled[raw], f"{raw}?" if raw in marked else raw, min_probability,
+                              statement_probability)
+            if kind == "unknown" and not _QUESTION_FORM.search(raw):
+                kind = None  # asked only by its question mark and read with no confidence: context, as before
             if kind in ("unknown", "out_of_scope"):
                 add(kind, clause, None)
                 if kind == "out_of_scope" and _QUESTION_FORM.search(clause):
