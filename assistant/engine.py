@@ -318,6 +318,10 @@ class Assistant:
             return validate(body, world_size=world or gpn, gpus_per_node=gpn, model=q.params.model, gpu=q.params.gpu)
 
         ok_plan = plan is not None and plan.report.ok and bool(plan.yaml)
+        if ok_plan:
+            # the fallback passes the gate's own check (this world, model and GPU), not only the planner's
+            fallback_report = check(plan.yaml)
+            ok_plan = fallback_report.ok
         # the layouts the answer is about: a prose fragment (`pp_size: 2`) is judged completed over them
         bases = [d.judged if d is not None else None, _recipe_of(plan.yaml if ok_plan else None),
                  _recipe_of(prep.composed.yaml)]
@@ -325,7 +329,7 @@ class Assistant:
             check=check,
             world_size=world or gpn,
             fallback_yaml=plan.yaml if ok_plan else None,
-            fallback_report=plan.report if ok_plan else None,
+            fallback_report=fallback_report if ok_plan else None,
             lang=lang,
             replaced_note=lambda w, reasons: ph.say("gate_replaced", lang, world=w, reasons=reasons),
             removed_note=lambda w, reasons: ph.say("gate_removed", lang, world=w, reasons=reasons),

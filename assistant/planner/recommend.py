@@ -1206,6 +1206,7 @@ def plan(
     # Last resort: plain data parallelism, which every world size accepts.
     base = Candidate(Layout.of(strategy, s.world, gpus_per_node=s.gpn))  # plain data parallelism: valid for every strategy
     dist, recipe = _build(replace(s, params=replace(p, global_batch_size=None, local_batch_size=None, wanted=frozenset())), base)
-    report = _validate(s, recipe, with_memory=False)
+    # with memory: a plain layout that does not fit says so (ok=False), so no answer shows it as valid
+    report = _validate(s, recipe)
     f = _Found(base, dist, recipe, report, 0.0)
     return _plan_from(s, t, f, rationale, rejected, feasible=False, reason=_why_infeasible(s, t, strategy, f))
