@@ -43,3 +43,13 @@ def test_a_model_that_fits_no_layout_is_told_how_many_gpus_it_needs(ask, q, lead
     a = ask(q)
     assert a.text.startswith(lead_start) and "```yaml" not in a.text
     assert "tp_size 1, as upstream's own recipes" not in a.text  # the dense 3-13B reason, not for a 235B MoE
+
+
+def test_a_recommendation_after_a_verdict_that_showed_its_layout_says_it_once(ask):
+    # our own wording: the verdict's nearest passing layout is fsdp2 tp 4 pp 2; "换啥" asks for that
+    # strategy, so it is one sentence, not a second config with the same sizes
+    a = ask("megatron_fsdp 支持 pp 吗？不支持的话换啥？16 卡 tp 4 pp 2", lang="zh")
+    assert a.asks[:2] == ["verdict", "recommendation"]
+    body = a.text.split("**来源**")[0]
+    assert body.count("```yaml") == 1 and "tp_size: 4" in body and "strategy: fsdp2" in body
+    assert "`strategy: fsdp2`" in body  # the recommendation's lead still names the strategy
