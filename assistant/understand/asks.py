@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 from assistant.datafile import read_yaml
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
 from assistant.understand.intent import load_table, neutralised
-from assistant.understand.params import MAX_PROSE_CHARS, extract_params, normalize, tame
+from assistant.understand.params import MAX_PROSE_CHARS, extract_params, history_spans, normalize, tame
 from assistant.understand.pasted import split_pasted
 from assistant.understand.query import SIZE_KEYS, Ask, Pasted
 from assistant.understand.spelling import respelled
@@ -406,6 +406,9 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     # a clause the cut ended at its question mark asks by its form, whatever its first word ("and in
     # which order are ...?")
     marked = {c for c in cut if re.search(re.escape(c) + r"[\s)）]*[?？]", whole)}
+    # the clauses that tell of an earlier run ("Coming from Megatron, where a run ... failed with "…"",
+    # "之前在 Megatron 里 ... 报过 ..."): a failure told there is diagnosed after the asks about this run
+    told_before = {c for c in cut for a, b in history_spans(whole) if 0 <= whole.find(c) and a <= whole.find(c) < b}
     # what the model reads: every clause no cue decides, and (when a fitted threshold lets it overrule
     # one) every clause whose cues read a single kind; one batch for the whole question
     to_read = [c for c in cut if _undecided(c) or override_probability <= 1.0
@@ -462,6 +465,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         about = f"{context}, {clause}" if own is None and context and not _PRONOUN.search(clause) else clause
         error = pasted.errors[0].strip().splitlines()[-1][:200] if pasted.errors else None
         for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout, by_model):
+            if kind == "diagnosis" and raw in told_before and quoted_error(prose) and not (pasted.configs or pasted.errors):
+                continue  # the quoted message is diagnosed last (below), as the story's, not this run's
             add(kind, text, target)
         if own:
             named, named_in = own, clause

@@ -1,6 +1,8 @@
 """Quantities are the validator's derived sizes of the user's layout, each the result first."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from answer_checks import shown_configs
 from tests.assistant.compose.answers.conftest import lead
@@ -213,3 +215,9 @@ def test_the_largest_ep_of_a_moe_class_that_takes_no_ep_is_1(ask):
         first = lead(ask(q).text)
         assert "MixtralForCausalLM" in first and "MoEFSDPSyncMixin" in first, first
         assert "largest ep_size is 1:" in first or "ep_size 最大只能是 1" in first, first
+
+
+def test_numbers_after_a_switch_asked_for_are_those_of_the_layout_switched_to(ask):
+    # "不支持的话换啥？换了之后 ... dp 是几": the dp of the fsdp2 layout, not a second "no"
+    a = ask("1) megatron_fsdp 支持 pp 吗 2) 不支持的话换啥 3) 换了之后 16 卡 tp 4 pp 2，dp 是几")
+    assert re.search(r"dp_size = 2\b", a.text)
