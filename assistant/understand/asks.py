@@ -169,6 +169,21 @@ _REPORTED = re.compile(r"(?:报错(?:说|提示|信息是)?|提示|\berror\s+say
                        r"(?P<msg>[^，,。;；\n?？\"'“”]{8,160})", re.I)
 
 
+def _marked(clause: str, whole: str) -> bool:
+    """Somewhere in `whole`, `clause` is followed by a question mark (closing brackets and spaces
+    between). Plain string search: a pattern built from each clause was a new regex per clause, per
+    question, and those evicted the vocabulary patterns from re's cache."""
+    start = whole.find(clause)
+    while start >= 0:
+        i = start + len(clause)
+        while i < len(whole) and (whole[i].isspace() or whole[i] in ")）"):
+            i += 1
+        if i < len(whole) and whole[i] in "?？":
+            return True
+        start = whole.find(clause, start + 1)
+    return False
+
+
 def _quoted_errors_whole(prose: str) -> str:
     """The prose with each quoted error message the clause cut would split ("decoder world_size (4) is
     not divisible by ..." breaks at its "(4)") put as one placeholder: the message's words are what is
@@ -405,7 +420,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     cut = clauses(whole)
     # a clause the cut ended at its question mark asks by its form, whatever its first word ("and in
     # which order are ...?")
-    marked = {c for c in cut if re.search(re.escape(c) + r"[\s)）]*[?？]", whole)}
+    marked = {c for c in cut if _marked(c, whole)}
     # the clauses that tell of an earlier run ("Coming from Megatron, where a run ... failed with "…"",
     # "之前在 Megatron 里 ... 报过 ..."): a failure told there is diagnosed after the asks about this run
     told_before = {c for c in cut for a, b in history_spans(whole) if 0 <= whole.find(c) and a <= whole.find(c) < b}
