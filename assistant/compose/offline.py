@@ -73,8 +73,8 @@ def plan_asks(asks: tuple, query) -> tuple:
         # "帮我写个周报，内容就是这周调了调 FSDP2": other work that names the domain in passing
         return (Ask("out_of_scope", query.text),)
     # a fact about a feature keeps its kind when another ask already judges the layout or asks for one
-    judged_elsewhere = sum(a.kind in ("verdict", "recommendation") for a in asks)
-    asks = tuple(_reconciled(a, query, judged_elsewhere > 0) for a in asks)
+    judged_elsewhere = any(a.kind in ("verdict", "recommendation") for a in asks)
+    asks = tuple(_reconciled(a, query, judged_elsewhere) for a in asks)
     asks = _changed(asks, query)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."

@@ -423,7 +423,9 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     marked = {c for c in cut if _marked(c, whole)}
     # the clauses that tell of an earlier run ("Coming from Megatron, where a run ... failed with "…"",
     # "之前在 Megatron 里 ... 报过 ..."): a failure told there is diagnosed after the asks about this run
-    told_before = {c for c in cut for a, b in history_spans(whole) if 0 <= whole.find(c) and a <= whole.find(c) < b}
+    spans = history_spans(whole)
+    told_before = {c for c in cut if any(a <= whole.find(c) < b for a, b in spans)}
+    quoted = quoted_error(prose)
     # what the model reads: every clause no cue decides, and (when a fitted threshold lets it overrule
     # one) every clause whose cues read a single kind; one batch for the whole question
     to_read = [c for c in cut if _undecided(c) or override_probability <= 1.0
@@ -480,7 +482,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         about = f"{context}, {clause}" if own is None and context and not _PRONOUN.search(clause) else clause
         error = pasted.errors[0].strip().splitlines()[-1][:200] if pasted.errors else None
         for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout, by_model):
-            if kind == "diagnosis" and raw in told_before and quoted_error(prose) and not (pasted.configs or pasted.errors):
+            if kind == "diagnosis" and raw in told_before and quoted and not (pasted.configs or pasted.errors):
                 continue  # the quoted message is diagnosed last (below), as the story's, not this run's
             add(kind, text, target)
         if own:
@@ -514,7 +516,6 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         kind = fallback
         add(kind, prose.strip()[:300] or question.strip()[:300], None)
         asks += unsure[:MAX_ASKS - len(asks)]
-    quoted = quoted_error(prose)
     if quoted and not any(a.kind == "diagnosis" for a in asks):
         add("diagnosis", prose.strip()[:300], quoted)  # an error message quoted in prose is explained too
     if (pasted.configs or pasted.errors) and not any(a.kind == "diagnosis" for a in asks):
