@@ -1,9 +1,9 @@
 """Every field of many validator reports, written as JSON lines, to prove a speed-up changes no verdict.
 
-    .venv/bin/python benchmarks/validator_reports.py --out /tmp/before.jsonl      # on the old code
-    .venv/bin/python benchmarks/validator_reports.py --out /tmp/after.jsonl --diff /tmp/before.jsonl
+    .venv/bin/python benchmarks/validator_reports.py --out before.jsonl      # on the old code
+    .venv/bin/python benchmarks/validator_reports.py --out after.jsonl --diff before.jsonl
 
-(`--corpus /work/shared/upstream/recipes-corpus.jsonl` in a worktree, where assistant.config's
+(`--corpus <main checkout>/../shared/upstream/recipes-corpus.jsonl` in a worktree, where assistant.config's
 UPSTREAM_DIR, beside the repository, has no corpus.)
 
 The inputs: the upstream recipes corpus (every recipe at its stated world sizes and at a spread of
