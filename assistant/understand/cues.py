@@ -14,7 +14,7 @@ import re
 from functools import cached_property, lru_cache
 
 from assistant.understand.asks import _CONDITION, _WHAT_HAPPENS, _capability, _kinds_in, cue_kinds, load_asks, quoted_error
-from assistant.understand.params import extract_params
+from assistant.understand.params import extract_params, history_spans, normalize
 from assistant.understand.query import Params
 from assistant.understand.scale import find_scale
 from assistant.understand.stated import pipeline_block_stated
@@ -50,8 +50,52 @@ _WHY = re.compile(r"^\W*(?:why|how\s+come)\b|为什么|为啥|为何|怎么会",
 # "what is X": a definition asked
 _DEFINITION = re.compile(r"^\W*(?:what\s+(?:is|are)|what's)\s+(?:an?\s+|the\s+)?`?[a-z_]+`?\s*(?:\?|$|and\b|,)"
                          r"|什么是|是什么|什么意思|是啥|啥是", re.I)
+# the layout as a whole is asked too, beside a number ("what dp_size, and which strategy?")
+_STRATEGY_ASKED = re.compile(r"\bstrateg|\byaml\b|策略|字段|\bfields?\b", re.I)
+# "combine CP with PP", "TP + CP at the same time", "cp 和 pp 能一起开吗": several features in one layout
+_TOGETHER = re.compile(r"\bcombin\w*|\btogether\b|\bat\s+the\s+same\s+time\b|\bsimultaneous\w*|\balongside\b"
+                       r"|\bmix\b|一起|同时|组合|搭配|混用|叠加|结合", re.I)
+# whether something can be done at all ("is it possible", "支持吗"): wider than a yes/no on a layout
+_POSSIBLE = re.compile(r"^\W*(?:can|could|is\s+it|are|does|do|will|would|may)\b|\b(?:possible|supported|support|allowed)\b"
+                       r"|能|可以|可不可以|支持|行不行|行吗|吗", re.I)
+# "80 层", "80 layers", "(80 decoder layers)": a layer count the user states for a model the table lacks
+_LAYERS_STATED = re.compile(r"(?<![\d.])(\d{1,3})\s*[-‐]?\s*(?:个)?\s*(?:层(?!\s*/)|(?:decoder\s+|transformer\s+|hidden\s+)?layers?\b(?!\s+(?:per|each)))", re.I)
+# "microbatch 数 ≥ 4 倍 stage 数", "4x the number of stages", "four times the stages": a ratio asked for
+_STAGE_RATIO = re.compile(r"(?:micro-?batch|微批)[^.?。？]{0,40}?(?<![\d.])(\d+)\s*(?:倍|x|×|times)(?![\w])[^.?。？\d]{0,40}?(?:stages?|阶段)"
+                          r"|(?<![\d.])(\d+)\s*(?:x|×|times)\s+as\s+many\s+micro-?batch(?:es)?\s+as\s+(?:pipeline\s+)?stages", re.I)
+# an interleaved or zero-bubble schedule named (in the question or a schedule's name)
+INTERLEAVED = re.compile(r"interleaved|zero[\s_-]*bubble|\bzbv\b|dualpipe|looped", re.I)
+_BF16 = re.compile(r"\bbf16\b|bfloat16", re.I)
+# "pp_size 2, no pipeline block written": the layout as stated has none
+_NO_PIPELINE_BLOCK = re.compile(r"\b(?:no|without|missing|forgot(?:\s+the)?)\s+(?:a\s+|the\s+)?`?pipeline`?\s*(?:block|section)"
+                                r"|(?:没写|没有|没加|缺少?|忘了写?)\s*`?pipeline`?\s*(?:块|段|配置)?", re.I)
+_WORD = re.compile(r"(?<![A-Za-z0-9_])_?[A-Za-z][A-Za-z0-9_]{3,}(?![A-Za-z0-9_])")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")  # MeshContext, FSDP2Config; not GPUs or H100s
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
 _SENTENCE_END = re.compile(r"[.!?。！？\n]\s*")
+_SENTENCE = re.compile(r"[^.?!。？！]+[.?!。？！]?")
+_QUOTED_MESSAGE = re.compile(r"[\"'“‘「]([^\"'”’」\n]{6,200})[\"'”’」]")
+
+# "tp 从 1 改成 2", "going from pp 2 to pp 4", "ep 4 vs 8": two values of one size, compared
+_KEY = r"(?P<key>tp|pp|cp|ep|dp_replicate)(?:_size)?"
+_TO = r"(?:改成|改为|变成|换成|调到|调成|增加到|加到|升到|降到|到|to|->|→|=>|vs\.?|versus|还是|or)"
+_VALUE = r"\s*(?:=|:)?\s*"
+_COMPARED = (
+    re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?:从|from)\s*(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
+    re.compile(rf"(?:从|from)\s*{_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
+    re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
+)
+_NOT_A_SIZE = re.compile(r"\s*(?:gpus?|nodes?|cards?|卡|张|台|个|节点|b\b|k\b)", re.I)
+
+
+def compared_sizes(text: str) -> tuple[str, int, int] | None:
+    """("tp_size", 1, 2) when the question compares two values of one size; None otherwise."""
+    for pat in _COMPARED:
+        for m in pat.finditer(text):
+            a, b = int(m.group("a")), int(m.group("b"))
+            if a != b and a >= 1 and b >= 1 and not _NOT_A_SIZE.match(text, m.end()):
+                return f"{m.group('key').lower()}_size", a, b
+    return None
 
 
 class Reading:
@@ -79,6 +123,16 @@ class Reading:
     @cached_property
     def yes_no(self) -> bool:
         return _YES_NO.search(self._text) is not None
+
+    @cached_property
+    def together(self) -> bool:
+        """Several features asked about in one layout ("TP + CP at the same time")."""
+        return _TOGETHER.search(self._text) is not None
+
+    @cached_property
+    def possible(self) -> bool:
+        """Whether something can be done at all ("is it possible", "支持吗")."""
+        return _POSSIBLE.search(self._text) is not None
 
     @cached_property
     def last_part_yes_no(self) -> bool:
@@ -153,6 +207,45 @@ class Reading:
         return tuple(name for name, pat in load_asks().quantity_targets if pat.search(self._text))
 
     @cached_property
+    def layers_stated(self) -> int | None:
+        """A decoder layer count the text states ("80 层", "80 decoder layers")."""
+        m = _LAYERS_STATED.search(normalize(self._text))
+        return int(m.group(1)) if m else None
+
+    @cached_property
+    def stage_ratio(self) -> int:
+        """"4x as many microbatches as stages": the ratio asked for; 0 without one."""
+        m = _STAGE_RATIO.search(normalize(self._text))
+        return int(m.group(1) or m.group(2)) if m else 0
+
+    @cached_property
+    def interleaved(self) -> bool:
+        return INTERLEAVED.search(self._text) is not None
+
+    @cached_property
+    def bf16(self) -> bool:
+        return _BF16.search(self._text) is not None
+
+    @cached_property
+    def no_pipeline_block(self) -> bool:
+        """"pp_size 2, no pipeline block written", "没写 pipeline 段"."""
+        return _NO_PIPELINE_BLOCK.search(self._text) is not None
+
+    @cached_property
+    def identifiers(self) -> frozenset[str]:
+        """snake_case and CamelCase names, lower case: `global_batch_size`, `_pp_plan`, `FSDP2Config`."""
+        return frozenset(t.lower() for t in _WORD.findall(self._text) if "_" in t or _CAMEL.search(t))
+
+    @cached_property
+    def strategy_asked(self) -> bool:
+        return _STRATEGY_ASKED.search(self._text) is not None
+
+    @cached_property
+    def compared_sizes(self) -> tuple[str, int, int] | None:
+        """("tp_size", 1, 2): two values of one size compared."""
+        return compared_sizes(self._text)
+
+    @cached_property
     def size_choice(self) -> str | None:
         """"ep 设多少": the size the size-choice cue names (`ep_size`), "" when it names none, None
         without the cue."""
@@ -190,6 +283,22 @@ class Reading:
         return extract_params(self._text)
 
     @cached_property
+    def params_normalized(self) -> Params:
+        """The params of the text normalised first (NFKC, spelling) as the question's own are."""
+        return extract_params(normalize(self._text))
+
+    @cached_property
+    def story_params(self) -> tuple[Params, ...]:
+        """The params of each earlier run the text tells about ("之前 ... tp 2"), in order."""
+        prose = normalize(self._text)
+        return tuple(extract_params(prose[a:b]) for a, b in history_spans(prose))
+
+    @cached_property
+    def quoted_messages(self) -> tuple[str, ...]:
+        """Each quoted message ("which file raises 'must be >= pp_size'?"), lower case, spaces collapsed."""
+        return tuple(re.sub(r"\s+", " ", q.lower()) for q in _QUOTED_MESSAGE.findall(self._text))
+
+    @cached_property
     def fields(self) -> tuple[FieldRef, ...]:
         """The field rows the text names, in order of first mention."""
         return tuple(field_table().mentioned(self._text))
@@ -210,6 +319,14 @@ class Reading:
     def says(self, word: str) -> bool:
         """The word occurs in the text as written (a finding's key named in the clause)."""
         return word in self._text
+
+    def says_any_case(self, word: str) -> bool:
+        """The word occurs in the text in any case (a fact's term named in the question)."""
+        return word.lower() in self._lower
+
+    @cached_property
+    def _lower(self) -> str:
+        return self._text.lower()
 
 
 @lru_cache(maxsize=4096)
@@ -243,6 +360,20 @@ def read_sentence(query, ask) -> Reading:
     """The reading of the sentence the ask's clause stands in (the question when the ask has no text)."""
     clause = getattr(ask, "text", "") or query.text
     return _reading(sentence_of(query.text, clause))
+
+
+def asking_sentence(query, ask) -> Reading | None:
+    """The sentence of the (normalised) question the ask's clause ends in: a clause can begin in the
+    story before it. None when no sentence holds the clause's last 40 characters."""
+    core = getattr(ask, "text", "").strip(" ?？.。")[-40:]
+    sentence = next((m.group(0) for m in _SENTENCE.finditer(normalize(query.text)) if core and core in m.group(0)), None)
+    return None if sentence is None else _reading(sentence)
+
+
+def same_clause(ask, other) -> bool:
+    """One ask's clause is the other's or holds it ("what are dp_size and ep_shard?": two asks, one clause)."""
+    a, b = getattr(ask, "text", ""), getattr(other, "text", "")
+    return a == b or b in a or a in b
 
 
 def is_whole_question(ask, query) -> bool:

@@ -260,7 +260,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if r is not None and r.ok and (read(inp.query).memory_worry or sit.model or inp.query.params.model_size_b):
         # "will 70b blow up on 8 GPUs with tp 8?", "tp 2 pp 2 for a 13B model on 4 GPUs?": past start-up
         # is half the answer; with a model named, whether it fits is the other
-        w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, question=inp.query.text,
+        w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, said=read(inp.query),
                                  gpu=sit.gpu))
     if r is not None and r.ok and r.derived is not None and r.derived.ep_size > 1:
         # an EP layout passes or fails on (dp*cp*tp) % ep: that arithmetic is the reason, said with it
