@@ -324,7 +324,9 @@ def _stated_change(text: str, dist: dict, d: Diagnosis) -> tuple | None:
     return changed, batches, world, block
 
 
-_SENTENCE_END = re.compile(r"[.!?。！？\n]\s*")
+# a line break between a word and a lowercase word is a hard wrap inside the sentence ("our other configs
+# keep a\npipeline: block with pp_size 1"), not its end
+_SENTENCE_END = re.compile(r"[.!?。！？]\s*|(?<![\w,])\n\s*|\n(?![a-z])\s*")
 
 
 def _sentence_of(question: str, clause: str) -> str:
