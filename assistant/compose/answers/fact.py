@@ -21,6 +21,7 @@ from assistant.compose.knowledge.scope import names_the_domain, neighbour_topic
 from assistant.compose.knowledge.field_facts import asked_kinds, field_facts, inert_lines, judges_value, stated_size
 from assistant.compose.writer import Writer, features_of, identifiers
 from assistant.planner.plan import Plan
+from assistant.understand.params import mask_formulas
 from assistant.understand.query import Query
 from assistant.understand.stated import recipe_of
 from assistant.validator.fields import field_table
@@ -62,7 +63,7 @@ def _named_topic_facts(w: Writer, inp: ComposeInput, ask) -> list[str]:
     text = getattr(ask, "text", "") or inp.query.text
     if asked_kinds(text):
         return []
-    q = inp.query.text.lower()
+    q = mask_formulas(inp.query.text).lower()
     keys = [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
     return [k for k in keys if any("_" in t and t.lower() in q for t in w.p.facts[k].terms)]
 
@@ -75,7 +76,7 @@ def _cued(w: Writer, question: str) -> list[str]:
 def _asked_first(w: Writer, keys: Sequence[str], question: str) -> list[str]:
     """Facts the question's words cue, then facts about an identifier it names ("must
     local_batch_size be 1?"): they answer it and go first; the rest keep their order."""
-    q = question.lower()
+    q = mask_formulas(question).lower()  # "(dp_size × cp_size) % ep_size" names the EP rule, not dp_size
     cued = set(_cued(w, question))
 
     def named(key: str) -> bool:
