@@ -283,6 +283,9 @@ def _asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None
         return None
     # the clause's own values first; a clause that states none ("那些也会挂吗") is read in its sentence
     found = _stated_change(text, dist, d) or _stated_change(_sentence_of(inp.query.text, text), dist, d)
+    if found is None and _BACK_REFERENCE.search(text):
+        # "... have a pipeline: section while pp_size is 1. Do those fail too?": "those" are the sentence before
+        found = _stated_change(_sentence_of(inp.query.text, text, back=1), dist, d)
     if found is None:
         return None
     changed, batches, world, block = found
@@ -329,14 +332,19 @@ def _stated_change(text: str, dist: dict, d: Diagnosis) -> tuple | None:
 _SENTENCE_END = re.compile(r"[.!?。！？]\s*|(?<![\w,])\n\s*|\n(?![a-z])\s*")
 
 
-def _sentence_of(question: str, clause: str) -> str:
+# a clause that points back at what the sentence before it describes
+_BACK_REFERENCE = re.compile(r"\b(?:those|these|they|them)\b|那些|这些|它们", re.I)
+
+
+def _sentence_of(question: str, clause: str, back: int = 0) -> str:
     """The sentence an ask's clause stands in: "别的配置里留着 pipeline: 段但 pp_size 是 1，那些也会挂吗" is
-    what "那些也会挂吗" is asked about (the clause alone states none of it)."""
+    what "那些也会挂吗" is asked about (the clause alone states none of it); `back` sentences before it too."""
     at = question.find(clause)
     if at < 0:
         return clause
     starts = [m.end() for m in _SENTENCE_END.finditer(question, 0, at)]
-    return question[(starts[-1] if starts else 0):at + len(clause)]
+    start = starts[-1 - back] if len(starts) > back else 0
+    return question[start:at + len(clause)]
 
 
 def _worries_about_memory(text: str) -> bool:

@@ -135,3 +135,9 @@ def test_the_older_custom_moe_tp_assertion_is_explained_by_its_current_section(a
             "supported for custom MoE models\n```\n\nIs TP impossible for this model?")
     first = lead(a.text)
     assert "PARALLELIZE_FUNCTIONS" in first and "tp_plan" in first
+
+
+def test_an_error_quoted_in_the_prose_is_explained_by_its_section_too(ask):
+    a = ask('Our Qwen3-Next job (2x8 GPUs, tp_size 2, ep_size 8) crashes with "AssertionError: Tensor parallelism '
+            'not supported for custom MoE models". Is there any way to keep TP?')
+    assert "PARALLELIZE_FUNCTIONS" in lead(a.text)
