@@ -19,7 +19,7 @@ from assistant.compose.phrases import Phrases
 from assistant.compose.knowledge.scope import is_off_topic, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
 from assistant.understand.cues import read, read_prose
-from assistant.understand.query import Ask
+from assistant.understand.query import SIZE_KEYS, Ask
 from assistant.validator.report import ValidationReport
 
 # Kinds another kind of the same question already covers: one config answer, not two.
@@ -211,6 +211,11 @@ def _has_numbers(query) -> bool:
                 or sit.pasted.configs)
 
 
+def _sizes_written(query) -> bool:
+    """The user wrote a size as a number ("tp4pp2"), not only excluded a feature (its size 1)."""
+    return any(isinstance(getattr(query.params, k, None), int) for k in SIZE_KEYS)
+
+
 def _reconciled(ask, query, judged_elsewhere: bool = False):
     """One ask, read again with what the whole question says (a clause alone can mislead)."""
     sit = query.situation
@@ -266,8 +271,9 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
         # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,
         # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes)
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged
-    if ask.kind == "recommendation" and sit.stated.sizes and query.intent in ("sizing", "strategy"):
-        # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them
+    if ask.kind == "recommendation" and _sizes_written(query) and query.intent in ("sizing", "strategy"):
+        # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them (an exclusion,
+        # "cp 和 pp 都不想开，有啥省显存的配法", only constrains the layout still ours to recommend)
         target = next(iter(said.quantity_targets), None)
         if target is not None:
             return Ask("quantity", ask.text, target)

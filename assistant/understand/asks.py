@@ -219,6 +219,7 @@ def _capability(clause: str) -> bool:
             and _CAPABILITY_VERB.search(clause) is not None and _REFERS.search(clause) is None)
 
 
+_SPLIT = "layers_per_stage"  # the layers per stage answers whether they divide evenly over the stages
 _DERIVED = frozenset({"dp_size", "dp_shard", "ep_shard", "dp_replicate"})  # sizes upstream infers from the others
 _NEED = re.compile(r"\b(?:need|have)\s+to\b|\bmyself\b|\bby\s+hand\b|要不要|是不是要|需不需要|用不用|自己写|手动", re.I)
 _ASIDE = re.compile(r"\([^()]{1,60}\)")
@@ -299,6 +300,9 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
             out.append((kind, about if kind == "fact" else clause, target))
             if kind == "fact" and has_layout and target in _DERIVED and _NEED.search(clause):
                 out.append(("quantity", clause, target))  # "with pp 4 on 32 GPUs, do I set dp_size myself?": and its value
+            elif kind == "fact" and has_layout and _SPLIT in _quantity_targets(clause):
+                # "46 层在这边也必须能被 4 整除吗": whether the layers must divide evenly is the split at those sizes
+                out.append(("quantity", clause, _SPLIT))
         elif kind == "verdict" and alt:
             out.append((kind, clause, alt))  # "could I use ep 16 instead?": the user's layout with that change
         elif kind == "verdict" and not modelled and (not has_layout or _capability(clause)):

@@ -14,7 +14,7 @@ import re
 from functools import cached_property, lru_cache
 
 from assistant.understand.asks import _CONDITION, _WHAT_HAPPENS, _capability, _kinds_in, cue_kinds, load_asks, quoted_error
-from assistant.understand.params import extract_params, history_spans, normalize
+from assistant.understand.params import extract_params, history_spans, mask_formulas, normalize
 from assistant.understand.query import Params
 from assistant.understand.scale import find_scale
 from assistant.understand.stated import pipeline_block_stated
@@ -72,7 +72,11 @@ _NO_PIPELINE_BLOCK = re.compile(r"\b(?:no|without|missing|forgot(?:\s+the)?)\s+(
 _WORD = re.compile(r"(?<![A-Za-z0-9_])_?[A-Za-z][A-Za-z0-9_]{3,}(?![A-Za-z0-9_])")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")  # MeshContext, FSDP2Config; not GPUs or H100s
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
-_SENTENCE_END = re.compile(r"[.!?。！？\n]\s*")
+# a line break between a word and a lowercase word is a hard wrap inside the sentence ("our other configs
+# keep a\npipeline: block with pp_size 1"), not its end
+_SENTENCE_END = re.compile(r"[.!?。！？]\s*|(?<![\w,])\n\s*|\n(?![a-z])\s*")
+# a clause that points back at what the sentence before it describes
+_BACK_REFERENCE = re.compile(r"\b(?:those|these|they|them)\b|那些|这些|它们", re.I)
 _SENTENCE = re.compile(r"[^.?!。？！]+[.?!。？！]?")
 _QUOTED_MESSAGE = re.compile(r"[\"'“‘「]([^\"'”’」\n]{6,200})[\"'”’」]")
 
@@ -123,6 +127,11 @@ class Reading:
     @cached_property
     def yes_no(self) -> bool:
         return _YES_NO.search(self._text) is not None
+
+    @cached_property
+    def back_reference(self) -> bool:
+        """"Do those fail too?", "那些也会挂吗": the clause points back at what the sentence before describes."""
+        return _BACK_REFERENCE.search(self._text) is not None
 
     @cached_property
     def together(self) -> bool:
@@ -321,12 +330,13 @@ class Reading:
         return word in self._text
 
     def says_any_case(self, word: str) -> bool:
-        """The word occurs in the text in any case (a fact's term named in the question)."""
+        """The word occurs in the text in any case (a fact's term named in the question); a name inside a
+        formula, "(dp_size × cp_size) % ep_size", is not named."""
         return word.lower() in self._lower
 
     @cached_property
     def _lower(self) -> str:
-        return self._text.lower()
+        return mask_formulas(self._text).lower()
 
 
 @lru_cache(maxsize=4096)
@@ -346,20 +356,22 @@ def read_prose(query) -> Reading:
     return _reading(query.situation.pasted.prose)
 
 
-def sentence_of(question: str, clause: str) -> str:
+def sentence_of(question: str, clause: str, back: int = 0) -> str:
     """The sentence an ask's clause stands in: "别的配置里留着 pipeline: 段但 pp_size 是 1，那些也会挂吗" is
-    what "那些也会挂吗" is asked about (the clause alone states none of it)."""
+    what "那些也会挂吗" is asked about (the clause alone states none of it); `back` sentences before it too."""
     at = question.find(clause)
     if at < 0:
         return clause
     starts = [m.end() for m in _SENTENCE_END.finditer(question, 0, at)]
-    return question[(starts[-1] if starts else 0):at + len(clause)]
+    start = starts[-1 - back] if len(starts) > back else 0
+    return question[start:at + len(clause)]
 
 
-def read_sentence(query, ask) -> Reading:
-    """The reading of the sentence the ask's clause stands in (the question when the ask has no text)."""
+def read_sentence(query, ask, back: int = 0) -> Reading:
+    """The reading of the sentence the ask's clause stands in (the question when the ask has no text),
+    with `back` sentences before it."""
     clause = getattr(ask, "text", "") or query.text
-    return _reading(sentence_of(query.text, clause))
+    return _reading(sentence_of(query.text, clause, back))
 
 
 def asking_sentence(query, ask) -> Reading | None:

@@ -36,7 +36,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         w.answer(verdict_line(w, d, read(ask, inp.query)))
         return judged_body(w, inp, d)
     sit = inp.query.situation
-    if sit.pasted.errors and explain_error(w, inp, "\n".join(sit.pasted.errors)):
+    told = "\n".join(sit.pasted.errors) or read(inp.query).quoted_error  # pasted, or quoted in the prose
+    if told and explain_error(w, inp, told):
         # a runtime error no start-up rule raises ("No tensor-parallel plan is registered ..."): what
         # the kb says about that message leads; a verdict ask on the stated sizes follows it
         return Part()

@@ -22,6 +22,7 @@ from assistant.compose.knowledge.field_facts import asked_kinds, field_facts, in
 from assistant.compose.writer import Writer, features_of
 from assistant.planner.plan import Plan
 from assistant.understand.cues import read
+from assistant.understand.params import mask_formulas
 from assistant.understand.query import Query
 from assistant.understand.stated import recipe_of
 from assistant.validator.fields import field_table
@@ -76,7 +77,7 @@ def _cued(w: Writer, question: str) -> list[str]:
 def _asked_first(w: Writer, keys: Sequence[str], question: str) -> list[str]:
     """Facts the question's words cue, then facts about an identifier it names ("must
     local_batch_size be 1?"): they answer it and go first; the rest keep their order."""
-    q = question.lower()
+    q = mask_formulas(question).lower()  # "(dp_size × cp_size) % ep_size" names the EP rule, not dp_size
     cued = set(_cued(w, question))
 
     def named(key: str) -> bool:

@@ -280,6 +280,9 @@ def _asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None
         return None
     # the clause's own values first; a clause that states none ("那些也会挂吗") is read in its sentence
     found = _stated_change(read(ask), dist, d) or _stated_change(read_sentence(inp.query, ask), dist, d)
+    if found is None and read(ask).back_reference:
+        # "... have a pipeline: section while pp_size is 1. Do those fail too?": "those" are the sentence before
+        found = _stated_change(read_sentence(inp.query, ask, back=1), dist, d)
     if found is None:
         return None
     changed, batches, world, block = found

@@ -433,3 +433,10 @@ def test_a_fixed_tp_larger_than_a_node_is_never_called_inside_one_node():
     _check(p)
     text = " ".join(s.en for s in p.rationale)
     assert "inside one node of 8" not in text and "MW-W-TP-CROSS-NODE" in text
+
+
+def test_a_long_sequence_with_cp_excluded_checkpoints_activations():
+    # sizing.yaml gives 64k tokens CP; with CP (and PP) excluded, checkpointing is the memory lever left
+    p = plan(Params(world_size=8, gpus_per_node=8, seq_len=65536, unwanted=frozenset({"cp", "pp"})))
+    dist = _check(p)
+    assert dist.get("activation_checkpointing") is True and "cp_size" not in dist and "pp_size" not in dist

@@ -212,3 +212,10 @@ def test_numbers_after_a_switch_asked_for_are_those_of_the_layout_switched_to(as
     # "不支持的话换啥？换了之后 ... dp 是几": the dp of the fsdp2 layout, not a second "no"
     a = ask("1) megatron_fsdp 支持 pp 吗 2) 不支持的话换啥 3) 换了之后 16 卡 tp 4 pp 2，dp 是几")
     assert re.search(r"dp_size = 2\b", a.text)
+
+
+def test_an_uneven_split_says_the_layers_need_not_divide(ask):
+    # pipelining/functional.py generate_hf_model_fqn_per_model_part: 46 // 4 = 11, the first 46 % 4 = 2 stages get 12
+    a = ask("46 layers, 4 nodes of 8 GPUs, fsdp2 with pp_size 4 and a pipeline: {} block. "
+            "How many layers per stage, do they have to divide evenly?")
+    assert "first 2 stage(s) 12 layers and the rest 11" in a.text and "need not divide evenly" in a.text
