@@ -7,11 +7,13 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import yaml
 
+from assistant.cli.validate_argv import regroup
 from assistant.cli.validate_files import Checked, Target, read_input
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.launch import Launch, LaunchError, WorldSize, edited_line, fix_as_overrides
@@ -42,8 +44,9 @@ _L = {
 
 
 def add_launch_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("where it is launched", "Override arguments after the file (--distributed.pp_size 2, "
-                             "--step_scheduler.local_batch_size=8) are read as NeMo AutoModel reads them.")
+    g = p.add_argument_group("where it is launched", "Override arguments (--distributed.pp_size 2, "
+                             "--step_scheduler.local_batch_size=8), before or after the files, are read as NeMo "
+                             "AutoModel reads them.")
     src = g.add_mutually_exclusive_group()
     src.add_argument("--launch", metavar="LINE",
                      help='the launch line: "automodel cfg.yaml --nproc-per-node 4 --distributed.tp_size 2", '
@@ -56,7 +59,7 @@ def add_launch_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--shell-env", action="store_true", help="also read this shell's environment (off by default)")
     g.add_argument("--print-config", action="store_true",
                    help="print the recipe as resolved (environment, then overrides; secrets masked) and exit")
-    p.set_defaults(_accepts_extra=True)
+    p.set_defaults(_accepts_extra=True, _regroup=partial(regroup, p))
 
 
 def launch_inputs(args: argparse.Namespace) -> bool:
