@@ -134,12 +134,14 @@ class Launched:
         return lines
 
 
-def with_launch_notes(fmt: str, out: str, results: Sequence[Checked], launches: Sequence[Launched], lang: str) -> str:
-    """The formatted output with what the launch adds: a text block after the reports, JSON keys per report."""
+def with_launch_notes(fmt: str, out: str, results: Sequence[Checked], launches: Sequence[Launched | None],
+                      lang: str) -> str:
+    """The formatted output with what the launch adds: a text block after the reports, JSON keys per report
+    (none for a file that could not be read as launched)."""
     if fmt == "text":
         extra = []
         for c, launched in zip(results, launches):
-            lines = launched.notes(c.report, lang)
+            lines = launched.notes(c.report, lang) if launched is not None else []
             if lines and len(results) > 1:  # say which target they are about, as the report blocks do
                 lines.insert(0, f"== {c.target.file} @ world_size {c.target.world_size} ({_L[lang if lang == 'zh' else 'en']['launch']}) ==")
             extra.extend(lines)
@@ -147,7 +149,8 @@ def with_launch_notes(fmt: str, out: str, results: Sequence[Checked], launches: 
     if fmt == "json":
         d = json.loads(out)
         for node, c, launched in zip(d["reports"] if "reports" in d else [d], results, launches):
-            node.update(launched.json(c.report))
+            if launched is not None:
+                node.update(launched.json(c.report))
         return json.dumps(d, ensure_ascii=False, default=str, allow_nan=False)
     return out
 
@@ -253,7 +256,15 @@ def launch_targets(args: argparse.Namespace, world_of_flags: Callable) -> tuple[
     targets, launches = [], []
     for name in files:
         for e in explicit:
-            launched = read_launched(args, name, launch, env, e)
+            try:
+                launched = read_launched(args, name, launch, env, e)
+            except UnusableInput as exc:
+                if args.print_config:
+                    raise
+                # this file's error: the other files are still checked and reported (exit 2 is the worst)
+                targets.append(Target(name, e.world_size if e else None, e.gpus_per_node if e else None, error=exc))
+                launches.append(None)
+                continue
             source = launched.world.source_zh if args.lang == "zh" else launched.world.source
             targets.append(Target(name, launched.world_size, launched.gpus_per_node, overrides=launched.resolved.overrides,
                                   recipe=launched.resolved.recipe, world_source=source))
