@@ -262,7 +262,8 @@ def launch_targets(args: argparse.Namespace, world_of_flags: Callable) -> tuple[
                 if args.print_config:
                     raise
                 # this file's error: the other files are still checked and reported (exit 2 is the worst)
-                targets.append(Target(name, e.world_size if e else None, e.gpus_per_node if e else None, error=exc))
+                targets.append(Target(name, e.world_size if e else None, e.gpus_per_node if e else None,
+                                      error=_with_launch_warnings(exc, launch)))
                 launches.append(None)
                 continue
             source = launched.world.source_zh if args.lang == "zh" else launched.world.source
@@ -270,3 +271,13 @@ def launch_targets(args: argparse.Namespace, world_of_flags: Callable) -> tuple[
                                   recipe=launched.resolved.recipe, world_source=source))
             launches.append(launched)
     return targets, launches
+
+
+def _with_launch_warnings(exc: UnusableInput, launch: Launch | None) -> UnusableInput:
+    """The error with what the launch line's warnings explain: `automodel --a.b 2 cfg.yaml` cannot read
+    `2` because argparse took it as the config, `--nproc-per-node gpu` gives no world size."""
+    if launch is None or not launch.warnings:
+        return exc
+    return UnusableInput(" ".join([exc.message, *(f"[{w.code}] {w.en}" for w in launch.warnings)]),
+                         " ".join([exc.message_zh, *(f"[{w.code}] {w.zh}" for w in launch.warnings)]))
+

@@ -207,3 +207,12 @@ def test_a_file_that_cannot_be_read_as_launched_is_its_own_error(tmp_path, capsy
     sarif = json.loads(capsys.readouterr().out)
     (note,) = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert note["message"]["text"].startswith(f"{env}: --ci: the recipe has no ci: section")
+
+
+def test_a_launch_that_cannot_be_checked_says_what_its_warnings_explain(cfg, capsys):
+    # argparse takes the override's value as the config: the file `2` is missing, and the warning says why
+    assert main(["validate", "--launch", f"automodel --distributed.tp_size 2 {cfg} --nproc-per-node 4"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read 2" in err and "[MW-W-LAUNCH-BEFORE-CONFIG]" in err
+    assert main(["validate", "--launch", f"torchrun --nproc_per_node=gpu -m nemo_automodel.cli.app {cfg}"]) == 2
+    assert "[MW-W-LAUNCH-NPROC-LOCAL]" in capsys.readouterr().err
