@@ -16,7 +16,7 @@ import yaml
 from assistant.cli.validate_argv import regroup
 from assistant.cli.validate_files import Checked, Target, read_input
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
-from assistant.launch import Launch, LaunchError, WorldSize, edited_line, fix_as_overrides
+from assistant.launch import Launch, LaunchError, WorldSize, codes, edited_line, fix_as_overrides
 from assistant.launch.as_launched import not_expressible
 from assistant.launch.env_vars import parse_env_pairs
 from assistant.launch.launch_line import parse_launch_line
@@ -35,6 +35,9 @@ _NO_WORLD = (
     "--launch \"automodel cfg.yaml --nproc-per-node N\", --sbatch job.sub, --ci, --env WORLD_SIZE=N",
     "请给出 --world-size N，或 --nodes N（配合 --gpus-per-node G，默认 8），或能说明规模的启动方式："
     "--launch \"automodel cfg.yaml --nproc-per-node N\"、--sbatch job.sub、--ci、--env WORLD_SIZE=N")
+# automodel's and torchrun's own options (cli/app.py build_parser, torchrun): typed after `meshwise validate
+# FILE`, each would only set a recipe key of that name
+_LAUNCHER_FLAGS = frozenset({"nproc-per-node", "nproc_per_node", "nnodes", "nproc", "standalone"})
 _L = {
     "en": {"launch": "Launch", "flags": "The same fix as override flags", "line": "The same fix as the edited launch line",
            "yaml_only": "Edit in the YAML (an override cannot remove a key)"},
@@ -216,6 +219,8 @@ def read_launched(args: argparse.Namespace, name: str | None, launch: Launch | N
                   explicit: WorldSize | None) -> Launched:
     """One file as launched: raises UnusableInput (exit 2) on any bad input."""
     _, typed, typed_warnings = split_argv(getattr(args, "_extra", None) or [])
+    typed_warnings += tuple(codes.warning("MW-W-LAUNCH-LAUNCHER-FLAG", o.argument, path=o.path, value=o.value)
+                            for o in typed if o.path in _LAUNCHER_FLAGS)
     try:
         data = coerce.load_yaml(read_input(name))
     except UnusableInput as exc:
@@ -235,7 +240,7 @@ def read_launched(args: argparse.Namespace, name: str | None, launch: Launch | N
         elif args.ci:
             raise UnusableInput("--ci: the recipe has no ci: section", "--ci：recipe 中没有 ci: 段")
         else:
-            raise UnusableInput(*_NO_WORLD)
+            raise _with_warnings(UnusableInput(*_NO_WORLD), typed_warnings)
     if world.gpus_per_node is None and args.gpus_per_node is not None:
         world = WorldSize(world.world_size, args.gpus_per_node, world.nodes, world.source, world.source_zh)
     return Launched(resolved=resolved, world=world, launch=launch)
@@ -263,7 +268,7 @@ def launch_targets(args: argparse.Namespace, world_of_flags: Callable) -> tuple[
                     raise
                 # this file's error: the other files are still checked and reported (exit 2 is the worst)
                 targets.append(Target(name, e.world_size if e else None, e.gpus_per_node if e else None,
-                                      error=_with_launch_warnings(exc, launch)))
+                                      error=_with_warnings(exc, launch.warnings if launch else ())))
                 launches.append(None)
                 continue
             source = launched.world.source_zh if args.lang == "zh" else launched.world.source
@@ -273,11 +278,11 @@ def launch_targets(args: argparse.Namespace, world_of_flags: Callable) -> tuple[
     return targets, launches
 
 
-def _with_launch_warnings(exc: UnusableInput, launch: Launch | None) -> UnusableInput:
-    """The error with what the launch line's warnings explain: `automodel --a.b 2 cfg.yaml` cannot read
-    `2` because argparse took it as the config, `--nproc-per-node gpu` gives no world size."""
-    if launch is None or not launch.warnings:
+def _with_warnings(exc: UnusableInput, warnings: Sequence[LaunchWarning]) -> UnusableInput:
+    """The error with what the launch's warnings explain: `automodel --a.b 2 cfg.yaml` cannot read `2`
+    because argparse took it as the config, `--nproc-per-node gpu` gives no world size."""
+    if not warnings:
         return exc
-    return UnusableInput(" ".join([exc.message, *(f"[{w.code}] {w.en}" for w in launch.warnings)]),
-                         " ".join([exc.message_zh, *(f"[{w.code}] {w.zh}" for w in launch.warnings)]))
+    return UnusableInput(" ".join([exc.message, *(f"[{w.code}] {w.en}" for w in warnings)]),
+                         " ".join([exc.message_zh, *(f"[{w.code}] {w.zh}" for w in warnings)]))
 

@@ -216,3 +216,12 @@ def test_a_launch_that_cannot_be_checked_says_what_its_warnings_explain(cfg, cap
     assert "cannot read 2" in err and "[MW-W-LAUNCH-BEFORE-CONFIG]" in err
     assert main(["validate", "--launch", f"torchrun --nproc_per_node=gpu -m nemo_automodel.cli.app {cfg}"]) == 2
     assert "[MW-W-LAUNCH-NPROC-LOCAL]" in capsys.readouterr().err
+
+
+def test_a_launcher_flag_typed_after_the_file_is_named_not_silently_set(cfg, capsys):
+    # `automodel cfg.yaml --nproc-per-node 4` copied after `meshwise validate`: only a recipe key named so
+    assert main(["validate", cfg, "--nproc-per-node", "4", "--distributed.tp_size", "2"]) == 2
+    assert "[MW-W-LAUNCH-LAUNCHER-FLAG] --nproc-per-node 4" in capsys.readouterr().err
+    assert main(["validate", cfg, "--nproc_per_node=4", "--world-size", "8", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [w["code"] for w in d["launch_warnings"]] == ["MW-W-LAUNCH-LAUNCHER-FLAG"] and d["world_size"] == 8
