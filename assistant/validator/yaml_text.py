@@ -105,7 +105,11 @@ def _value(node: Any, memo: dict[int, Any], depth: int) -> Any:
         for k, v in node.value:
             if type(k) is not ScalarNode or k.tag not in _SCALAR_TAGS:
                 raise _Other  # `<<` merge, `=` value keys, a collection as a key (an error upstream too)
-            out[_scalar(k)] = _value(v, memo, depth + 1)
+            key = k.value if k.tag == _STR else _scalar(k)
+            if type(v) is ScalarNode:  # most values: read here, without a call per value
+                out[key] = v.value if v.tag == _STR else _scalar(v)
+            else:
+                out[key] = _value(v, memo, depth + 1)
         return out
     if cls is SequenceNode and node.tag == _SEQ:
         items: list = []
