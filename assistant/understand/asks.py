@@ -18,6 +18,7 @@ from assistant.understand.pasted import split_pasted
 from assistant.understand.query import SIZE_KEYS, Ask, Pasted
 from assistant.understand.spelling import respelled
 from assistant.validator.fields import field_table
+from assistant.validator.upstream_errors import match_upstream_error
 
 _TABLE_PATH = Path(__file__).with_name("asks.yaml")
 MAX_ASKS = 6  # more than this is a list of topics, not questions; the first ones are answered
@@ -75,16 +76,33 @@ def rescued_intent(question: str, intent: str) -> str:
     return intent
 
 
+# A forum post wrapped at a fixed width ("What does the default mp_policy use for\ngradient reduction?"):
+# a line that ends inside an English sentence and a next line that goes on in lower case are one line,
+# or the cut at the line break makes two half-questions. A list item, a capital, a question mark or a
+# colon still starts a clause of its own.
+_SOFT_WRAP = re.compile(r"(?<=[A-Za-z0-9,)`'\"])[ \t]*\n[ \t]*(?=[a-z`]|\((?!\d))")
+
+
 def _prose(text: str) -> str:
     """The text clauses are cut from. A full-width comma ends a Chinese clause ("给我 yaml，dp 顺便说下")
     and NFKC would make it an ASCII one, so it becomes a clause break first; a full stop ends a clause
-    even with no space after it ("16 机反而能跑。想问一下：... 改变了什么")."""
-    return tame(normalize(text.replace("，", "；").replace("。", "。 "))[:MAX_PROSE_CHARS])
+    even with no space after it ("16 机反而能跑。想问一下：... 改变了什么"); a soft-wrapped English line
+    is joined to the next."""
+    text = _SOFT_WRAP.sub(" ", text.replace("，", "；").replace("。", "。 "))
+    return tame(normalize(text)[:MAX_PROSE_CHARS])
+
+
+# "（lbs 还是 6）": a bracketed aside; its closing bracket after a number is no list marker ("6）" would cut
+# the clause there). Its closing bracket is hidden from the cut and put back after; "(2)" stays a marker.
+_ASIDE_PAIR = re.compile(r"([（(])([^()（）\n]{2,60})[)）]")
+_HIDDEN_CLOSE = "\u207e"
 
 
 def clauses(prose: str) -> list[str]:
     t = load_asks()
-    parts = [_LEADING_LINK.sub("", p.strip(" \t,，、:：")) for p in t.split.split(respelled(prose))]
+    hidden = _ASIDE_PAIR.sub(lambda m: m.group(0) if m.group(2).strip().isdigit() else f"{m.group(1)}{m.group(2)}{_HIDDEN_CLOSE}",
+                             respelled(prose))
+    parts = [_LEADING_LINK.sub("", p.strip(" \t,，、:：")).replace(_HIDDEN_CLOSE, ")") for p in t.split.split(hidden)]
     return [p for p in parts if p and re.search(r"\w", p)]
 
 
@@ -184,6 +202,27 @@ def _marked(clause: str, whole: str) -> bool:
     return False
 
 
+def _announces(clause: str, whole: str) -> bool:
+    """"几个问题：1）...", "Three questions: ...": the clause ends at a colon that opens what follows, and
+    names no size or field of its own: it announces the asks, it is not one."""
+    start = whole.find(clause)
+    if start < 0:
+        return False
+    rest = whole[start + len(clause):].lstrip(" \t")
+    return rest[:1] in (":", "：") and not _quantity_targets(clause) and not field_table().mentioned(clause) \
+        and not re.search(r"\d", clause)
+
+
+_ERROR_CLASS = re.compile(r"\b\w*(?:Error|Exception)\s*:")
+
+
+def _reports_error(clause: str) -> bool:
+    """The clause is an upstream error line as pasted ("`ValueError: ddp does not support tensor
+    parallelism`。", "AssertionError: pp_batch_size 6 // ..."), with at most a few words around it."""
+    m = _ERROR_CLASS.search(clause)
+    return m is not None and m.start() <= 12 and bool(match_upstream_error(clause))
+
+
 def _quoted_errors_whole(prose: str) -> str:
     """The prose with each quoted error message the clause cut would split ("decoder world_size (4) is
     not divisible by ..." breaks at its "(4)") put as one placeholder: the message's words are what is
@@ -245,7 +284,11 @@ def left_unset(text: str) -> str | None:
     return _UNSET_TARGET.get((m.group("a") or m.group("b")).lower()) if m else None
 
 
-_CONDITION = re.compile(r"^\W*(?:if|when|whenever|suppose|assuming|如果|假如|要是|假设)\b", re.I)
+# \b only after the English words: between two Chinese characters there is no word boundary ("要是把 tp
+# 提到 8" is a condition too)
+_CONDITION = re.compile(r"^\W*(?:(?:if|when|whenever|suppose|assuming)\b|如果|假如|要是|假设)", re.I)
+# "And with ep_size 8 on these 16 GPUs, what's ep_shard_size?": sizes stated just before a quantity ask
+_WITH_SIZES = re.compile(r"^\W*with\b(?=[^,?]*\d)", re.I)
 _PRONOUN = re.compile(r"\b(?:it|that|this|them|they|its)\b|它|这个|那个|该(?:字段|选项|参数)", re.I)
 _INSTEAD = re.compile(r"\binstead\b|\bswitch(?:ed)?\s+to\b|\bgo\s+(?:down|up)\s+to\b"
                       r"|\b(?:change|drop|lower|reduce|raise|increase|bump|set|move|cut)\s+(?:\w+\s+){0,2}to\s+\d"
@@ -272,6 +315,65 @@ def instead_sizes(clause: str) -> str | None:
     return ",".join(sizes) or None
 
 
+_GBS = re.compile(r"\bgbs\b|\bglobal[\s_-]*batch", re.I)  # global_batch_size as users write it
+
+
+def _values_target(clause: str, about: str) -> str | None:
+    """"pp_size 能取哪几个", "nearest valid global batch sizes": `values:<field>` for the field whose
+    allowed values the clause asks (named in it, else in the clause it goes on from); None otherwise."""
+    targets = _quantity_targets(clause)
+    if "allowed_values" not in targets or "max_ep" in targets:
+        return None  # the largest ep_size has its own answer (the experts cap it too)
+    for text in (clause, about):
+        if _GBS.search(text):
+            return "values:global_batch_size"
+        # a number's values are counted; a name's ("activation_checkpointing 能填哪些值") are the field's facts
+        field = next((r.key for r in field_table().mentioned(text) if not r.is_strategy_name), None)
+        if field and field_table().get(field)[0].type.startswith("int"):
+            return f"values:{field}"
+        if field:
+            return None
+    return None
+
+
+# "取 2 的话每步几个 microbatch", "How many microbatches with 4?", "如果改成 128": a bare number put in place of
+# the value of the field the question just named
+_BARE_VALUE = re.compile(r"(?:(?:取|设(?:成|为)?|用|改(?:成|为|到)|换(?:成|到)|调(?:成|到)|是)\s*(?P<zh>\d+)\s*(?:的话|时|呢)"
+                         r"|(?:如果|要是|假如)\s*(?:改|换|设|调)(?:成|为|到)\s*(?P<zh2>\d+)(?!\s*[a-z\u4e00-\u9fff%])"
+                         r"|\b(?:with|at|to)\s+(?P<en>\d+)\s*(?:[?？,]|$|\s+(?:instead|then|how|what)\b))", re.I)
+
+
+def _bare_value(text: str, named: str | None) -> str | None:
+    """`<field>=<n>` for a clause that puts a bare number in place of the named field's value; None when
+    the clause states none, or no integer field was named before."""
+    m = _BARE_VALUE.search(text or "")
+    rows = field_table().get(named) if m is not None and named else []
+    if not rows or not rows[0].type.startswith("int"):
+        return None
+    return f"{named}={int(m.group('zh') or m.group('zh2') or m.group('en'))}"
+
+
+def _field_value(text: str) -> str | None:
+    """"If I drop pp_microbatch_size to 1": `pp_microbatch_size=1` for a condition that sets a number field
+    other than the parallel sizes (those `_sizes_of` reads); None otherwise."""
+    rows = [r for r in field_table().mentioned(text or "") if not r.is_strategy_name]
+    if not rows or rows[0].key in SIZE_KEYS or not rows[0].type.startswith("int"):
+        return None
+    m = re.search(rf"{re.escape(rows[0].key)}`?\s*(?:to|=|:|成|为|到|改成|改为|设成|设为)?\s*(\d+)\b", text)
+    return f"{rows[0].key}={int(m.group(1))}" if m else None
+
+
+def _sizes_of(text: str) -> str | None:
+    """The parallel sizes a condition states ("if I drop to tp_size 2": `tp_size=2`), as `instead_sizes`
+    writes them; None when it states none."""
+    if not text:
+        return None
+    p = extract_params(text)
+    # "要是换回 fsdp2、保留 dp_replicate_size 2": the strategy the condition switches to, with the sizes
+    strategy = [f"strategy={p.strategy}"] if getattr(p, "strategy", None) else []
+    return ",".join(strategy + [f"{k}={getattr(p, k)}" for k in SIZE_KEYS if isinstance(getattr(p, k, None), int)]) or None
+
+
 def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str | None, ident: str | None,
                  error: str | None, has_layout: bool, modelled: bool = False) -> list[tuple[str, str, str | None]]:
     """(kind, text, target) for each kind one clause asks. `about` is the clause with the one that
@@ -290,9 +392,18 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
         # "or should I drop pp to 3?": a verdict on that change, not a wish for a layout of ours
         kinds = [(p, k) for p, k in kinds if k != "recommendation"]
         kinds = kinds if any(k == "verdict" for _, k in kinds) else kinds + [(len(clause), "verdict")]
+    values = _values_target(clause, about)
+    if values:
+        # "Which pp_microbatch_size values are allowed?": the values asked, not a verdict on the layout
+        kinds = [(p, k) for p, k in kinds if k not in ("verdict", "fact", "quantity")] + [(0, "quantity")]
     for _, kind in kinds:
-        if kind == "quantity":
-            out += [("quantity", clause, target) for target in _quantity_targets(clause) or [None]]
+        if kind == "quantity" and values:
+            out.append(("quantity", clause, values))
+        elif kind == "quantity":
+            # "dp_size 我写的 none，实际会是多少": the size the clause before named is the one a cue's bare
+            # "how much" asks (a clause only the model reads as a quantity keeps its own reading)
+            targets = _quantity_targets(clause) or (_quantity_targets(about) if about != clause and not modelled else [])
+            out += [("quantity", clause, target) for target in targets or [None]]
         elif kind == "fact" and has_layout and _WHAT_HAPPENS.search(clause) and re.search(r"\d", clause):
             out.append(("verdict", clause, own))  # "what happens with tp 4 on 10 GPUs?": what the run does
         elif kind in ("fact", "location"):
@@ -407,13 +518,14 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     asks: list[Ask] = []
     seen: set[tuple[str, str | None, str | None]] = set()
 
-    def add(kind: str, text: str, target: str | None) -> None:
-        # the same number asked twice is one ask; two questions about one field are two
-        key = (kind, target, text if kind in ("fact", "unknown") else None)  # two unsure clauses are two asks
+    def add(kind: str, text: str, target: str | None, layout: str | None = None) -> None:
+        # the same number asked twice is one ask (on another layout it is another); two questions about
+        # one field are two
+        key = (kind, target, text if kind in ("fact", "unknown") else layout)  # two unsure clauses are two asks
         if key not in seen and len(asks) < MAX_ASKS:
             seen.add(key)
             aspect = "advice" if kind == "verdict" and GOOD_IDEA.search(text) else None
-            asks.append(Ask(kind, text, target, aspect))  # type: ignore[arg-type]
+            asks.append(Ask(kind, text, target, aspect, layout))  # type: ignore[arg-type]
 
     named: str | None = None  # the identifier the clauses so far are about: what "it" refers to
     named_in = ""  # the clause that named it
@@ -442,6 +554,10 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     modelled_all = dict(zip(batch, read(batch))) if batch else {}
     modelled = {c: modelled_all[c] for c in to_read}
     for clause in cut:
+        if _announces(clause, whole):
+            continue
+        if clause not in marked and not _QUESTION_FORM.search(clause) and _reports_error(clause):
+            continue  # "报 `ValueError: ddp does not support ...`。": the error itself; its diagnosis answers it
         kinds = cue_kinds(clause)
         if kinds and clause in modelled_all and _stated_not_asked(clause, kinds, modelled_all[clause], clause in marked):
             previous = clause  # "we can't go above tp 2 either.": a constraint stated, not a question
@@ -456,6 +572,11 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         if kinds and raw in modelled and len({k for _, k in kinds}) == 1:
             overruled = overruled_kind(modelled[raw], kinds[0][1], override_probability)
             kinds, by_model = ([(0, overruled)], True) if overruled else (kinds, False)
+        # "要是把 tp_size 提到 8，dp 和梯度累积分别变成多少": a quantity asked on the sizes its condition or its
+        # "instead" puts in place of the user's
+        layout = (_field_value(condition) or _sizes_of(condition) or instead_sizes(raw)
+                  or _bare_value(condition or raw, named)
+                  or (_sizes_of(previous) if _WITH_SIZES.match(previous) else None)) if has_layout else None
         clause, condition = (f"{condition}, {clause}" if condition else clause), ""
         if not kinds and raw in modelled:
             # no cue decides it: the model reads its kind; a clause that asks with no kind is `unknown`
@@ -488,7 +609,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout, by_model):
             if kind == "diagnosis" and raw in told_before and quoted and not (pasted.configs or pasted.errors):
                 continue  # the quoted message is diagnosed last (below), as the story's, not this run's
-            add(kind, text, target)
+            add(kind, text, target, layout if kind == "quantity" else None)
         if own:
             named, named_in = own, clause
         previous = clause

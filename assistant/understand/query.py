@@ -80,6 +80,9 @@ class Ask:
     target: str | None = None
     # what about it is asked: "advice" for "good idea?" (a verdict that weighs warnings, not only errors)
     aspect: str | None = None
+    # quantity: the other sizes the asking clause puts instead of the user's ("if I drop to tp_size 2, what
+    # are dp and grad-acc then?": "tp_size=2"), as `instead_sizes` writes them; None asks about the layout as given
+    layout: str | None = None
 
 
 @dataclass(frozen=True)

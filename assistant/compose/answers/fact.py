@@ -308,10 +308,18 @@ def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
     return Part()
 
 
-def _answering(w: Writer, inp: ComposeInput) -> bool:
+def _answering(w: Writer, inp: ComposeInput, ask=None) -> bool:
     """A fact the question's words single out that answers it by itself ("tie_word_embeddings ... pp?",
-    "does CP keep my attention_mask?"): it leads, the features' facts follow as the body."""
+    "does CP keep my attention_mask?"): it leads, the features' facts follow as the body. In a message
+    of several asks only this ask's own clause cues it: the words of another ask answer that one."""
     keys = [k for k in _cued(w, inp.query.text) if k in w.p.answering_facts]
+    others = [a for a in inp.asks if a is not ask and a.kind in ("fact", "quantity") and bool(a.text)]
+    if ask is not None and getattr(ask, "text", "") and others:
+        own = [k for k in _cued(w, ask.text) if k in w.p.answering_facts]
+        elsewhere = {k for a in others for k in _cued(w, a.text)}
+        if not own and any(f"facts.{k}" in w.stated for k in keys):
+            return True  # an earlier ask of the question said it ("..., or are they the same GPUs?")
+        keys = own or [k for k in keys if k not in elsewhere]
     if not keys:
         return False
     if f"facts.{keys[0]}" in w.stated:
@@ -374,7 +382,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             w.answer(line)
         w.bullets([r.meaning(w.lang) for r, _ in inert][:2])
         return Part()
-    if _answering(w, inp):
+    if _answering(w, inp, ask):
         return Part()
     _strategy_on_field(w, inp)
     text = getattr(ask, "text", "") or inp.query.text

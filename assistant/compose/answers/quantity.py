@@ -6,6 +6,8 @@ gets its verdict first, since its quantities do not exist.
 """
 from __future__ import annotations
 
+import copy
+
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.scaled import CHANGED_TARGETS, change_lines
 from assistant.compose.answers import recommendation
@@ -16,11 +18,14 @@ from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, judged_bo
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.compose.knowledge.diagnose import judge_stated
+from assistant.compose.knowledge.allowed import allowed_values
 from assistant.compose.knowledge.judge import rejudge
 from assistant.understand.cues import Reading, asking_sentence, read
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
+from assistant.validator.fields import field_table
 from assistant.validator.layout import Layout
+from assistant.validator.paths import put_path
 from assistant.validator.report import ValidationReport
 
 
@@ -98,8 +103,41 @@ def _write_world_needed(w: Writer, inp: ComposeInput, ask) -> Part | None:
     return Part(report=r, strategy=found.plan.strategy)
 
 
+def _write_allowed(w: Writer, inp: ComposeInput, ask) -> Part | None:
+    """"which pp_size values work with tp 8 on 40 GPUs?": the values of the asked field the validator
+    accepts in the user's layout (valid or not: that is often why it is asked), the rest unchanged."""
+    target = getattr(ask, "target", None) or ""
+    d = inp.diagnosis
+    if not target.startswith("values:") or d is None or not isinstance(d.judged, dict) or not d.world_size:
+        return None
+    field = target.split(":", 1)[1]
+    derived = d.report.derived if d.report is not None else None
+    sit = inp.query.situation
+    found = allowed_values(field, d.judged, d.world_size, validate, ignore=_ESTIMATES,
+                           dp_size=derived.dp_size if derived else None, gpus_per_node=d.gpus_per_node,
+                           model=sit.model, gpu=sit.gpu)
+    if found is None:
+        return None
+    sep = "、" if w.lang == "zh" else ", "
+    if found.step:
+        lbs = found.step // derived.dp_size
+        both = (" 和 " if w.lang == "zh" else " and ").join(str(v) for v in found.values)
+        w.answer(w.computed(w.say("q_allowed_gbs", lbs=lbs, dp=derived.dp_size, step=found.step,
+                                  current=found.current or found.step, values=both)))
+    elif found.values:
+        now = w.say("q_allowed_now", current=found.current) \
+            if found.current is not None and found.current not in found.values else ""
+        w.answer(w.computed(w.say("q_allowed", field=field, values=sep.join(map(str, found.values)),
+                                  max=max(found.values), now=now)))
+    else:
+        w.answer(w.say("q_allowed_none", field=field))
+    return Part(report=d.report, strategy=derived.strategy if derived else None, judged=d.judged)
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if (part := _write_world_needed(w, inp, ask)) is not None:
+        return part
+    if (part := _write_allowed(w, inp, ask)) is not None:
         return part
     d = inp.diagnosis
     if d is not None and d.report is not None and d.report.ok and d.judged and d.world_size:
@@ -135,7 +173,12 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         w.answer(w.fact(recommendation.lead_key(plan.strategy, features_of(plan.distributed or {}), plan.world_size,
                                                 recommendation.wanted(inp.query)), section="leads", required=True))
         return Part(report=plan.report, strategy=plan.strategy, judged=recipe)
-    d = _hsdp_by_node(inp, d, ask) or _asked_layout(inp, d, ask) or d
+    hsdp = _hsdp_by_node(inp, d, ask)
+    asked = None if hsdp is not None else _asked_layout(inp, d, ask)
+    # the numbers of a layout the clause puts instead of the user's say which layout they are for
+    label = w.say("q_layout_with", sizes=", ".join(f"`{kv.replace('=', ': ')}`" for kv in ask.layout.split(","))) \
+        if asked is not None and getattr(ask, "layout", None) else ""
+    d = hsdp or asked or d
     r = d.report
     # A global_batch_size the user never gave is upstream's default, not their number: its divisibility
     # does not stop the sizes they asked about ("local_batch_size 16, how many microbatches?").
@@ -179,7 +222,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
                              size_b=inp.query.params.model_size_b, gpu=inp.query.situation.gpu,
                              no_ep=no_ep_class(inp.query))
         if line and not _said(w, line):
-            w.answer(w.computed(line))
+            w.answer(w.computed(label + line if label and target != "mesh_shape" else line))
     return judged_body(w, inp, d)
 
 
@@ -208,7 +251,27 @@ def _asked_layout(inp: ComposeInput, d, ask):
     sizes stated in the asking sentence are the layout asked about when they differ from the first
     ones read; that layout judged at the same numbers. None when the sentence restates nothing new."""
     dist = (d.judged or {}).get("distributed")
-    if d.pasted or not isinstance(dist, dict) or not getattr(ask, "text", ""):
+    if not isinstance(dist, dict):
+        return None
+    if getattr(ask, "layout", None):
+        # "if I drop to tp_size 2, what are dp and grad-acc then?": understanding read the sizes the
+        # asking clause puts instead of the user's (pasted or stated), the rest of the layout stays
+        recipe = copy.deepcopy(d.judged)
+        put = dict(kv.split("=") for kv in ask.layout.split(","))
+        for key, value in put.items():
+            rows = field_table().get(key)
+            if rows:  # a size lives in distributed:, pp_microbatch_size in its pipeline block, a batch size in step_scheduler:
+                put_path(recipe, f"{rows[0].section}.{key}", int(value) if value.isdigit() else value)
+        new = recipe.get("distributed")
+        if recipe == d.judged or not isinstance(new, dict):
+            return None
+        if put.keys() & {"tp_size", "pp_size", "cp_size"} and "dp_size" not in put:
+            new.pop("dp_size", None)  # other model-parallel sizes: dp is what the world leaves, inferred again
+        if (new.get("pp_size") or 1) > 1:
+            new.setdefault("pipeline", {})
+        judged = rejudge(inp.query, d, recipe, None)
+        return judged if judged.report is not None else None
+    if d.pasted or not getattr(ask, "text", ""):
         return None
     # the sentence that asks is the one the clause ends in: a clause can begin in the story before it
     sentence = asking_sentence(inp.query, ask)

@@ -203,6 +203,10 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         return w.say("q_dp_fsdp2", world=d.world_size, tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, dp=d.dp_size)
     if target in ("dp_shard", "dp_replicate"):
         return w.say("q_dp_shard", dp=d.dp_size, rep=d.dp_replicate_size, shard=d.dp_shard_size)
+    if target == "fsdp_shards" and d.strategy == "fsdp2":
+        # FSDP2 shards over the flattened dp_shard_cp mesh (mesh_utils flattened_axes), replicas aside
+        return w.say("q_fsdp_shards", shard=d.dp_shard_size, cp=d.cp_size, n=d.dp_shard_size * d.cp_size,
+                     rep=d.dp_replicate_size)
     if target in ("ep_shard", "moe_mesh_shape"):
         if d.ep_size <= 1 or d.ep_shard_size is None:
             return w.say("q_no_ep")

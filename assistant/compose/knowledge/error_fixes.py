@@ -103,7 +103,27 @@ def _microbatches(v: dict, ctx: dict, lang: str) -> dict | None:
     return {"lbs": lbs, "mbs": mbs, "pp": pp, "count": lbs // mbs, "need": pp * mbs}
 
 
+def _world(v: dict, ctx: dict, lang: str) -> dict | None:
+    world, product = int(v["world"]), int(v["product"])
+    if product <= 0 or world % product == 0:
+        return None
+    return {"world": world, "product": product, "factors": v["factors"], "rem": world % product,
+            "choices": _join([d for d in range(1, world + 1) if world % d == 0][:10], lang)}
+
+
+# the parallelism named in "ddp does not support <feature> parallelism", as each language names it
+_FEATURE = {"tensor": ("tensor", "张量并行（TP）"), "pipeline": ("pipeline", "流水线并行（PP）"),
+            "context": ("context", "上下文并行（CP）"), "expert": ("expert", "专家并行（EP）")}
+
+
+def _ddp(v: dict, ctx: dict, lang: str) -> dict | None:
+    names = _FEATURE.get(str(v.get("feature", "")).lower())
+    return {"feature": names[1] if lang == "zh" else names[0]} if names else None
+
+
 _VALUES: dict[str, Callable[[dict, dict, str], dict | str | None]] = {
+    "MW-E-WORLD-DIVISIBLE": _world,
+    "MW-E-DDP-PARALLEL": _ddp,
     "MW-E-EP-EXPERTS": _experts,
     "MW-W-TP-KV-HEADS": _heads("kv"),
     "MW-W-TP-HEADS": _heads("heads"),

@@ -65,3 +65,13 @@ def test_a_multi_stage_schedule_with_one_stage_per_rank_gets_smaller_stages():
             "layers with pipeline_parallel_layers_per_stage=8, resulting in num_virtual_stages=4 across 4 PP ranks.")
     line = explain(first(text), "zh", text=text)
     assert "每个 rank 1 个" in line and "`layers_per_stage` 设为 2 或 4" in line  # ceil(32/3) = 11 fits no pp 4
+
+
+def test_a_world_not_divisible_is_told_with_its_remainder_and_the_products_that_fit():
+    m = first("ValueError: world_size (24) must be divisible by (tp_size * cp_size * pp_size) (4 * 1 * 4 = 16)")
+    line = explain(m, "en")
+    assert "24 % 16 = 8" in line and "1, 2, 3, 4, 6, 8, 12 or 24" in line
+
+
+def test_ddp_names_the_parallelism_it_refuses():
+    assert explain(first("ValueError: ddp does not support tensor parallelism"), "zh").startswith("ddp 完全不支持张量并行")
