@@ -204,8 +204,9 @@ def _capability(clause: str) -> bool:
             and _CAPABILITY_VERB.search(clause) is not None and _REFERS.search(clause) is None)
 
 
-_DERIVED = frozenset({"dp_size", "dp_shard", "ep_shard", "dp_replicate"})  # sizes upstream infers from the others
-_NEED = re.compile(r"\b(?:need|have)\s+to\b|\bmyself\b|\bby\s+hand\b|要不要|是不是要|需不需要|用不用|自己写|手动", re.I)
+# sizes upstream infers from the others (layers_per_stage: pipelining/functional.py splits the layers itself)
+_DERIVED = frozenset({"dp_size", "dp_shard", "ep_shard", "dp_replicate", "layers_per_stage"})
+_NEED = re.compile(r"\b(?:need|have)\s+to\b|\bmyself\b|\bby\s+hand\b|要不要|是不是要|需不需要|用不用|自己写|自己设|必须设|要配|手动", re.I)
 _ASIDE = re.compile(r"\([^()]{1,60}\)")
 _BARE_LAYOUT_QUESTION = re.compile(r"[?？]\s*$")
 _ASKING_WORD = re.compile(r"\b(?:what|how|which|why|where|when|does|do|is|are|can|could|should|would|will|mean)\b"

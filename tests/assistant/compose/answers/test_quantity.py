@@ -213,3 +213,16 @@ def test_the_largest_ep_of_a_moe_class_that_takes_no_ep_is_1(ask):
         first = lead(ask(q).text)
         assert "MixtralForCausalLM" in first and "MoEFSDPSyncMixin" in first, first
         assert "largest ep_size is 1:" in first or "ep_size 最大只能是 1" in first, first
+
+
+def test_is_that_hsdp_is_answered_from_the_layout_not_as_a_verdict(ask):
+    # issue 18: "Is that HSDP?" asks what the layout is: dp 16/2 = 8, dp_shard 8/2 = 4
+    a = ask("I set dp_replicate_size: 2 with strategy fsdp2 on 16 GPUs and tp_size 2. Is that HSDP? What is dp_shard then?")
+    first = lead(a.text)
+    assert first.startswith("Yes, that is HSDP") and "dp_shard = 8 / 2" in first
+
+
+def test_do_i_need_layers_per_stage_gets_the_split(ask):
+    # issue 18: the ask after "or" is answered; functional.py: 30 layers over 4 stages -> 8, 8, 7, 7
+    a = ask("pp_size 4 with 30 layers on Llama, is that going to work or do I need to set layers_per_stage?")
+    assert "No need to set `layers_per_stage`" in a.text and "first 2 stage(s) 8 layers" in a.text
