@@ -9,14 +9,16 @@ Warm: the engine is loaded once (index built first if missing) and every case of
 evals/cases; follow-up histories answered first, as `meshwise eval` does) is asked once untimed, then
 `--rounds` timed rounds. `--questions` uses benchmarks/answer_latency.yaml instead (one question per
 path, no language split by case). Cold: `meshwise ask "<question>" --json` in a fresh process, wall
-clock from spawn to exit, `--cold` times per language, interleaved. Prints medians, p95 and the
-ratio to each target, with the load average: on a shared machine every number inflates with load.
+clock from spawn to exit and the child's CPU time (user + sys, which load inflates far less than the
+wall clock), `--cold` times per language, interleaved. Prints medians, p95 and the ratio to each
+target, with the load average: on a shared machine every number inflates with load.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -97,18 +99,23 @@ def cold(times: int) -> dict:
     exe = Path(sys.executable).with_name("meshwise")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "import sys; from assistant.cli import main; sys.exit(main())"]
     walls: dict[str, list[float]] = {lang: [] for lang in COLD_QUESTIONS}
+    cpus: dict[str, list[float]] = {lang: [] for lang in COLD_QUESTIONS}
     loads: list[float] = []
     for _ in range(times):
         for lang, q in COLD_QUESTIONS.items():
             loads.append(os.getloadavg()[0])
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
             p = subprocess.run([*cmd, "ask", q, "--json"], capture_output=True, text=True, timeout=600)
             walls[lang].append(time.perf_counter() - t)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus[lang].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
             if p.returncode != 0:
                 raise SystemExit(f"meshwise ask failed: {p.stderr[-500:]}")
             json.loads(p.stdout)
     return {"runs": times, "load_avg_median": statistics.median(loads),
-            "by_language": {lang: {"median_s": statistics.median(w), "max_s": max(w), "all_s": w}
+            "by_language": {lang: {"median_s": statistics.median(w), "max_s": max(w), "all_s": w,
+                                   "cpu_median_s": statistics.median(cpus[lang]), "cpu_all_s": cpus[lang]}
                             for lang, w in walls.items()}}
 
 
@@ -147,7 +154,7 @@ def main() -> int:
         print(f"cold `meshwise ask --json` ({c['runs']} runs per language, median load average {c['load_avg_median']:.2f}):")
         for lang, v in c["by_language"].items():
             print(f"  {lang}: median {v['median_s']:.2f} s (/{COLD_TARGET_S[lang]} s = "
-                  f"{v['median_s'] / COLD_TARGET_S[lang]:.2f}), max {v['max_s']:.2f} s")
+                  f"{v['median_s'] / COLD_TARGET_S[lang]:.2f}), max {v['max_s']:.2f} s; CPU median {v['cpu_median_s']:.2f} s")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2, allow_nan=False))
     return 0

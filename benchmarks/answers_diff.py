@@ -3,8 +3,8 @@ path, follow-up histories replayed as `meshwise eval` does) and compares each an
 run on what the user sees and what is scored: answer text, language, intent, strategy, YAML,
 validation, asks, params, notices and the cited sources (not timings, not retrieval scores).
 
-    .venv/bin/python benchmarks/answers_diff.py --set evals/cases --record /tmp/base.jsonl
-    .venv/bin/python benchmarks/answers_diff.py --set evals/cases --against /tmp/base.jsonl
+    .venv/bin/python benchmarks/answers_diff.py --set evals/cases --record base.jsonl
+    .venv/bin/python benchmarks/answers_diff.py --set evals/cases --against base.jsonl
 
 Exit status 0 when every case matches (or after --record), 1 when any differs, 2 on unusable input.
 """

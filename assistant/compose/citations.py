@@ -7,6 +7,7 @@ that list, which becomes `Answer.sources`.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Callable, Iterable, Sequence
 
 from assistant.retrieve.hit import Hit
@@ -122,7 +123,13 @@ class Citer:
 def _mentions(sentence: str, term: str) -> bool:
     if not term.isascii():
         return term in sentence
-    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(term)}(?![A-Za-z0-9_])", sentence) is not None
+    return _term_pattern(term).search(sentence) is not None
+
+
+@lru_cache(maxsize=None)
+def _term_pattern(term: str) -> re.Pattern:
+    """Compiled once per glossary term (a bounded set): built per sentence they thrashed re's cache."""
+    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(term)}(?![A-Za-z0-9_])")
 
 
 def source_lines(sources: Sequence[Hit]) -> list[str]:

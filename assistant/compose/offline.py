@@ -15,12 +15,12 @@ from assistant.compose.citations import Citer
 from assistant.compose.knowledge.corrected import plan_corrections
 from assistant.compose.coverage import cannot_tell, covered
 from assistant.compose.knowledge.corrected import say as say_corrections
-from assistant.compose.knowledge.field_facts import asked_kinds
+from assistant.compose.knowledge.field_facts import asked_kinds, inert_lines
 from assistant.compose.phrases import Phrases
 from assistant.understand.scale import find_scale
 from assistant.compose.knowledge.scope import is_off_topic, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
-from assistant.understand.asks import _kinds_in, cue_kinds, load_asks, quoted_error
+from assistant.understand.asks import _WHAT_HAPPENS, _kinds_in, cue_kinds, load_asks, quoted_error
 from assistant.understand.query import Ask
 from assistant.validator.fields import field_table
 from assistant.validator.upstream_errors import match_upstream_error
@@ -72,7 +72,9 @@ def plan_asks(asks: tuple, query) -> tuple:
                                          or sit.pasted.errors or sit.world_size):
         # "帮我写个周报，内容就是这周调了调 FSDP2": other work that names the domain in passing
         return (Ask("out_of_scope", query.text),)
-    asks = tuple(_reconciled(a, query) for a in asks)
+    # a fact about a feature keeps its kind when another ask already judges the layout or asks for one
+    judged_elsewhere = any(a.kind in ("verdict", "recommendation") for a in asks)
+    asks = tuple(_reconciled(a, query, judged_elsewhere) for a in asks)
     asks = _changed(asks, query)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."
@@ -235,13 +237,27 @@ def _strategy_takes_field(text: str) -> bool:
                for r in field_table().mentioned(text))
 
 
+def _about_a_feature(ask) -> bool:
+    """A fact asked about a field that is no size ("is activation_checkpointing available with ddp?",
+    "does sequence_parallel do anything at tp_size 1?") or about what a strategy supports ("does
+    megatron_fsdp support dp_replicate too?"): beside an ask that judges the stated sizes or asks for a
+    layout, the field's or the strategy's fact answers it; alone ("Can ddp do context parallelism? I'd
+    set cp_size 2 on 8 GPUs") it is the verdict on those sizes."""
+    from assistant.understand.asks import _capability
+
+    if _capability(ask.text):
+        return True
+    return any(r.key == ask.target and not r.is_strategy_name and r.key not in _LAYOUT_KEYS
+               for r in field_table().mentioned(ask.text))
+
+
 def _has_numbers(query) -> bool:
     sit = query.situation
     return bool(sit.world_size or sit.nodes or sit.model or query.params.model_size_b or sit.stated.sizes
                 or sit.pasted.configs)
 
 
-def _reconciled(ask, query):
+def _reconciled(ask, query, judged_elsewhere: bool = False):
     """One ask, read again with what the whole question says (a clause alone can mislead)."""
     sit = query.situation
     if ask.kind == "diagnosis" and not sit.pasted.errors and _FIX_BY_SETTING.search(ask.text):
@@ -279,6 +295,10 @@ def _reconciled(ask, query):
             query.intent in ("howto", "limitations", "code_location") or not _has_numbers(query)
             or not any(pat.search(query.text) for _, pat in load_asks().quantity_targets)):
         return Ask("fact", ask.text)  # "pad to a multiple of how much?": a number the docs state, not one we derive
+    if ask.kind == "verdict" and _WHAT_HAPPENS.search(ask.text) and inert_lines(query.text, query.lang):
+        # "tp_size=1 and enable_async_tensor_parallel: true, what happens?": nothing, at those sizes; the
+        # field's inert fact is what the run does (read on the whole question, which names the field)
+        return Ask("fact", query.text, ask.target)
     if ask.kind == "fact" and _strategy_takes_field(ask.text):
         # "if I switch strategy to ddp, can I keep enable_fsdp2_prefetch?": whether that strategy takes the
         # field is the validator's verdict on exactly that (verdict._strategy_with_fields)
@@ -288,7 +308,7 @@ def _reconciled(ask, query):
     if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
             and not _NEEDS.search(ask.text) and not set(asked_kinds(ask.text)) & _STATED_FACTS \
             and not _cues(ask.text, _phrases().answering_quantities) and not _WORTH.search(ask.text) \
-            and not _MECHANISM.search(ask.text):
+            and not _MECHANISM.search(ask.text) and not (judged_elsewhere and _about_a_feature(ask)):
         # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,
         # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes)
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged

@@ -36,8 +36,9 @@ class Encoder:
     english_only: bool
     _encode: Callable[[list[str], int], np.ndarray]
     _set_threads: Callable[[int], None] | None = None
-    # text -> vector for the question being answered (`embed`); `forget` empties it between questions.
-    _memo: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    # batch of texts -> vectors for the question being answered (`embed_batch`); `forget` empties it
+    # between questions.
+    _memo: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict, repr=False)
 
     def set_threads(self, n: int) -> None:
         """Threads of this encoder's math library (ingest may use every core, queries use one)."""
@@ -47,14 +48,22 @@ class Encoder:
     def embed(self, text: str) -> np.ndarray:
         """One text's vector, computed once per question: the retriever's two searches, and any other
         reader of the same text (e.g. the clause classifier), share it. Read-only."""
-        vec = self._memo.get(text)
-        if vec is None:
+        return self.embed_batch((text,))[0]
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """`encode(texts)`, computed once per question for the same batch (the clause classifier and the
+        advice reader often read the same clauses). Kept per batch, not per text: an encoder's vector
+        for a text may differ in the last bits with the batch it was padded in, and the answers must
+        not. Read-only."""
+        key = tuple(texts)
+        vecs = self._memo.get(key)
+        if vecs is None:
             if len(self._memo) >= MEMO_MAX:
                 self._memo.clear()
-            vec = self.encode([text])[0]
-            vec.setflags(write=False)
-            self._memo[text] = vec
-        return vec
+            vecs = self.encode(key)
+            vecs.setflags(write=False)
+            self._memo[key] = vecs
+        return vecs
 
     def forget(self) -> None:
         """A new question: vectors of the last one are not kept (a bounded memo, not a cache)."""

@@ -39,7 +39,8 @@ class ClauseEncoders:
         return tuple(e.model_id for e in self.encoders)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        cols = [e.encode([self.expand(t) if e.english_only else t for t in texts]) for e in self.encoders]
+        # embed_batch: the advice reader often reads the clause batch the ask model just read
+        cols = [e.embed_batch([self.expand(t) if e.english_only else t for t in texts]) for e in self.encoders]
         return np.hstack(cols).astype(np.float32)
 
 

@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 from assistant.datafile import read_yaml
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
 from assistant.understand.intent import load_table, neutralised
-from assistant.understand.params import MAX_PROSE_CHARS, extract_params, normalize, tame
+from assistant.understand.params import MAX_PROSE_CHARS, extract_params, history_spans, normalize, tame
 from assistant.understand.pasted import split_pasted
 from assistant.understand.query import SIZE_KEYS, Ask, Pasted
 from assistant.understand.spelling import respelled
@@ -167,6 +167,21 @@ _ERROR_WORDING = re.compile(r"\bmust\b|\bnot supported\b|\bdivisible\b|\bmultipl
 # "报错说 ep_size 必须整除 ...，可我是 ...": an error message reported without quotes, up to the clause's end
 _REPORTED = re.compile(r"(?:报错(?:说|提示|信息是)?|提示|\berror\s+says|\bit\s+says|\bcomplains?\s+that)\s*[:：]?\s*"
                        r"(?P<msg>[^，,。;；\n?？\"'“”]{8,160})", re.I)
+
+
+def _marked(clause: str, whole: str) -> bool:
+    """Somewhere in `whole`, `clause` is followed by a question mark (closing brackets and spaces
+    between). Plain string search: a pattern built from each clause was a new regex per clause, per
+    question, and those evicted the vocabulary patterns from re's cache."""
+    start = whole.find(clause)
+    while start >= 0:
+        i = start + len(clause)
+        while i < len(whole) and (whole[i].isspace() or whole[i] in ")）"):
+            i += 1
+        if i < len(whole) and whole[i] in "?？":
+            return True
+        start = whole.find(clause, start + 1)
+    return False
 
 
 def _quoted_errors_whole(prose: str) -> str:
@@ -406,7 +421,12 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     cut = clauses(whole)
     # a clause the cut ended at its question mark asks by its form, whatever its first word ("and in
     # which order are ...?")
-    marked = {c for c in cut if re.search(re.escape(c) + r"[\s)）]*[?？]", whole)}
+    marked = {c for c in cut if _marked(c, whole)}
+    # the clauses that tell of an earlier run ("Coming from Megatron, where a run ... failed with "…"",
+    # "之前在 Megatron 里 ... 报过 ..."): a failure told there is diagnosed after the asks about this run
+    spans = history_spans(whole)
+    told_before = {c for c in cut if any(a <= whole.find(c) < b for a, b in spans)}
+    quoted = quoted_error(prose)
     # what the model reads: every clause no cue decides, and (when a fitted threshold lets it overrule
     # one) every clause whose cues read a single kind; one batch for the whole question
     to_read = [c for c in cut if _undecided(c) or override_probability <= 1.0
@@ -463,6 +483,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         about = f"{context}, {clause}" if own is None and context and not _PRONOUN.search(clause) else clause
         error = pasted.errors[0].strip().splitlines()[-1][:200] if pasted.errors else None
         for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout, by_model):
+            if kind == "diagnosis" and raw in told_before and quoted and not (pasted.configs or pasted.errors):
+                continue  # the quoted message is diagnosed last (below), as the story's, not this run's
             add(kind, text, target)
         if own:
             named, named_in = own, clause
@@ -495,7 +517,6 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         kind = fallback
         add(kind, prose.strip()[:300] or question.strip()[:300], None)
         asks += unsure[:MAX_ASKS - len(asks)]
-    quoted = quoted_error(prose)
     if quoted and not any(a.kind == "diagnosis" for a in asks):
         add("diagnosis", prose.strip()[:300], quoted)  # an error message quoted in prose is explained too
     if (pasted.configs or pasted.errors) and not any(a.kind == "diagnosis" for a in asks):

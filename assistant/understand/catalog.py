@@ -53,6 +53,14 @@ def _token_regex(tok: str) -> str:
     return r"[\s_\-]?".join(out)
 
 
+@lru_cache(maxsize=None)
+def _family_size_pattern(family: str, size: str) -> re.Pattern:
+    """"llama 3.1 70b", "qwen3 instruct 30b": a family then its size. Once per (family, size) of the
+    catalogue: built per question they evicted the vocabulary patterns from re's cache."""
+    return re.compile(rf"(?<![a-z0-9]){re.escape(family)}(?:[\s_\-]*[\d.]+)?[\s_\-]*(?:[a-z]+[\s_\-]+)?"
+                      rf"{_token_regex(size)}(?![a-z0-9])", re.I)
+
+
 def name_pattern(key: str) -> NamePattern:
     toks = [t for t in re.split(r"[\s_\-/]+", key.lower()) if t]
     body = _SEP.join(_token_regex(t) for t in toks)
@@ -99,7 +107,7 @@ def find_model(text: str, patterns: tuple[tuple[str, NamePattern], ...] | None =
             by_family.setdefault((p.family, p.size), []).append(key)
     hits = []
     for (family, size), keys in by_family.items():
-        m = re.search(rf"(?<![a-z0-9]){re.escape(family)}(?:[\s_\-]*[\d.]+)?[\s_\-]*(?:[a-z]+[\s_\-]+)?{_token_regex(size)}(?![a-z0-9])", text, re.I)
+        m = _family_size_pattern(family, size).search(text)
         if m:
             hits.append((m.start(), sorted(set(keys))[-1]))
     if hits:

@@ -531,14 +531,19 @@ def _dp_size(text: str) -> int | None:
     return val if 1 <= val <= 65536 else None
 
 
+# "global_batch_size 还是 256", "local batch stays at 2": a batch size kept as it was is still stated
+_KEPT = (r"保持|还是|仍是|仍然是|依然是|不变(?:，|,)?\s*(?:是|为)?|(?:is\s+)?still(?:\s+at)?|stays?(?:\s+at)?|kept\s+at"
+         r"|remains?(?:\s+at)?")
+
+
 def _batches(text: str) -> tuple[int | None, int | None]:
     gbs = re.search(
-        r"(?:global[\s_-]*batch(?:[\s_-]*size)?|\bgbs\b|全局\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小|批量)|总\s*batch(?:[\s_-]*size)?|总批(?:次)?大小)\s*(?:=|:|is|of|为|是|设为|(?:set|drop(?:ped)?|raise[ds]?|lower(?:ed)?|bump(?:ed)?|change[ds]?|cut|go(?:es)?|increase[ds]?|decrease[ds]?|reduce[ds]?)?\s*to|改成|改为|降到|减到|换成|调到|设成|加到|提到)?\s*(\d+)"
+        r"(?:global[\s_-]*batch(?:[\s_-]*size)?|\bgbs\b|全局\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小|批量)|总\s*batch(?:[\s_-]*size)?|总批(?:次)?大小)\s*(?:=|:|is|of|为|是|设为|" + _KEPT + r"|(?:set|drop(?:ped)?|raise[ds]?|lower(?:ed)?|bump(?:ed)?|change[ds]?|cut|go(?:es)?|increase[ds]?|decrease[ds]?|reduce[ds]?)?\s*to|改成|改为|降到|减到|换成|调到|设成|加到|提到)?\s*(\d+)"
         r"|(\d+)\s*(?:global[\s_-]*batch)",
         text, re.I,
     )
     lbs = re.search(
-        r"(?:local[\s_-]*batch(?:[\s_-]*size)?|(?<!pp_)(?<!pp )(?<!pipeline )micro[\s_-]*batch(?:[\s_-]*size)?|\blbs\b|\bmbs\b|per[\s_-]*(?:gpu|device|rank)[\s_-]*batch(?:[\s_-]*size)?|每\s*(?:张)?\s*(?:卡|gpu)\s*(?:的)?\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|局部\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|本地\s*batch)\s*(?:=|:|is|of|为|是|设为|保持|还是|仍是|仍然是|不变(?:，|,)?\s*(?:是|为)?|stays?(?:\s+at)?|kept\s+at|remains?(?:\s+at)?)?\s*(\d+)",
+        r"(?:local[\s_-]*batch(?:[\s_-]*size)?|(?<!pp_)(?<!pp )(?<!pipeline )micro[\s_-]*batch(?:[\s_-]*size)?|\blbs\b|\bmbs\b|per[\s_-]*(?:gpu|device|rank)[\s_-]*batch(?:[\s_-]*size)?|每\s*(?:张)?\s*(?:卡|gpu)\s*(?:的)?\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|局部\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小)|本地\s*batch)\s*(?:=|:|is|of|为|是|设为|" + _KEPT + r")?\s*(\d+)",
         text, re.I,
     )
     g = int(gbs.group(1) or gbs.group(2)) if gbs else None
@@ -654,9 +659,11 @@ def _strategy(text: str, v: Vocab) -> str | None:
 
 # A sentence that tells what ran before ("之前 Megatron 里 tp 8 ...", "We ran this with Megatron-LM
 # before (...)", "previously we had tp 2"): the layout left behind. It opens with one of these words,
-# or says "before" / "used to" / "previously" as an adverb of its own verb.
+# or says "before" / "used to" / "previously" as an adverb of its own verb; "Coming from Megatron, where
+# a run ... failed" tells of the framework left behind, as "之前在 Megatron 里" does.
 _HISTORY = re.compile(
-    r"^\W*(?:(?:我们|我|we|i)\s*)?(?:之前|以前|原来|原先|本来|先前|上次|一开始|起初|最初|早先|previously|originally|earlier|at\s+first|last\s+time)"
+    r"^\W*(?:(?:我们|我|we|i)\s*)?(?:之前|以前|原来|原先|本来|先前|上次|一开始|起初|最初|早先|previously|originally|earlier|at\s+first|last\s+time"
+    r"|(?:coming|came|migrating|moving)\s+(?:over\s+)?from)"
     r"|\b(?:used\s+to|previously|originally)\b|\bbefore\s*(?=[(,;:]|\.(?:\s|$)|$)"
     r"|^\W*we\s+had\b|\b(?:was|were)\s+(?:working|running|training)\s+(?:fine\s+)?(?:with|on)\b",
     re.I,

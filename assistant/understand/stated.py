@@ -41,6 +41,12 @@ _AC_ON = re.compile(r"(?:with|using|enable[ds]?|turn(?:ed)?\s+on)\s+(?:full\s+|s
                     r"|开(?:启)?(?:了)?\s*(?:激活(?:值)?(?:检查点|重计算)|activation[\s_-]*checkpointing)", re.I)
 
 
+# "tp_size 写成 2.0", "tp_size: 2.0": a size written with a decimal point is kept as written, so the
+# validator reads it as upstream does (a non-int size counts as 1, silently: MW-W-SIZE-NOT-INT)
+_DECIMAL_SIZE = re.compile(r"(?<![\w.])(?P<key>(?:tp|pp|cp|ep|dp|dp_replicate)_size)`?\s*(?:=|:|is|to|as|写成了?|设成了?|设为|改成|为|是)?\s*"
+                           r"(?P<value>\d+\.\d+)(?![\w.])", re.I)
+
+
 def _schedule_named(written: str) -> str:
     """The schedule a sentence names. An identifier (`interleaved_1f1b`) is kept as written: a wrong
     spelling is the user's to be told about. A name in words ("interleaved 1F1B", "zero-bubble") is
@@ -76,6 +82,10 @@ def stated_layout(params: Params, prose: str) -> Stated:
         options["sequence_parallel"] = True
     if _AC_ON.search(prose or ""):
         options["activation_checkpointing"] = "selective" if re.search(r"selective", prose, re.I) else True
+    for m in _DECIMAL_SIZE.finditer(prose or ""):
+        key = m.group("key").lower()
+        if key not in sizes:
+            options[key] = float(m.group("value"))
     rest = bool(_REST_DP.search(prose or ""))
     if rest:
         sizes.pop("dp_size", None)  # "dp for the rest" names no number: upstream infers it

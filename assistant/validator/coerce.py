@@ -193,6 +193,15 @@ class _Walk:
                     raise _too_deep()
                 out[k] = v
                 continue
+            if type(v) is str and type(k) is str and "$" not in v and k != "_target_" and not k.endswith("_fn"):
+                # the next most common case, inlined: leaf() on a string without an env reference
+                self.nodes += 1
+                if self.nodes > MAX_NODES:
+                    raise _too_many()
+                if depth >= MAX_DEPTH:
+                    raise _too_deep()
+                out[k] = translate_value(v)
+                continue
             if isinstance(v, dict):
                 out[k] = self.node(v, f"{path}.{k}" if path else str(k), depth + 1)
             elif isinstance(v, list):

@@ -115,7 +115,7 @@ class FieldTable:
         text = text[:MAX_TEXT_CHARS]
         low = text.lower()
         named_blocks = {s.rsplit(".", 1)[-1] for s in self.sections if s != "distributed"
-                        if re.search(rf"(?<![a-z0-9_]){re.escape(s.rsplit('.', 1)[-1])}(?![a-z0-9_])", low)}
+                        if word_pattern(s.rsplit(".", 1)[-1]).search(low)}
         found: list[tuple[int, FieldRef]] = []
         local: dict[str, set[str]] = {}  # token -> the blocks its own mentions are narrowed to
         pending: list[tuple[int, str, tuple[FieldRef, ...]]] = []  # mentions no block right before names
@@ -134,7 +134,7 @@ class FieldTable:
                 # "fsdp2 顶层的 reshard_after_forward ... moe 里那个 reshard_after_forward": each mention is
                 # narrowed by the block named just before it; a mention with none is the other row
                 window = low[max(0, m.start() - _BLOCK_WINDOW):m.start()]
-                near = {b for b in named_blocks if re.search(rf"(?<![a-z0-9_]){re.escape(b)}(?![a-z0-9_])", window)}
+                near = {b for b in named_blocks if word_pattern(b).search(window)}
                 narrowed = tuple(r for r in refs if r.section.rsplit(".", 1)[-1] in near)
                 if narrowed:
                     local.setdefault(token, set()).update(near)
@@ -199,6 +199,14 @@ class FieldTable:
                 hit = tuple(r for r in cands if r.section == "distributed" and strategy in r.strategies)
             return hit
         return ()
+
+
+@lru_cache(maxsize=None)
+def word_pattern(word: str) -> re.Pattern:
+    """`word` (lower case) as a whole name in lower-cased text. Compiled once per name: the names are the
+    schema's and the kb's (a bounded set), and building them per question evicted the vocabulary
+    patterns of understand/ from re's 512-entry cache (thousands of recompiles per eval run)."""
+    return re.compile(rf"(?<![a-z0-9_]){re.escape(word)}(?![a-z0-9_])")
 
 
 def _plain_word(token: str) -> bool:

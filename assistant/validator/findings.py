@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.datafile import read_yaml
-from assistant.validator.report import Finding
+from assistant.validator.report import Finding, _Blank
 
 _HERE = Path(__file__).resolve().parent
 _TABLE_FILES = ("rules_table.yaml", "model_rules_table.yaml")
@@ -52,26 +52,31 @@ def _load_rules() -> dict[str, Rule]:
 RULES: dict[str, Rule] = _load_rules()
 
 
-class _Blank(dict):
-    # A template field the caller did not supply renders as empty, never as a KeyError.
-    def __missing__(self, key: str) -> str:
-        return ""
+# the value types a deferred message may capture: what the caller passes can never change under it
+_FROZEN_VALUES = frozenset({str, int, float, bool, type(None)})
 
 
 def make_finding(code: str, path: str, variant: str | None = None, **values: Any) -> Finding:
-    """The finding for `code` with its templates filled; `variant` picks one of the row's variants."""
+    """The finding for `code` with its templates filled; `variant` picks one of the row's variants.
+
+    The two messages are filled when first read (Finding.deferred), unless a value is mutable."""
+    return _finding(code, path, variant, values)
+
+
+def _finding(code: str, path: str, variant: str | None, values: dict) -> Finding:
     rule = RULES[code]
-    v = _Blank(values)
-    text = rule.variants[variant] if variant is not None else {}
-    en, zh, upstream = text.get("en", rule.en), text.get("zh", rule.zh), text.get("upstream", rule.upstream)
-    return Finding(
-        code=code,
-        severity=rule.severity,  # type: ignore[arg-type]
-        message=en.format_map(v),
-        message_zh=zh.format_map(v),
-        path=path,
-        upstream=upstream.format_map(v) if "{" in upstream else upstream,
-    )
+    if variant is None:
+        en, zh, upstream = rule.en, rule.zh, rule.upstream
+    else:
+        text = rule.variants[variant]
+        en, zh, upstream = text.get("en", rule.en), text.get("zh", rule.zh), text.get("upstream", rule.upstream)
+    if "{" in upstream:
+        upstream = upstream.format_map(_Blank(values))
+    for v in values.values():
+        if type(v) not in _FROZEN_VALUES:
+            v = _Blank(values)
+            return Finding(code, rule.severity, en.format_map(v), zh.format_map(v), path, upstream)  # type: ignore[arg-type]
+    return Finding.deferred(code, rule.severity, path, upstream, en, zh, values)  # type: ignore[arg-type]
 
 
 def describe(value: Any, limit: int = 60) -> str:
@@ -98,7 +103,7 @@ class Findings:
         self.warnings: list[Finding] = []
 
     def add(self, code: str, path: str, variant: str | None = None, **values: Any) -> None:
-        f = make_finding(code, path, variant, **values)
+        f = _finding(code, path, variant, values)
         (self.errors if f.severity == "error" else self.warnings).append(f)
 
     def extend(self, findings: list[Finding]) -> None:

@@ -183,8 +183,10 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
         if any(a.kind in ("verdict", "diagnosis") for a in before) and not (d.fix_report is not None and d.fix_report.ok):
             return Part()  # the verdict before this ask already said why there are no numbers
-        if any(a.kind in ("verdict", "diagnosis") for a in inp.asks) and d.fix_report is not None and d.fix_report.ok:
-            # "does it run, and what is dp?" after a "no": the numbers of the nearest layout that runs
+        if any(a.kind in ("verdict", "diagnosis", "recommendation") for a in inp.asks) and d.fix_report is not None \
+                and d.fix_report.ok:
+            # "does it run, and what is dp?" after a "no", and "不支持的话换啥？换了之后 dp 是几": the numbers of
+            # the nearest layout that runs (the one to switch to)
             fixed = load_yaml(d.fix_yaml) if d.fix_yaml else None
             for target in _targets(ask, d.fix_report, fixed if isinstance(fixed, dict) else None):
                 w.answer(quantity_line(w, target, d.fix_report, fixed if isinstance(fixed, dict) else None))

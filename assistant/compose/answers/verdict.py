@@ -13,6 +13,8 @@ from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE
 from assistant.validator import UnusableInput, validate
 from assistant.validator.fields import field_table
 from assistant.validator.coerce import load_yaml
+from assistant.understand.asks import _WHAT_HAPPENS
+from assistant.understand.query import SIZE_KEYS
 from assistant.understand.stated import pipeline_block_stated
 
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
@@ -55,8 +57,10 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
         gpn = min(d.gpus_per_node, d.world_size)
         line = w.say(key, layout=layout_text(w, d, ask_text), world=d.world_size, gpn=gpn, mesh=w.mesh(r))
         named = [f for f in r.warnings if f.path.rsplit(".", 1)[-1] in ask_text]
-        if r.warnings and (d.pasted or named):  # what still deserves a change in a pasted config, or the
-            first = (named or r.warnings)[0]   # warning on the key the clause names, is part of the answer
+        # what still deserves a change in a pasted config, the warning on the key the clause names, and
+        # what the run does differently when the clause asks what happens ("会咋样": 2.0 runs as 1)
+        if r.warnings and (d.pasted or named or _WHAT_HAPPENS.search(ask_text)):
+            first = (named or r.warnings)[0]
             line += w.space + w.say("verdict_warning", code=first.code,
                                     message=(first.message_zh if w.lang == "zh" else first.message).rstrip(" .。"))
         return line
@@ -102,7 +106,9 @@ def advice_line(w: Writer, d: Diagnosis) -> str:
         # the short reason in the lead (the full message is in the warnings below it)
         if f.code == "MW-W-TP-CROSS-NODE":
             return w.say("advice_why_tp_cross_node", tp=tp, gpn=gpn)
-        return first_sentence(f.message_zh if w.lang == "zh" else f.message, 160).rstrip(" .。")
+        # the reason only: what to do after it ("; use ...") is the advice_instead line that follows
+        reason = re.split(r"；|;\s", f.message_zh if w.lang == "zh" else f.message)[0]
+        return first_sentence(reason, 160).rstrip(" .。")
 
     first = against[0]
     lines = [w.say("advice_no", layout=layout_text(w, d), world=d.world_size, message=why(first), code=first.code)]
@@ -225,7 +231,8 @@ def why_facts(w: Writer, findings, limit: int = 2) -> list[str]:
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = inp.diagnosis
     st = inp.query.situation.stated
-    if d is None or (not d.pasted and not st.sizes):
+    # a size written as a decimal ("tp_size 写成 2.0") is stated too, as written (stated.py keeps it an option)
+    if d is None or (not d.pasted and not st.sizes and not set(st.options) & set(SIZE_KEYS)):
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
         d = _strategy_with_fields(inp, ask, clause_only=bool(before))
         if d is not None:  # "can megatron_fsdp take defer_fsdp_grad_sync?": the validator says, also after

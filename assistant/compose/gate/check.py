@@ -176,8 +176,10 @@ class StreamGate:
         self._take(complete)
         return self._emit(self._advance(final=False))
 
-    def close(self) -> str:
-        self._pending = self._pending.replace("\r", "\n")
+    def close(self, rest: str = "") -> str:
+        """The end of the text (`rest`: its last part, if not fed): everything held is judged now."""
+        # \r\n first: `rest` was not fed (a fed stream holds at most one trailing \r here)
+        self._pending = (self._pending + rest).replace("\r\n", "\n").replace("\r", "\n")
         if "\n" in self._pending:
             *complete, self._pending = self._pending.split("\n")
             self._take(complete)
@@ -333,8 +335,7 @@ def complete_fragment(fragment: dict, base: dict | None) -> dict:
 
 def gate_text(text: str, policy: GatePolicy) -> tuple[str, GateResult]:
     g = StreamGate(policy)
-    g.feed(text)
-    g.close()
+    g.close(text)  # a whole text: one parse, not one for the fed lines and another for the end
     return g.text, g.result
 
 

@@ -18,7 +18,7 @@ from assistant.datafile import read_yaml
 from assistant.validator import schedules
 from assistant.validator.coerce import translate_value
 from assistant.validator.rules import dtype_known
-from assistant.validator.fields import CANONICAL_STRATEGIES, FieldRef, FieldTable, field_table
+from assistant.validator.fields import CANONICAL_STRATEGIES, FieldRef, FieldTable, field_table, word_pattern
 
 _PHRASES = Path(__file__).with_name("field_phrases.yaml")
 MAX_QUESTION_CHARS = 4000
@@ -345,7 +345,7 @@ class _Renderer:
         best = None
         for rank, cue in enumerate(self.p.value_cues):
             for ref in self.subjects:
-                pat = re.compile(cue.replace("{key}", re.escape(ref.key)), re.IGNORECASE)
+                pat = _cue_pattern(cue, ref.key)
                 for m in pat.finditer(self.q):
                     group = "v" if m.group("v") else "w"  # a cue pattern may name the value `w` in a second branch
                     raw = m.group(group).rstrip(".-")
@@ -482,8 +482,14 @@ def _category(ref: FieldRef) -> str:
     return "block"
 
 
+@lru_cache(maxsize=None)
+def _cue_pattern(cue: str, key: str) -> re.Pattern:
+    """A value cue for one field, compiled once (cues x fields is bounded; see fields.word_pattern)."""
+    return re.compile(cue.replace("{key}", re.escape(key)), re.IGNORECASE)
+
+
 def _first_index(low_question: str, ref: FieldRef) -> int:
-    m = re.search(rf"(?<![a-z0-9_]){re.escape(ref.key.lower())}(?![a-z0-9_])", low_question)
+    m = word_pattern(ref.key.lower()).search(low_question)
     return m.start() if m else -1
 
 
@@ -539,7 +545,7 @@ def _named_strategy_value(question: str, ref: FieldRef) -> str | None:
     """A value with its own strategy list that the question names (`activation_checkpointing: selective`)."""
     low = question.lower()
     return next((v for v in ref.value_strategies
-                 if re.search(rf"(?<![a-z0-9_]){re.escape(v.lower())}(?![a-z0-9_])", low)), None)
+                 if word_pattern(v.lower()).search(low)), None)
 
 
 def inert_lines(question: str, lang: str) -> list[tuple[FieldRef, str]]:

@@ -337,3 +337,18 @@ def test_the_config_line_stands_above_its_yaml_after_the_numbers_on_the_layout(m
     assert a.asks == ["verdict", "quantity", "config"]
     lines = a.text.split("```")[0].strip().splitlines()
     assert lines[0].startswith("可以") and "dp_size = 2" in a.text.split("```")[0] and "YAML" in lines[-1]
+
+
+@pytest.mark.parametrize("question, kinds", [
+    ("For a small 1B model we just use ddp on a single 8-GPU node. Can we still set tp_size 2 with ddp? "
+     "Also, is activation_checkpointing available with ddp?", ["verdict", "fact"]),
+    ("Gemma3 27B on 8 H100, fsdp2, tp_size 1, sequence_parallel: true. Does sequence_parallel do anything at "
+     "tp_size 1? And would tp 2 instead be better?", ["fact", "verdict"]),
+    ("megatron_fsdp 支持 pp 吗？我们 64 卡训 70B，想开 pp 2，不行的话换成啥？", ["fact", "recommendation"]),
+    # alone, the capability asked is the verdict on the sizes stated beside it
+    ("Can ddp do context parallelism? I'd set cp_size 2 on 8 GPUs for long sequences.", ["verdict"]),
+])
+def test_a_feature_fact_beside_a_verdict_stays_a_fact(engine, question, kinds):
+    from assistant.answer import AskRequest
+
+    assert engine.ask(AskRequest(question=question)).asks == kinds

@@ -384,3 +384,27 @@ def test_a_chinese_numeral_word_after_a_size_name_is_no_size():
 def test_a_negated_size_gives_way_to_the_one_stated_after_it(q, tp, pp):
     p = extract_params(q)
     assert (p.tp_size, p.pp_size) == (tp, pp)
+
+
+def test_a_strategy_named_as_the_one_left_is_not_the_current_one():
+    from assistant.understand.params import extract_params
+
+    q = "I switched strategy to megatron_fsdp for a 70B model on 32 GPUs and kept pp_size 2 from my fsdp2 config."
+    assert extract_params(q).strategy == "megatron_fsdp"
+    assert extract_params("moving from ddp to fsdp2 with tp 2").strategy == "fsdp2"
+
+
+@pytest.mark.parametrize("text", ["global_batch_size 还是 256，local_batch_size 2", "global_batch_size is still 256, local batch stays at 2"])
+def test_a_batch_size_kept_as_it_was_is_still_read(text):
+    from assistant.understand.params import extract_params
+
+    p = extract_params(text)
+    assert (p.global_batch_size, p.local_batch_size) == (256, 2)
+
+
+def test_coming_from_another_framework_is_the_story_of_an_earlier_run():
+    from assistant.understand.params import history_spans
+
+    prose = "Coming from Megatron, where a run with tp 1 pp 2 failed. In Automodel on 16 GPUs with pp_size 2: dp?"
+    spans = history_spans(prose)
+    assert spans and spans[0][0] == 0 and "In Automodel" not in prose[spans[0][0]:spans[0][1]]

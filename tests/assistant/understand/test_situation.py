@@ -138,3 +138,10 @@ def test_pure_data_parallel_states_the_model_parallel_sizes_as_1():
         assert (sizes.get("tp_size"), sizes.get("pp_size"), sizes.get("cp_size")) == (1, 1, 1)
     # plain data parallelism with DDP asked about is a strategy question, not a layout
     assert understand("I only need plain data parallelism on 4 GPUs. Is DDP okay?").situation.stated.sizes == {}
+
+
+@pytest.mark.parametrize("question", ["不小心把 tp_size 写成 2.0 了，会咋样？", "I set tp_size: 2.0 by mistake on 8 GPUs, what happens?"])
+def test_a_size_written_with_a_decimal_point_is_judged_as_written(question):
+    # upstream reads 2.0 as 1 silently: the recipe keeps the 2.0 so the validator says so (MW-W-SIZE-NOT-INT)
+    q = understand(question, world_size=8)
+    assert recipe_of(q.situation)["distributed"]["tp_size"] == 2.0

@@ -264,3 +264,12 @@ def test_a_setting_that_does_nothing_at_the_users_sizes_says_so_first(ask, q, st
 def test_a_setting_that_works_at_the_users_sizes_gets_no_inert_lead(ask):
     a = ask("With tp_size 4, what does sequence_parallel do?")
     assert "Nothing changes" not in a.text
+
+
+@pytest.mark.parametrize("question", [
+    "单机 8 卡、fsdp2、ep_size 8，EP 是不是要另外占卡？ep_shard_size 是多少？",
+    "16 卡，pp_size 2、ep_size 2：ep 会像 Megatron 一样乘进需要的卡数里吗？",
+])
+def test_whether_ep_costs_gpus_of_its_own_leads_with_the_shared_ranks(ask, question):
+    first = lead(ask(question).text)
+    assert first.startswith("EP 与 DP、CP、TP 共用同一批 rank")

@@ -1,6 +1,8 @@
 """Quantities are the validator's derived sizes of the user's layout, each the result first."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from answer_checks import shown_configs
 from tests.assistant.compose.answers.conftest import lead
@@ -226,3 +228,9 @@ def test_do_i_need_layers_per_stage_gets_the_split(ask):
     # issue 18: the ask after "or" is answered; functional.py: 30 layers over 4 stages -> 8, 8, 7, 7
     a = ask("pp_size 4 with 30 layers on Llama, is that going to work or do I need to set layers_per_stage?")
     assert "No need to set `layers_per_stage`" in a.text and "first 2 stage(s) 8 layers" in a.text
+
+
+def test_numbers_after_a_switch_asked_for_are_those_of_the_layout_switched_to(ask):
+    # "不支持的话换啥？换了之后 ... dp 是几": the dp of the fsdp2 layout, not a second "no"
+    a = ask("1) megatron_fsdp 支持 pp 吗 2) 不支持的话换啥 3) 换了之后 16 卡 tp 4 pp 2，dp 是几")
+    assert re.search(r"dp_size = 2\b", a.text)

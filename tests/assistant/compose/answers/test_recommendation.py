@@ -46,10 +46,10 @@ def test_a_model_that_fits_no_layout_is_told_how_many_gpus_it_needs(ask, q, lead
 
 
 def test_a_recommendation_after_a_verdict_that_showed_its_layout_says_it_once(ask):
-    # our own wording: the verdict's nearest passing layout is fsdp2 tp 4 pp 2; "换啥" asks for that
-    # strategy, so it is one sentence, not a second config with the same sizes
+    # our own wording: "支持 pp 吗" asks a fact about the strategy (as case t6-asksmodel-zh-mfsdp-pp reads
+    # it) and "换啥" the layout to switch to, fsdp2 tp 4 pp 2: one config shown, not a second with the same sizes
     a = ask("megatron_fsdp 支持 pp 吗？不支持的话换啥？16 卡 tp 4 pp 2", lang="zh")
-    assert a.asks[:2] == ["verdict", "recommendation"]
+    assert a.asks[:2] == ["fact", "recommendation"]
     body = a.text.split("**来源**")[0]
     assert body.count("```yaml") == 1 and "tp_size: 4" in body and "strategy: fsdp2" in body
     assert "`strategy: fsdp2`" in body  # the recommendation's lead still names the strategy

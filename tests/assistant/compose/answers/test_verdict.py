@@ -169,3 +169,20 @@ def test_an_advice_ask_in_words_no_cue_lists_is_read_by_the_advice_reader(ask):
 def test_a_good_idea_ask_on_a_sound_layout_is_a_yes(ask):
     a = ask("70B 模型 2 机 16 卡，tp 8 pp 2，建议这样吗？")
     assert a.validation.ok and lead(a.text).startswith("可以")
+
+
+def test_what_happens_to_a_decimal_size_leads_with_the_silent_change(ask):
+    # "会咋样" after a size written as 2.0: the run starts, as tp_size 1 (mesh_utils reads non-ints as 1)
+    a = ask("不小心把 tp_size 写成 2.0 了，会咋样？报错吗", world_size=8)
+    first = lead(a.text)
+    assert "MW-W-SIZE-NOT-INT" in first and "tp_size = 1" in first
+    assert shown_configs(a.text) == []
+
+
+def test_cp_with_packing_on_sdpa_is_advised_against(ask):
+    cfg = ("distributed:\n  strategy: fsdp2\n  cp_size: 2\npacked_sequence:\n  packed_sequence_size: 8192\n"
+           "model:\n  attn_implementation: sdpa\n")
+    a = ask(f"8 GPUs, CP and packing:\n```yaml\n{cfg}```\nIs CP + packing on SDPA a good idea?", world_size=8)
+    first = lead(a.text)
+    assert "MW-W-CP-PACKING-SDPA" in first and "attn: te" in first and not first.startswith("Yes")
+    assert "use the TE attention backend" not in first.split("MW-W-CP-PACKING-SDPA")[0]  # the reason, then the advice
