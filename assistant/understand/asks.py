@@ -221,7 +221,8 @@ def _capability(clause: str) -> bool:
 
 # sizes upstream infers from the others (layers_per_stage: pipelining/functional.py splits the layers itself)
 _DERIVED = frozenset({"dp_size", "dp_shard", "ep_shard", "dp_replicate", "layers_per_stage"})
-_NEED = re.compile(r"\b(?:need|have)\s+to\b|\bmyself\b|\bby\s+hand\b|要不要|是不是要|需不需要|用不用|自己写|自己设|必须设|要配|手动", re.I)
+_NEED = re.compile(r"\b(?:need|have)\s+to\b|\bmyself\b|\bby\s+hand\b|要不要|是不是要|需不需要|用不用|自己写|手动", re.I)
+_ALTERNATIVE = re.compile(r"\s*(?:or\b|还是)", re.I)  # a clause offered as the other side of the one before
 _ASIDE = re.compile(r"\([^()]{1,60}\)")
 _BARE_LAYOUT_QUESTION = re.compile(r"[?？]\s*$")
 _ASKING_WORD = re.compile(r"\b(?:what|how|which|why|where|when|does|do|is|are|can|could|should|would|will|mean)\b"
@@ -298,8 +299,10 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
         elif kind in ("fact", "location"):
             target = ident or (error if kind == "location" else None)
             out.append((kind, about if kind == "fact" else clause, target))
-            if kind == "fact" and has_layout and target in _DERIVED and _NEED.search(clause):
-                out.append(("quantity", clause, target))  # "with pp 4 on 32 GPUs, do I set dp_size myself?": and its value
+            if kind == "fact" and has_layout and target in _DERIVED and (_NEED.search(clause) or _ALTERNATIVE.match(clause)):
+                # "with pp 4 on 32 GPUs, do I set dp_size myself?", and "能跑吗，还是要配 layers_per_stage？" (the
+                # other side of "does it run as it is"): whether to set a size upstream derives, and its value
+                out.append(("quantity", clause, target))
         elif kind == "verdict" and alt:
             out.append((kind, clause, alt))  # "could I use ep 16 instead?": the user's layout with that change
         elif kind == "verdict" and not modelled and (not has_layout or _capability(clause)):

@@ -179,6 +179,11 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
                          message=first_sentence(f.message_zh if w.lang == "zh" else f.message, 260))
                    for f in r.errors], heading="warnings")
         return Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=d.judged)
+    if not r.ok and getattr(ask, "target", None) == "experts_per_rank" and r.errors[0].code == "MW-E-EP-EXPERTS":
+        # "60 experts, ep 8: how many per rank?": the number asked is the failure itself (no whole number
+        # per rank, start-up fails, the sizes that divide), not a verdict in its place
+        w.answer(w.computed(quantity_line(w, "experts_per_rank", r, d.judged, experts_of(inp.query))))
+        return judged_body(w, inp, d)
     if not r.ok:
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
         if any(a.kind in ("verdict", "diagnosis") for a in before) and not (d.fix_report is not None and d.fix_report.ok):
