@@ -249,7 +249,8 @@ def left_unset(text: str) -> str | None:
 _CONDITION = re.compile(r"^\W*(?:if|when|whenever|suppose|assuming|如果|假如|要是|假设)\b", re.I)
 _PRONOUN = re.compile(r"\b(?:it|that|this|them|they|its)\b|它|这个|那个|该(?:字段|选项|参数)", re.I)
 _INSTEAD = re.compile(r"\binstead\b|\bswitch(?:ed)?\s+to\b|\bgo\s+(?:down|up)\s+to\b"
-                      r"|\b(?:change|drop|lower|reduce|raise|increase|bump|set|move|cut)\s+(?:\w+\s+){0,2}to\s+\d"
+                      r"|\b(?:change|drop|lower|reduce|raise|increase|bump|set|move|cut)\s+(?:\w+\s+){0,2}to\s+"
+                      r"(?:(?:tp|pp|cp|ep|dp)(?:_size)?\s*[=:]?\s*)?\d"  # "drop pp to 3", "drop to ep 4"
                       r"|\b(?:what|how)\s+about\b|(?:换|改)(?:成|到|为)|如果改|要是改", re.I)
 
 

@@ -14,7 +14,7 @@ from assistant.compose.answers import recommendation
 from assistant.compose.answers.quantity_lines import (
     derived_sizes, experts_of, layers_of, layout_targets, no_ep_class, quantity_line,
 )
-from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, judged_body, verdict_line
+from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, asked_alternative, judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.understand.asks import load_asks
@@ -164,7 +164,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         w.answer(w.fact(recommendation.lead_key(plan.strategy, features_of(plan.distributed or {}), plan.world_size,
                                                 recommendation.wanted(inp.query)), section="leads", required=True))
         return Part(report=plan.report, strategy=plan.strategy, judged=recipe)
-    d = _hsdp_by_node(inp, d, ask) or _asked_layout(inp, d, ask) or d
+    d = _hsdp_by_node(inp, d, ask) or _asked_layout(inp, d, ask) or _after_alternative(inp, d, ask) or d
     r = d.report
     # A global_batch_size the user never gave is upstream's default, not their number: its divisibility
     # does not stop the sizes they asked about ("local_batch_size 16, how many microbatches?").
@@ -270,6 +270,17 @@ def _asked_layout(inp: ComposeInput, d, ask):
         new.setdefault("pipeline", {})
     judged = rejudge(inp.query, d, {**d.judged, "distributed": new}, world)
     return judged if judged.report is not None else None
+
+
+def _after_alternative(inp: ComposeInput, d, ask):
+    """"ep 能不能开到 32？这时候 dp_size 是多少？", "Could we go to pp_size 4? What's dp_size then?": a
+    quantity asked right after a verdict on a changed layout, stating no sizes of its own, is asked of
+    that changed layout (the one the verdict just judged); None otherwise."""
+    asks = list(inp.asks)
+    i = asks.index(ask) if ask in asks else 0
+    if i == 0 or asks[i - 1].kind != "verdict":
+        return None
+    return asked_alternative(inp, d, asks[i - 1])
 
 
 def _said(w: Writer, line: str) -> bool:

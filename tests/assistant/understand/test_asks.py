@@ -435,3 +435,11 @@ def test_a_question_asking_which_layout_to_use_is_no_advice_verdict():
 
     q = understand("What parallelism would you recommend for full fine-tuning Mistral 7B on a single node with 8 A100 80GB?")
     assert [a.kind for a in q.asks] == ["recommendation"]
+
+
+def test_drop_to_a_named_size_is_a_verdict_on_that_size():
+    # "or do I have to drop to ep 4?": the size's name between "to" and the value (issue 18 probes)
+    from assistant.understand.asks import instead_sizes
+
+    assert instead_sizes("do I have to drop to ep 4") == "ep_size=4"
+    assert instead_sizes("or should I drop pp to 3") == "pp_size=3"
