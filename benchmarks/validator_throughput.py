@@ -13,7 +13,8 @@ megatron_fsdp, a misspelled schedule, batches that do not divide, ...). Two figu
 the mix. The suggested fix is searched when a caller first reads `report.suggested_fix`, so the
 "read suggested_fix" row is the cost of a caller that wants the fix of every invalid config. The
 other rows split the mix to show where the time goes; the last places every finding at its line and
-column (validator/locate.py), as `meshwise validate` does when it prints (never inside validate()). Each row is the median of
+column (validator/locate.py), as `meshwise validate` does when it prints (never inside validate()); the
+very last adds launch overrides to that, the whole of `meshwise validate FILE --a.b x`. Each row is the median of
 --repeats runs, in validations per CPU second of this process (wall-clock too: they differ when
 other processes share the core), and its ratio to the target.
 """
@@ -30,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant.launch import apply_overrides, parse_overrides  # noqa: E402
 from assistant.validator import validate  # noqa: E402
+from assistant.validator.coerce import load_yaml  # noqa: E402
 from assistant.validator.locate import locate_report  # noqa: E402
 
 # overrides as a launch line carries them, on sections the mix's verdicts do not read: the cost of
@@ -83,14 +85,17 @@ def rate(cases, seconds: float, read_fix: bool = False, locate: bool = False, ar
     n, start, cpu = 0, time.perf_counter(), time.process_time()
     deadline = start + seconds
     while True:
-        for cfg, world in cases:
+        for text, world in cases:
+            cfg = text
             if argv is not None:
-                cfg = apply_overrides(cfg, parse_overrides(argv)[0] if parse_each else parsed)
+                # as `meshwise validate FILE --a.b x` does: the text read, the overrides set on its values
+                data = load_yaml(text) if isinstance(text, str) else text
+                cfg = apply_overrides(data, parse_overrides(argv)[0] if parse_each else parsed)
             report = validate(cfg, world_size=world, **kw)
             if read_fix:
                 report.suggested_fix  # noqa: B018 - the fix is searched on first read
             if locate:
-                locate_report(report, cfg)
+                locate_report(report, text, overrides=parsed or ())
         n += len(cases)
         now = time.perf_counter()
         if now >= deadline:
@@ -120,6 +125,9 @@ def main() -> None:
         # like the dict rows, which leave out reading the YAML text: the arguments are read once per call
         ("mix + 3 overrides applied, defaults", MIX, {"argv": OVERRIDES}, TARGET_DEFAULT),
         ("mix + 3 overrides read + applied", MIX, {"argv": OVERRIDES, "parse_each": True}, None),
+        # the whole of `meshwise validate FILE <overrides>` after reading the file: YAML text loaded,
+        # overrides applied, validated, every finding placed at its line or override
+        ("YAML text + 3 overrides + line mapping", _yaml(MIX), {"argv": OVERRIDES, "locate": True}, TARGET_DEFAULT),
     ]
     rate(MIX, 0.3)  # warm caches
     print(f"mix: {len(VALID)} valid + {len(INVALID)} invalid recipes ({len(INVALID) / len(MIX):.0%} invalid), dicts unless noted")

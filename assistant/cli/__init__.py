@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     if extra and not getattr(args, "_accepts_extra", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args._extra = extra
+    if extra and getattr(args, "_regroup", None):
+        # the subcommand reads its unknown words itself (validate: overrides as upstream reads them)
+        args._regroup(args, sys.argv[1:] if argv is None else argv)
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2

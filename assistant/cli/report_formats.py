@@ -311,7 +311,7 @@ def junit(results: Sequence[Checked], lang: str = "en", fail_on_warnings: bool =
     for c in results:
         t = c.target
         case = ET.SubElement(suite, "testcase", classname="meshwise.validate",
-                             name=f"{t.file} @ world_size {t.world_size}", file=t.file)
+                             name=f"{t.file} @ world_size {t.world_size}" if t.world_size else str(t.file), file=t.file)
         code = c.exit_code(fail_on_warnings)
         if c.report is None:
             errors += 1

@@ -24,14 +24,17 @@ EXIT_VALID, EXIT_INVALID, EXIT_UNUSABLE = 0, 1, 2
 @dataclass(frozen=True)
 class Target:
     file: str | None  # as given on the command line; "-" is standard input; None: text or data with no file
-    world_size: int
-    gpus_per_node: int
+    world_size: int | None  # None only for a target with an error and no world size
+    gpus_per_node: int | None
     # the launch line's overrides (objects with .path, .argument, .index), for the findings they cause
     overrides: Sequence[Any] = ()
     # the recipe to validate when it is not the file's text as read (the file after overrides and
     # environment); the findings are still placed in the file's own text
     recipe: Any = None
     world_source: str | None = None  # where the world size came from, when not the flags
+    # the file could not be read as launched (not YAML, an unset ${VAR}, no ci: section with --ci, no world
+    # size): this target's error, as an unreadable file is; world_size and gpus_per_node may then be None
+    error: UnusableInput | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,9 @@ def check_all(targets: Iterable[Target], **validate_kw: Any) -> list[Checked]:
     texts: dict[str, bytes | UnusableInput] = {}
     out = []
     for t in targets:
+        if t.error is not None:
+            out.append(Checked(t, None, error=t.error))
+            continue
         if t.file not in texts:
             try:
                 texts[t.file] = read_input(t.file)

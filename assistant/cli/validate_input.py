@@ -7,14 +7,16 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import yaml
 
+from assistant.cli.validate_argv import regroup
 from assistant.cli.validate_files import Checked, Target, read_input
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
-from assistant.launch import Launch, LaunchError, WorldSize, edited_line, fix_as_overrides
+from assistant.launch import Launch, LaunchError, WorldSize, codes, edited_line, fix_as_overrides
 from assistant.launch.as_launched import not_expressible
 from assistant.launch.env_vars import parse_env_pairs
 from assistant.launch.launch_line import parse_launch_line
@@ -33,6 +35,9 @@ _NO_WORLD = (
     "--launch \"automodel cfg.yaml --nproc-per-node N\", --sbatch job.sub, --ci, --env WORLD_SIZE=N",
     "请给出 --world-size N，或 --nodes N（配合 --gpus-per-node G，默认 8），或能说明规模的启动方式："
     "--launch \"automodel cfg.yaml --nproc-per-node N\"、--sbatch job.sub、--ci、--env WORLD_SIZE=N")
+# automodel's and torchrun's own options (cli/app.py build_parser, torchrun): typed after `meshwise validate
+# FILE`, each would only set a recipe key of that name
+_LAUNCHER_FLAGS = frozenset({"nproc-per-node", "nproc_per_node", "nnodes", "nproc", "standalone"})
 _L = {
     "en": {"launch": "Launch", "flags": "The same fix as override flags", "line": "The same fix as the edited launch line",
            "yaml_only": "Edit in the YAML (an override cannot remove a key)"},
@@ -42,8 +47,9 @@ _L = {
 
 
 def add_launch_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("where it is launched", "Override arguments after the file (--distributed.pp_size 2, "
-                             "--step_scheduler.local_batch_size=8) are read as NeMo AutoModel reads them.")
+    g = p.add_argument_group("where it is launched", "Override arguments (--distributed.pp_size 2, "
+                             "--step_scheduler.local_batch_size=8), before or after the files, are read as NeMo "
+                             "AutoModel reads them.")
     src = g.add_mutually_exclusive_group()
     src.add_argument("--launch", metavar="LINE",
                      help='the launch line: "automodel cfg.yaml --nproc-per-node 4 --distributed.tp_size 2", '
@@ -56,7 +62,7 @@ def add_launch_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--shell-env", action="store_true", help="also read this shell's environment (off by default)")
     g.add_argument("--print-config", action="store_true",
                    help="print the recipe as resolved (environment, then overrides; secrets masked) and exit")
-    p.set_defaults(_accepts_extra=True)
+    p.set_defaults(_accepts_extra=True, _regroup=partial(regroup, p))
 
 
 def launch_inputs(args: argparse.Namespace) -> bool:
@@ -131,12 +137,14 @@ class Launched:
         return lines
 
 
-def with_launch_notes(fmt: str, out: str, results: Sequence[Checked], launches: Sequence[Launched], lang: str) -> str:
-    """The formatted output with what the launch adds: a text block after the reports, JSON keys per report."""
+def with_launch_notes(fmt: str, out: str, results: Sequence[Checked], launches: Sequence[Launched | None],
+                      lang: str) -> str:
+    """The formatted output with what the launch adds: a text block after the reports, JSON keys per report
+    (none for a file that could not be read as launched)."""
     if fmt == "text":
         extra = []
         for c, launched in zip(results, launches):
-            lines = launched.notes(c.report, lang)
+            lines = launched.notes(c.report, lang) if launched is not None else []
             if lines and len(results) > 1:  # say which target they are about, as the report blocks do
                 lines.insert(0, f"== {c.target.file} @ world_size {c.target.world_size} ({_L[lang if lang == 'zh' else 'en']['launch']}) ==")
             extra.extend(lines)
@@ -144,7 +152,8 @@ def with_launch_notes(fmt: str, out: str, results: Sequence[Checked], launches: 
     if fmt == "json":
         d = json.loads(out)
         for node, c, launched in zip(d["reports"] if "reports" in d else [d], results, launches):
-            node.update(launched.json(c.report))
+            if launched is not None:
+                node.update(launched.json(c.report))
         return json.dumps(d, ensure_ascii=False, default=str, allow_nan=False)
     return out
 
@@ -210,6 +219,8 @@ def read_launched(args: argparse.Namespace, name: str | None, launch: Launch | N
                   explicit: WorldSize | None) -> Launched:
     """One file as launched: raises UnusableInput (exit 2) on any bad input."""
     _, typed, typed_warnings = split_argv(getattr(args, "_extra", None) or [])
+    typed_warnings += tuple(codes.warning("MW-W-LAUNCH-LAUNCHER-FLAG", o.argument, path=o.path, value=o.value)
+                            for o in typed if o.path in _LAUNCHER_FLAGS)
     try:
         data = coerce.load_yaml(read_input(name))
     except UnusableInput as exc:
@@ -229,7 +240,7 @@ def read_launched(args: argparse.Namespace, name: str | None, launch: Launch | N
         elif args.ci:
             raise UnusableInput("--ci: the recipe has no ci: section", "--ci：recipe 中没有 ci: 段")
         else:
-            raise UnusableInput(*_NO_WORLD)
+            raise _with_warnings(UnusableInput(*_NO_WORLD), typed_warnings)
     if world.gpus_per_node is None and args.gpus_per_node is not None:
         world = WorldSize(world.world_size, args.gpus_per_node, world.nodes, world.source, world.source_zh)
     return Launched(resolved=resolved, world=world, launch=launch)
@@ -250,9 +261,28 @@ def launch_targets(args: argparse.Namespace, world_of_flags: Callable) -> tuple[
     targets, launches = [], []
     for name in files:
         for e in explicit:
-            launched = read_launched(args, name, launch, env, e)
+            try:
+                launched = read_launched(args, name, launch, env, e)
+            except UnusableInput as exc:
+                if args.print_config:
+                    raise
+                # this file's error: the other files are still checked and reported (exit 2 is the worst)
+                targets.append(Target(name, e.world_size if e else None, e.gpus_per_node if e else None,
+                                      error=_with_warnings(exc, launch.warnings if launch else ())))
+                launches.append(None)
+                continue
             source = launched.world.source_zh if args.lang == "zh" else launched.world.source
             targets.append(Target(name, launched.world_size, launched.gpus_per_node, overrides=launched.resolved.overrides,
                                   recipe=launched.resolved.recipe, world_source=source))
             launches.append(launched)
     return targets, launches
+
+
+def _with_warnings(exc: UnusableInput, warnings: Sequence[LaunchWarning]) -> UnusableInput:
+    """The error with what the launch's warnings explain: `automodel --a.b 2 cfg.yaml` cannot read `2`
+    because argparse took it as the config, `--nproc-per-node gpu` gives no world size."""
+    if not warnings:
+        return exc
+    return UnusableInput(" ".join([exc.message, *(f"[{w.code}] {w.en}" for w in warnings)]),
+                         " ".join([exc.message_zh, *(f"[{w.code}] {w.zh}" for w in warnings)]))
+

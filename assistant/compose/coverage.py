@@ -10,6 +10,7 @@ from typing import Sequence
 from assistant.compose.citations import with_citation
 from assistant.compose.writer import Writer
 from assistant.retrieve.hit import Hit
+from assistant.understand.cues import same_clause
 
 _SECTION_KINDS = ("doc", "pitfall", "faq")
 _MAX_CLAUSE = 120
@@ -46,5 +47,4 @@ def covered(before: tuple[int, int], w: Writer, ask, earlier: Sequence) -> bool:
     leads, lines = before
     if len(w.leads) > leads:
         return True
-    same_clause = any(e.text == ask.text or e.text in ask.text or ask.text in e.text for e in earlier)
-    return bool(w.leads) and (same_clause or len(w.lines) > lines)
+    return bool(w.leads) and (any(same_clause(ask, e) for e in earlier) or len(w.lines) > lines)

@@ -6,7 +6,6 @@ every number is the validator's, on the user's own numbers.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -17,13 +16,10 @@ from assistant.compose.coverage import cannot_tell, covered
 from assistant.compose.knowledge.corrected import say as say_corrections
 from assistant.compose.knowledge.field_facts import asked_kinds, inert_lines
 from assistant.compose.phrases import Phrases
-from assistant.understand.scale import find_scale
 from assistant.compose.knowledge.scope import is_off_topic, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
-from assistant.understand.asks import _WHAT_HAPPENS, _kinds_in, cue_kinds, load_asks, quoted_error
-from assistant.understand.query import Ask
-from assistant.validator.fields import field_table
-from assistant.validator.upstream_errors import match_upstream_error
+from assistant.understand.cues import read, read_prose
+from assistant.understand.query import SIZE_KEYS, Ask
 from assistant.validator.report import ValidationReport
 
 # Kinds another kind of the same question already covers: one config answer, not two.
@@ -78,20 +74,20 @@ def plan_asks(asks: tuple, query) -> tuple:
     asks = _changed(asks, query)
     if query.intent == "limitations" and not any(a.kind in ("verdict", "fact") for a in asks):
         asks = (Ask("verdict", query.text),) + asks  # "does megatron_fsdp support cp_size? ..."
-    errors = bool(query.situation.pasted.errors or match_upstream_error(query.text))
+    errors = bool(query.situation.pasted.errors or read(query).upstream_error)
     if errors:
         # a pasted or quoted upstream error is what the question is about: its explanation comes first,
         # and "what does that mean?" is that explanation
-        asks = tuple(a for a in asks if a.kind != "fact" or field_table().mentioned(a.text))
+        asks = tuple(a for a in asks if a.kind != "fact" or read(a).fields)
         # "from the Python API:" introducing the paste names where it ran; it requests no config
-        asks = tuple(a for a in asks if a.kind != "config" or _REQUEST.search(a.text)) or (Ask("diagnosis", query.text),)
+        asks = tuple(a for a in asks if a.kind != "config" or read(a).request) or (Ask("diagnosis", query.text),)
         if not any(a.kind in ("diagnosis", "location") for a in asks):
             asks = (Ask("diagnosis", query.text),) + asks
         asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
     if _has_numbers(query):
         # "4 nodes of 8 GPUs ... What do I set?": a clause that asks for a config and a fact about no
         # field is a request for the config of the user's situation
-        config_texts = {a.text for a in asks if a.kind == "config" and not _YAML_AS_PLACE.search(a.text)}
+        config_texts = {a.text for a in asks if a.kind == "config" and not read(a).yaml_as_place}
         asks = tuple(a for a in asks if not (a.kind == "fact" and a.target is None and a.text in config_texts))
     # "where is 'X' raised?": the location answers it; the same clause read as a fact would repeat it
     located = {a.text for a in asks if a.kind == "location"}
@@ -100,19 +96,19 @@ def plan_asks(asks: tuple, query) -> tuple:
     # that number's question, not also a fact about no field
     counted = {a.text for a in asks if a.kind == "quantity" and a.target is not None}
     asks = tuple(a for a in asks if not (a.kind == "fact" and a.target is None and a.text in counted
-                                         and not field_table().mentioned(a.text)))
+                                         and not read(a).fields))
     fact_texts = {a.text for a in asks if a.kind == "fact"}
     # "我 yaml 里写的 moe: 还会生效吗", "in my yaml tp_size is 2, what happens?": the YAML as the place
     # a setting is written asks for no config
     asks = tuple(a for a in asks if not (a.kind == "config" and (a.text in fact_texts or len(asks) > 1
-                                                                 and _YAML_AS_PLACE.search(a.text))))
+                                                                 and read(a).yaml_as_place)))
     if not _has_numbers(query):
         # without a cluster, a model or sizes, "should I turn it off?" / "in my yaml" after a fact ask
         # is that fact's question, not a request for a layout
         fact_clauses = {a.text for a in asks if a.kind == "fact"}
         if fact_clauses:
             asks = tuple(a for a in asks if a.kind not in ("recommendation", "config") or a.text not in fact_clauses
-                         and (a.kind == "config" or _STRATEGY_WORD.search(a.text)))
+                         and (a.kind == "config" or read(a).strategy_word))
     if query.intent == "python_api" and not errors:
         # "how do I pass MoE settings from Python?": the Python API (with its facts) is the config asked for
         asks = tuple(Ask("config", a.text) if a.kind in ("fact", "recommendation") else a for a in asks)
@@ -130,10 +126,6 @@ def plan_asks(asks: tuple, query) -> tuple:
     return _config_after_numbers(list(dict.fromkeys(once)))
 
 
-_CHANGE_ASKED = re.compile(r"\bchang(?:e|es|ing)\b|\bhappens?\b|\b(?:update|adjust|edit|modify)\b|\bre-?check\b"
-                           r"|改|调整|变|影响|注意", re.I)
-
-
 def _changed(asks: tuple, query) -> tuple:
     """"go from 1 node to 4, what do I change?", "扩到 8 机要改什么": a change of cluster size asks what it
     does to the layout: the quantities of the target world (dp before and after, grad-acc), not a field
@@ -142,21 +134,17 @@ def _changed(asks: tuple, query) -> tuple:
         return asks
     swap = ("fact", "recommendation", "config", "verdict")  # "anything to change?" reads as a yes/no
     pasted = query.situation.pasted
-    if not pasted.errors and not quoted_error(pasted.prose) and all(k != "diagnosis" for _, k in cue_kinds(pasted.prose)):
+    prose = read_prose(query)
+    if not pasted.errors and not prose.quoted_error and all(k != "diagnosis" for k in prose.cue_kinds):
         # nothing failing is pasted, quoted or told ("一启动就挂"): a diagnosis the ask model read in "要改什么"
         # has no error to explain, so it asks what the change does too
         swap += ("diagnosis",)
     # the clause asks what changes, or is the change itself ("now make it 8 nodes")
-    out = tuple(Ask("quantity", a.text, "dp_size") if (a.kind in swap and not (a.kind == "verdict" and _YES_NO.search(a.text))
-                                                       and (_CHANGE_ASKED.search(a.text)
-                                                                           or find_scale(a.text)[1] is not None)
-                                                       and not _REQUEST_YAML.search(a.text))
+    out = tuple(Ask("quantity", a.text, "dp_size") if (a.kind in swap and not (a.kind == "verdict" and read(a).yes_no)
+                                                       and (read(a).change_asked or read(a).scale)
+                                                       and not read(a).requests_yaml)
                 or (a.kind == "quantity" and a.target is None) else a for a in asks)
     return tuple(dict.fromkeys(out))
-
-
-_YES_NO = re.compile(r"^\W*(?:does|do|will|would|can|could|is|are|should)\b|能跑|能不能|行不行|行吗|可以吗|合法吗", re.I)
-_REQUEST_YAML = re.compile(r"\byaml\b|\bshow\s+me\b|给我|写一?份", re.I)
 
 
 def _config_after_numbers(asks: list) -> tuple:
@@ -172,33 +160,7 @@ def _config_after_numbers(asks: list) -> tuple:
 
 # what the field reference states outright (whether a strategy accepts a field is, with sizes, the validator's)
 _STATED_FACTS = frozenset({"default", "allowed", "options", "same"})
-_NEEDS = re.compile(r"\bneeds?\b|\brequires?\b|\b(?:have|has)\s+to\b|需要|要不要|是不是要|必须", re.I)
-# "is AC worth it with tp 2?": what the feature costs and buys, not a verdict on the sizes beside it
-_WORTH = re.compile(r"\bworth\b|\bpays?\s+off\b|值得|值不值|有必要(?:开|用)", re.I)
-# "tp 8 ...: what does sequence_parallel actually change in the TP plan?": how a feature works, asked
-# beside the user's sizes, is the mechanism's fact, not a verdict on those sizes
-_FIX_BY_SETTING = re.compile(r"^\W*(?:would|will|does|do|can|could)\s+(?:setting|turning\s+on|enabling|switching\s+on|adding)\b"
-                             r"[^?？]{0,80}?\b(?:fix|solve|help|avoid|cure)\b|(?:开|打开|设置?|加上?)[^?？。]{0,60}(?:能|可以|会)(?:解决|修好|避免|缓解)", re.I)
-_MECHANISM = re.compile(r"\bwhat\s+(?:does|do|did)\b.{0,60}?\b(?:change|changes|do|recompute|recomputes|shard|split|store|keep)\b"
-                        r"|\bhow\s+(?:does|do)\b.{0,40}?\bwork\b|(?:改变|改动|改)了?[^?？。,，]{0,30}什么|做了什么|重算[^?？。,，]{0,6}什么"
-                        r"|原理|怎么工作", re.I)
-_REQUEST = re.compile(r"[?？]|\b(how|what|which|give|show|write|need|want|should|could|can|please)\b"
-                      r"|怎么|如何|给|写|要|请|帮|哪", re.I)
-_YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
 _ONCE = ("config", "recommendation", "nonsense", "out_of_scope")
-_SIZE_CHOICE = dict(load_asks().quantity_targets)["size_choice"]
-_STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
-# Wishes for a starting layout that asks.yaml reads as facts ("应该从什么样的分布式配置开始？"); to move
-# into asks.yaml's recommendation patterns.
-_LAYOUT_WISH = re.compile(r"什么样的.{0,8}(?:配置|方案)|从.{0,12}(?:配置|方案).{0,4}开始"
-                          r"|\bwhat\s+(?:\w+\s+)?(?:config(?:uration)?|setup|layout)\s+(?:should|to\s+start|would)", re.I)
-
-
-_WHY = re.compile(r"^\W*(?:why|how\s+come)\b|为什么|为啥|为何|怎么会", re.I)
-_DEFINITION = re.compile(r"^\W*(?:what\s+(?:is|are)|what's)\s+(?:an?\s+|the\s+)?`?[a-z_]+`?\s*(?:\?|$|and\b|,)"
-                         r"|什么是|是什么|什么意思|是啥|啥是", re.I)
-
-
 # quantities a config request can name beside it ("give me the YAML and tell me the resulting dp_size")
 _NOT_ALONGSIDE = frozenset({"size_choice", "memory", "world_size", "nodes"})
 
@@ -206,35 +168,29 @@ _NOT_ALONGSIDE = frozenset({"size_choice", "memory", "world_size", "nodes"})
 def _numbers_in_requests(asks: tuple) -> tuple:
     """A config clause that also names a quantity of the layout (asks.yaml's quantity targets) asks
     that number too: the quantity is its own ask after the config, not dropped with the clause."""
-    from assistant.understand.params import extract_params
-
     out: list = []
     for a in asks:
         out.append(a)
         if a.kind != "config":
             continue
-        p = extract_params(a.text)
-        for name, pat in load_asks().quantity_targets:
-            if name in _NOT_ALONGSIDE or not pat.search(a.text) or getattr(p, name, None) is not None:
+        p = read(a).params
+        for name in read(a).quantity_targets:
+            if name in _NOT_ALONGSIDE or getattr(p, name, None) is not None:
                 continue
             if not any(b.kind == "quantity" and b.target == name for b in asks):
                 out.append(Ask("quantity", a.text, name))
     return tuple(out)
 
 
-def _strategy_takes_field(text: str) -> bool:
+def _strategy_takes_field(ask) -> bool:
     """A yes/no clause that names a strategy and one of its option fields (not a size or block)."""
-    from assistant.understand.params import extract_params
-
-    from assistant.understand.asks import _CONDITION
-
-    asked = re.split(r"[,，]\s*", text.strip())[-1]
+    said = read(ask)
     # a switch the clause supposes ("if I switch strategy to ddp, ..."); a field asked about alone
     # ("can I put bucket_cap_mb under fsdp2?") is the field's fact
-    if not _CONDITION.match(text) or not _YES_NO.search(asked) or not extract_params(text).strategy:
+    if not said.condition or not said.last_part_yes_no or not said.params.strategy:
         return False
     return any(r.section == "distributed" and not r.is_strategy_name and r.key not in _LAYOUT_KEYS | {"strategy"}
-               for r in field_table().mentioned(text))
+               for r in said.fields)
 
 
 def _about_a_feature(ask) -> bool:
@@ -243,12 +199,10 @@ def _about_a_feature(ask) -> bool:
     megatron_fsdp support dp_replicate too?"): beside an ask that judges the stated sizes or asks for a
     layout, the field's or the strategy's fact answers it; alone ("Can ddp do context parallelism? I'd
     set cp_size 2 on 8 GPUs") it is the verdict on those sizes."""
-    from assistant.understand.asks import _capability
-
-    if _capability(ask.text):
+    if read(ask).capability:
         return True
     return any(r.key == ask.target and not r.is_strategy_name and r.key not in _LAYOUT_KEYS
-               for r in field_table().mentioned(ask.text))
+               for r in read(ask).fields)
 
 
 def _has_numbers(query) -> bool:
@@ -257,13 +211,19 @@ def _has_numbers(query) -> bool:
                 or sit.pasted.configs)
 
 
+def _sizes_written(query) -> bool:
+    """The user wrote a size as a number ("tp4pp2"), not only excluded a feature (its size 1)."""
+    return any(isinstance(getattr(query.params, k, None), int) for k in SIZE_KEYS)
+
+
 def _reconciled(ask, query, judged_elsewhere: bool = False):
     """One ask, read again with what the whole question says (a clause alone can mislead)."""
     sit = query.situation
-    if ask.kind == "diagnosis" and not sit.pasted.errors and _FIX_BY_SETTING.search(ask.text):
+    said = read(ask)
+    if ask.kind == "diagnosis" and not sit.pasted.errors and said.fix_by_setting:
         # "... OOMs at step 10. Does setting activation_checkpointing: true fix this?": what that setting
         # does to the failure is asked, not a verdict on the sizes told beside it
-        field = next((r.key for r in field_table().mentioned(ask.text) if not r.is_strategy_name), None)
+        field = next((r.key for r in said.fields if not r.is_strategy_name), None)
         if field is not None:
             return Ask("fact", ask.text, field)
     if ask.kind not in ("out_of_scope", "nonsense") and query.intent == "out_of_scope" and not sit.stated.any() \
@@ -275,50 +235,50 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
         # what its words ask ("激活检查点怎么开" is a config)
         if sit.pasted.errors:
             return Ask("diagnosis", ask.text, ask.target)
-        kinds = [k for _, k in _kinds_in(ask.text) if k != "out_of_scope"]
+        kinds = [k for k in said.kinds if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
     if ask.kind in ("quantity", "verdict") and not _has_numbers(query) and _phrases().cued(query.text, _phrases().answering_facts):
         return Ask("fact", ask.text, ask.target)  # "is dp_replicate_size the number of nodes?": a fact answers it
     if ask.kind == "quantity" and not sit.pasted.configs and not sit.pasted.errors and (
-            _WHY.search(ask.text) or (_DEFINITION.search(ask.text) and not _has_numbers(query))):
+            said.why or (said.definition and not _has_numbers(query))):
         # "为啥 ddp 不认 dp_size?", "what is ep_shard and when is it above 1?": a reason or a definition,
         # not a number of ours
         return Ask("fact", ask.text)
     if ask.kind == "quantity" and ask.target == "size_choice" and not _has_numbers(query):
         return Ask("fact", ask.text)  # "tp_size 设多大有什么讲究": how to choose, without a setup to choose for
-    if ask.kind in ("quantity", "recommendation") and _SIZE_CHOICE.search(ask.text) and _has_numbers(query):
-        key = _SIZE_CHOICE.search(ask.text)
-        named = next((f"{k}_size" for k in ("tp", "pp", "cp", "ep") if re.search(rf"(?<![a-z_]){k}", key.group(0), re.I)), None)
+    if ask.kind in ("quantity", "recommendation") and said.size_choice is not None and _has_numbers(query):
+        named = said.size_choice
         if named and named not in sit.stated.sizes:
             return Ask("recommendation", ask.text, named)  # "ep 设多少": the size is ours to choose
     if ask.kind == "quantity" and ask.target is None and (
             query.intent in ("howto", "limitations", "code_location") or not _has_numbers(query)
-            or not any(pat.search(query.text) for _, pat in load_asks().quantity_targets)):
+            or not read(query).quantity_targets):
         return Ask("fact", ask.text)  # "pad to a multiple of how much?": a number the docs state, not one we derive
-    if ask.kind == "verdict" and _WHAT_HAPPENS.search(ask.text) and inert_lines(query.text, query.lang):
+    if ask.kind == "verdict" and said.what_happens and inert_lines(query.text, query.lang):
         # "tp_size=1 and enable_async_tensor_parallel: true, what happens?": nothing, at those sizes; the
         # field's inert fact is what the run does (read on the whole question, which names the field)
         return Ask("fact", query.text, ask.target)
-    if ask.kind == "fact" and _strategy_takes_field(ask.text):
+    if ask.kind == "fact" and _strategy_takes_field(ask):
         # "if I switch strategy to ddp, can I keep enable_fsdp2_prefetch?": whether that strategy takes the
         # field is the validator's verdict on exactly that (verdict._strategy_with_fields)
         return Ask("verdict", ask.text, ask.target)
-    if ask.kind == "fact" and _LAYOUT_WISH.search(ask.text):
+    if ask.kind == "fact" and said.layout_wish:
         return Ask("recommendation", ask.text)
     if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
-            and not _NEEDS.search(ask.text) and not set(asked_kinds(ask.text)) & _STATED_FACTS \
-            and not _cues(ask.text, _phrases().answering_quantities) and not _WORTH.search(ask.text) \
-            and not _MECHANISM.search(ask.text) and not (judged_elsewhere and _about_a_feature(ask)):
+            and not said.needs and not set(asked_kinds(ask.text)) & _STATED_FACTS \
+            and not _cues(ask.text, _phrases().answering_quantities) and not said.worth \
+            and not said.mechanism and not (judged_elsewhere and _about_a_feature(ask)):
         # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,
         # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes)
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged
-    if ask.kind == "recommendation" and sit.stated.sizes and query.intent in ("sizing", "strategy"):
-        # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them
-        target = next((name for name, pat in load_asks().quantity_targets if pat.search(ask.text)), None)
+    if ask.kind == "recommendation" and _sizes_written(query) and query.intent in ("sizing", "strategy"):
+        # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them (an exclusion,
+        # "cp 和 pp 都不想开，有啥省显存的配法", only constrains the layout still ours to recommend)
+        target = next(iter(said.quantity_targets), None)
         if target is not None:
             return Ask("quantity", ask.text, target)
     if ask.kind == "recommendation" and not _has_numbers(query) and any(
-            not r.is_strategy_name and r.key not in _LAYOUT_KEYS for r in field_table().mentioned(ask.text)):
+            not r.is_strategy_name and r.key not in _LAYOUT_KEYS for r in said.fields):
         # "when should I set patch_inner_model to false?": advice about a field, answered from its reference
         return Ask("fact", ask.text, ask.target)
     return ask

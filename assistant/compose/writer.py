@@ -16,8 +16,6 @@ from assistant.validator.report import Finding, ValidationReport
 
 FENCE = "```"
 FEATURE_ORDER = ("tp", "pp", "cp", "ep", "sp", "hsdp", "ac", "packing", "mixed_precision", "grad_sync")
-_WORD = re.compile(r"(?<![A-Za-z0-9_])_?[A-Za-z][A-Za-z0-9_]{3,}(?![A-Za-z0-9_])")
-_CAMEL = re.compile(r"[a-z0-9][A-Z]")  # MeshContext, FSDP2Config; not GPUs or H100s
 
 
 class Writer:
@@ -133,11 +131,6 @@ class Writer:
 
 
 # --- helpers ---------------------------------------------------------------------------------
-def identifiers(text: str) -> set[str]:
-    """snake_case and CamelCase names in a question: `global_batch_size`, `_pp_plan`, `FSDP2Config`."""
-    return {t.lower() for t in _WORD.findall(text) if "_" in t or _CAMEL.search(t)}
-
-
 def size_of(dist: dict, key: str) -> int:
     v = dist.get(key)
     return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 1

@@ -8,8 +8,8 @@ from typing import Any
 
 from assistant.datafile import read_yaml
 from assistant.launch.types import LaunchWarning
-from assistant.validator.findings import Rule, _Blank
-from assistant.validator.report import Finding
+from assistant.validator.findings import Rule
+from assistant.validator.report import Blank, Finding
 
 
 def _load() -> dict[str, Rule]:
@@ -22,7 +22,7 @@ CODES: dict[str, Rule] = _load()
 
 def _texts(code: str, values: dict[str, Any]) -> tuple[Rule, str, str]:
     rule = CODES[code]
-    v = _Blank(values)
+    v = Blank(values)
     return rule, rule.en.format_map(v), rule.zh.format_map(v)
 
 

@@ -456,6 +456,10 @@ def _candidates(s: Situation, t: Targets, strategy: str, relaxed: bool) -> list[
     ac_options = [False]
     if "ac" in s.params.wanted or (s.is_moe and s.ep_ok and world > 1 and "ac" not in s.params.unwanted):
         ac_options = [True]  # upstream's MoE recipes checkpoint activations
+    elif t.cp_rule and "cp" in s.params.unwanted and "ac" not in s.params.unwanted:
+        # a sequence long enough for CP (sizing.yaml context_parallel) with CP excluded ("64k, cp 不想开"):
+        # checkpointing is the activation-memory lever left
+        ac_options = [True]
     elif "ac" not in s.params.unwanted and s.gpu and s.info:
         ac_options = [False, True]  # with a memory estimate, checkpointing is one way to fit
     out: list[Candidate] = []

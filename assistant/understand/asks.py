@@ -219,8 +219,9 @@ def _capability(clause: str) -> bool:
             and _CAPABILITY_VERB.search(clause) is not None and _REFERS.search(clause) is None)
 
 
+_SPLIT = "layers_per_stage"  # the layers per stage answers whether they divide evenly over the stages
 # sizes upstream infers from the others (layers_per_stage: pipelining/functional.py splits the layers itself)
-_DERIVED = frozenset({"dp_size", "dp_shard", "ep_shard", "dp_replicate", "layers_per_stage"})
+_DERIVED = frozenset({"dp_size", "dp_shard", "ep_shard", "dp_replicate", _SPLIT})
 _NEED = re.compile(r"\b(?:need|have)\s+to\b|\bmyself\b|\bby\s+hand\b|要不要|是不是要|需不需要|用不用|自己写|手动", re.I)
 _ALTERNATIVE = re.compile(r"\s*(?:or\b|还是)", re.I)  # a clause offered as the other side of the one before
 _ASIDE = re.compile(r"\([^()]{1,60}\)")
@@ -304,6 +305,9 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
                 # "with pp 4 on 32 GPUs, do I set dp_size myself?", and "能跑吗，还是要配 layers_per_stage？" (the
                 # other side of "does it run as it is"): whether to set a size upstream derives, and its value
                 out.append(("quantity", clause, target))
+            elif kind == "fact" and has_layout and _SPLIT in _quantity_targets(clause):
+                # "46 层在这边也必须能被 4 整除吗": whether the layers must divide evenly is the split at those sizes
+                out.append(("quantity", clause, _SPLIT))
         elif kind == "verdict" and alt:
             out.append((kind, clause, alt))  # "could I use ep 16 instead?": the user's layout with that change
         elif kind == "verdict" and not modelled and (not has_layout or _capability(clause)):

@@ -585,14 +585,20 @@ _CHAIN_TAIL = re.compile(rf"{_CHAINED}\s*{_CHAIN_SEP}?\s*$", re.I)
 _CHAIN_HEAD = re.compile(rf"^\s*{_CHAIN_SEP}\s*{_CHAINED}", re.I)
 
 
+def _past_chain(after: str) -> str:
+    """The words after a mention once the feature names chained to it are skipped: "cp 和 pp 都不想开",
+    "TP and PP both off" frame every name of the chain."""
+    while (m := _CHAIN_HEAD.match(after)):
+        after = after[m.end():]
+    return after
+
+
 def _inquired(prefix: str, suffix: str, v: Vocab) -> bool:
     """True when the mention is asked about rather than asked for: "do I need TP at all?", "要不要开 TP"."""
     before = re.split(r"[.;!?。；！？\n]", prefix)[-1][-80:]
     while (stripped := _CHAIN_TAIL.sub("", before.rstrip())) != before.rstrip():
         before = stripped
-    after = suffix[:60]
-    while (m := _CHAIN_HEAD.match(after)):
-        after = after[m.end():]
+    after = _past_chain(suffix[:60])
     if v.inquiry_before_en.search(before) or v.inquiry_after_en.match(after) or v.inquiry_before_zh.search(before):
         return True
     return bool(v.inquiry_before_zh_question.search(before) and v.inquiry_after_zh_question.match(after))
@@ -601,27 +607,30 @@ def _inquired(prefix: str, suffix: str, v: Vocab) -> bool:
 # Size names inside arithmetic ("ep_size must divide dp_size * cp_size", "(dp*cp*tp) % ep") are the
 # formula, not a wish for that parallelism.
 _FORMULA_NAME = r"(?:dp_shard|dp_replicate|world|dp|tp|pp|cp|ep)(?:_size)?"
+# normalize() writes "×" as "x": between two size names it is the product ("(dp_size x cp_size)")
+_TIMES = r"(?:[*×%]|\bx\b)"
 _FORMULA = re.compile(
-    rf"(?<![A-Za-z0-9_])\(?\s*{_FORMULA_NAME}(?:\s*\)?\s*[*×%]\s*\(?\s*{_FORMULA_NAME})+\s*\)?(?:\s*[*×%]\s*\d+)?(?![A-Za-z0-9_])"
+    rf"(?<![A-Za-z0-9_])\(?\s*{_FORMULA_NAME}(?:\s*\)?\s*{_TIMES}\s*\(?\s*{_FORMULA_NAME})+\s*\)?(?:\s*[*×%]\s*\d+)?(?![A-Za-z0-9_])"
     rf"|(?<![A-Za-z0-9_])(?:world_size|{_FORMULA_NAME}_size)\s*/\s*\(?\s*{_FORMULA_NAME}(?:\s*[*×]\s*{_FORMULA_NAME})*\s*\)?"
     rf"|[%]\s*\(?\s*{_FORMULA_NAME}\b",
     re.I,
 )
 
 
-def _mask_formulas(text: str) -> str:
+def mask_formulas(text: str) -> str:
+    """The text with its size arithmetic blanked: "dp*cp*tp" names the rule, not a feature asked about."""
     return _FORMULA.sub(lambda m: " " * len(m.group(0)), text)
 
 
 def _features(text: str, v: Vocab, sizes: dict[str, int]) -> tuple[frozenset[str], frozenset[str]]:
     wanted: set[str] = set()
     unwanted: set[str] = set()
-    text = _mask_formulas(text)
+    text = mask_formulas(text)
     for feat, pat in v.features.items():
         for m in pat.finditer(text):
             if _inquired(text[: m.start()], text[m.end():], v):
                 continue
-            after = text[m.end():m.end() + 40]
+            after = _past_chain(text[m.end():m.end() + 60])
             if _negated(text[: m.start()], v.negation_en, v.negation_zh) \
                     or v.negation_after_en.match(after) or v.negation_after_zh.match(after):
                 unwanted.add(feat)
@@ -684,6 +693,24 @@ def history_spans(prose: str) -> list[tuple[int, int]]:
     return spans
 
 
+# A sentence that reports what someone else claims ("A colleague says that needs 64 GPUs", "同事说要 64
+# 张卡", "I was told ..."): its numbers are the claim asked about, not the user's cluster or layout.
+_CLAIMED = re.compile(
+    r"\b(?:a|my|our|the|one)\s+(?:\w+\s+)?(?:colleague|co-?worker|teammate|team\s*mate|friend|boss|manager|lead|reviewer|senior)s?"
+    r"\s+(?:(?:also|keeps?|still)\s+)?(?:says?|said|claims?|claimed|thinks?|thought|told\s+(?:me|us)|insists?|insisted|reckons?|believes?|swears?)\b"
+    r"|\b(?:someone|somebody|people|others|they)\s+(?:(?:on|in)\s+\w+\s+)?(?:says?|said|claims?|claimed|told\s+(?:me|us))\b"
+    r"|\b(?:i|we)\s+(?:was|were|have\s+been|got)\s+told\b|\b(?:i|we)\s+(?:heard|read\s+somewhere)\b"
+    r"|(?:同事|朋友|老板|领导|组长|师兄|前辈|别人|有人|网上|群里)(?:们)?\s*(?:都|也|一直)?\s*(?:说|认为|觉得|讲|告诉我|坚持)|听说|据说|听人说",
+    re.I,
+)
+
+
+def claimed_spans(prose: str) -> list[tuple[int, int]]:
+    """The sentences of `prose` that report another person's claim."""
+    cuts = sorted({0, len(prose), *(m.end() for m in _SENTENCE_END.finditer(prose))})
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if _CLAIMED.search(prose[a:b])]
+
+
 def _current(found: Params, now: Params) -> Params:
     """The whole question's reading, with what the sentences outside the history restate winning."""
     keys = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size", "dp_size", "pp_microbatch_size",
@@ -709,7 +736,9 @@ def extract_params(question: str) -> Params:
     earlier run the question tells about count only where the question does not restate them."""
     found = _extract(question)
     prose = split_pasted(normalize(question)).prose[:MAX_PROSE_CHARS]
-    spans = history_spans(prose)
+    # an earlier run's numbers and a number someone else claims count only where the question does not
+    # restate its own
+    spans = history_spans(prose) + claimed_spans(prose)
     if not spans:
         return found
     now_text = prose

@@ -143,8 +143,9 @@ _PIPELINE_ABSENT = re.compile(
     r"|\b(?:leave|leaving|left|drop|dropping|remove|removing|omit|omitting)\s+(?:out\s+)?(?:the\s+|a\s+)?`?(?:distributed\.)?pipeline`?"
     r"|(?:没写|没有|没加|缺少?|忘了写?|不写|不加|去掉|删掉)\s*`?pipeline", re.I)
 _PIPELINE_PRESENT = re.compile(
-    r"`?pipeline\s*:\s*\{\s*\}`?|\b(?:keep|keeps|kept|add|adding|with)\s+(?:a\s+|the\s+)?`?pipeline:?`?\s*(?:block|section)"
-    r"|(?:加上|留着|保留|写上)\s*`?pipeline", re.I)
+    r"`?pipeline\s*:\s*\{\s*\}`?|\b(?:keep|keeps|kept|add|adding|added|with|have|has|had|contain|contains|still\s+(?:have|has))\s+"
+    r"(?:(?:a|the|an\s+empty|their|its|our)\s+)?`?(?:distributed\.)?pipeline:?`?\s*(?:block|section)"
+    r"|(?:加上|加了|留着|留了|保留|保留了|写上|写了|带着|带了|还有)\s*`?pipeline", re.I)
 
 
 def pipeline_block_stated(text: str) -> str | None:

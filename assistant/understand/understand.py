@@ -21,7 +21,8 @@ from assistant.understand.asks import clauses, detect_asks, rescued_intent
 from assistant.understand.intent import detect_injection, score_intents
 from assistant.understand.language import resolve_language
 from assistant.understand.scale import find_scale
-from assistant.understand.params import MAX_PROSE_CHARS, MAX_QUESTION_CHARS, extract_params, load_vocab, normalize, spell_out, with_topology
+from assistant.understand.params import (MAX_PROSE_CHARS, MAX_QUESTION_CHARS, extract_params, load_vocab, mask_formulas,
+                                         normalize, spell_out, with_topology)
 from assistant.understand.pasted import split_pasted
 from assistant.understand.query import SIZE_KEYS, Ask, Params, Query, Situation, Stated
 from assistant.understand.stated import stated_layout
@@ -70,8 +71,9 @@ def _default_glossary(path: Path) -> Glossary:
 def _topics(text: str, params: Params) -> tuple[str, ...]:
     v = load_vocab()
     found: list[str] = []
+    masked = mask_formulas(text)  # "(dp_size × cp_size) % ep_size" is the EP rule, not CP asked about
     for feat, pat in v.features.items():
-        if pat.search(text):
+        if pat.search(masked):
             found.append(feat)
     for name, pat in v.strategies.items():
         if pat.search(text) and name not in found:

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from assistant.validator import yaml_text
 from assistant.validator.report import UnusableInput
 
 MAX_BYTES = 256 * 1024  # real recipes are a few KiB; anything near this is not a recipe
@@ -29,11 +30,6 @@ ENV_BRACED = re.compile(r"\$\{([^}]+)\}")  # loader.py resolve_yaml_env_vars: br
 ENV_DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)")  # then $VAR / $var.dot.var
 _IMMUTABLE = (str, int, float, complex, bool, bytes, type(None))
 _SCALARS = frozenset({int, float, bool, type(None)})  # exact types: translate_value leaves them alone
-
-try:  # libyaml when present: same safe constructor, C speed for the parse
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
 
 
 @dataclass
@@ -63,11 +59,7 @@ def load_yaml(text: str | bytes) -> Any:
     if len(text) > MAX_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise _too_big(len(text.encode("utf-8", "surrogatepass")))
     try:
-        loader = _Loader(text)
-        try:
-            return loader.get_single_data()
-        finally:
-            loader.dispose()
+        return yaml_text.load(text)
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" (line {where.line + 1}, column {where.column + 1})" if where is not None else ""

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.datafile import read_yaml
-from assistant.validator.report import Finding, _Blank
+from assistant.validator.report import Blank, Finding
 
 _HERE = Path(__file__).resolve().parent
 _TABLE_FILES = ("rules_table.yaml", "model_rules_table.yaml")
@@ -71,10 +71,10 @@ def _finding(code: str, path: str, variant: str | None, values: dict) -> Finding
         text = rule.variants[variant]
         en, zh, upstream = text.get("en", rule.en), text.get("zh", rule.zh), text.get("upstream", rule.upstream)
     if "{" in upstream:
-        upstream = upstream.format_map(_Blank(values))
+        upstream = upstream.format_map(Blank(values))
     for v in values.values():
         if type(v) not in _FROZEN_VALUES:
-            v = _Blank(values)
+            v = Blank(values)
             return Finding(code, rule.severity, en.format_map(v), zh.format_map(v), path, upstream)  # type: ignore[arg-type]
     return Finding.deferred(code, rule.severity, path, upstream, en, zh, values)  # type: ignore[arg-type]
 

@@ -60,7 +60,7 @@ class Finding:
         return f
 
 
-class _Blank(dict):
+class Blank(dict):
     # A template field the caller did not supply renders as empty, never as a KeyError.
     def __missing__(self, key: str) -> str:
         return ""
@@ -79,7 +79,7 @@ class _Rendered:
         if obj is None:
             return self
         text = obj.__dict__["_text"]
-        rendered = text[self.index].format_map(_Blank(text[2]))
+        rendered = text[self.index].format_map(Blank(text[2]))
         obj.__dict__[self.name] = rendered
         return rendered
 

@@ -15,7 +15,7 @@ from assistant.compose.answers.recommendation import pitfalls
 from assistant.compose.knowledge.field_facts import judges_value
 from assistant.compose.answers.verdict import fix_changes, fix_line, judged_body, layout_text, verdict_line
 from assistant.compose.writer import Writer, features_of, size_of
-from assistant.understand.asks import quoted_error
+from assistant.understand.cues import read
 
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
@@ -33,17 +33,18 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     # a problem described in words ("pp_size 2, local_batch_size 4 asserts, why?"): the verdict on the
     # sizes it states when they fail, else the facts and pitfalls of what it names
     if d is not None and d.report is not None and not d.report.ok:
-        w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
+        w.answer(verdict_line(w, d, read(ask, inp.query)))
         return judged_body(w, inp, d)
     sit = inp.query.situation
-    if sit.pasted.errors and explain_error(w, inp, "\n".join(sit.pasted.errors)):
+    told = "\n".join(sit.pasted.errors) or read(inp.query).quoted_error  # pasted, or quoted in the prose
+    if told and explain_error(w, inp, told):
         # a runtime error no start-up rule raises ("No tensor-parallel plan is registered ..."): what
         # the kb says about that message leads; a verdict ask on the stated sizes follows it
         return Part()
     if d is not None and d.report is not None and sit.stated.sizes:
         if any(a.kind == "verdict" for a in asks):
             return Part()  # the verdict ask judges the stated layout
-        quoted = quoted_error(inp.query.text) if d.report.ok else None
+        quoted = read(inp.query).quoted_error if d.report.ok else None
         if quoted:
             # "I get 'ep_size must divide ...' but my numbers are ep 16, dp 4, tp 4": those numbers pass, so
             # the run that raised it had other sizes; what usually differs, and where to look
@@ -54,7 +55,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             w.answer(w.say("diag_numbers_differ"))
             return judged_body(w, inp, d)
         # the stated layout passes start-up: what goes wrong later is a pitfall of what it turns on
-        w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
+        w.answer(verdict_line(w, d, read(ask, inp.query)))
         part = judged_body(w, inp, d)
         dist = (d.judged or {}).get("distributed")
         pitfalls(w, features_of(dist if isinstance(dist, dict) else {}), d.report, limit=3)
@@ -118,7 +119,7 @@ def _pasted(w: Writer, inp: ComposeInput, d, ask) -> Part:
     asks = list(inp.asks)
     said = ask in asks and any(getattr(a, "kind", None) == "verdict" for a in asks[:asks.index(ask)])
     if not said:  # a verdict ask before this one already said whether it runs
-        w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))
+        w.answer(verdict_line(w, d, read(ask, inp.query)))
     part = judged_body(w, inp, d, sizing=True)
     r = d.report
     if r is not None and r.ok:

@@ -19,8 +19,10 @@ from assistant.compose.citations import with_citation
 from assistant.compose.knowledge.extract import select_sentences
 from assistant.compose.knowledge.scope import names_the_domain, neighbour_topic
 from assistant.compose.knowledge.field_facts import asked_kinds, field_facts, inert_lines, judges_value, stated_size
-from assistant.compose.writer import Writer, features_of, identifiers
+from assistant.compose.writer import Writer, features_of
 from assistant.planner.plan import Plan
+from assistant.understand.cues import read
+from assistant.understand.params import mask_formulas
 from assistant.understand.query import Query
 from assistant.understand.stated import recipe_of
 from assistant.validator.fields import field_table
@@ -62,9 +64,9 @@ def _named_topic_facts(w: Writer, inp: ComposeInput, ask) -> list[str]:
     text = getattr(ask, "text", "") or inp.query.text
     if asked_kinds(text):
         return []
-    q = inp.query.text.lower()
+    q = read(inp.query)
     keys = [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
-    return [k for k in keys if any("_" in t and t.lower() in q for t in w.p.facts[k].terms)]
+    return [k for k in keys if any("_" in t and q.says_any_case(t) for t in w.p.facts[k].terms)]
 
 
 def _cued(w: Writer, question: str) -> list[str]:
@@ -75,7 +77,7 @@ def _cued(w: Writer, question: str) -> list[str]:
 def _asked_first(w: Writer, keys: Sequence[str], question: str) -> list[str]:
     """Facts the question's words cue, then facts about an identifier it names ("must
     local_batch_size be 1?"): they answer it and go first; the rest keep their order."""
-    q = question.lower()
+    q = mask_formulas(question).lower()  # "(dp_size × cp_size) % ep_size" names the EP rule, not dp_size
     cued = set(_cued(w, question))
 
     def named(key: str) -> bool:
@@ -143,14 +145,7 @@ def _limitation_features(query: Query) -> list[str]:
     return feats
 
 
-# "combine CP with PP", "TP + CP at the same time", "cp 和 pp 能一起开吗": several features in one layout
-_TOGETHER = re.compile(r"\bcombin\w*|\btogether\b|\bat\s+the\s+same\s+time\b|\bsimultaneous\w*|\balongside\b"
-                       r"|\bmix\b|一起|同时|组合|搭配|混用|叠加|结合", re.I)
-
-
 _PARALLEL_FEATURES = frozenset({"tp", "pp", "cp", "ep", "sp", "hsdp"})
-_YES_NO = re.compile(r"^\W*(?:can|could|is\s+it|are|does|do|will|would|may)\b|\b(?:possible|supported|support|allowed)\b"
-                     r"|能|可以|可不可以|支持|行不行|行吗|吗", re.I)
 
 
 def together(w: Writer, inp: ComposeInput) -> Part | None:
@@ -158,8 +153,8 @@ def together(w: Writer, inp: ComposeInput) -> Part | None:
     fsdp2) has: yes, and the rules that tie their sizes. A missing one is `limitations`' "no"."""
     # parallelisms only: packing or AC with CP has conditions of its own, which the kb facts carry
     feats = [f for f in _limitation_features(inp.query) if f in _PARALLEL_FEATURES and f in w.p.feature_names]
-    text = inp.query.text
-    if len(feats) < 2 or not _TOGETHER.search(text) or not _YES_NO.search(text):
+    said = read(inp.query)
+    if len(feats) < 2 or not said.together or not said.possible:
         return None
     strategy = inp.query.params.strategy or "fsdp2"
     if any(f in w.p.strategy_lacks.get(strategy, {}) for f in feats):
@@ -236,7 +231,7 @@ def located(w: Writer, inp: ComposeInput) -> Part | None:
     process group?"): what its code anchor says it does."""
     from assistant.compose.answers.location import code_entries, entry_text
 
-    named = identifiers(inp.query.text) - _PRODUCT_NAMES
+    named = read(inp.query).identifiers - _PRODUCT_NAMES
     entries = [e for e in code_entries(inp, w.lang) if e.anchor is not None
                and any(n in e.anchor.text.lower() for n in named)]
     if not entries:
@@ -346,7 +341,7 @@ def _answer_quantity(w: Writer, inp: ComposeInput, target: str | None) -> None:
                      validate=validate, unusable=UnusableInput)
     if d.report is None or not d.judged:
         return
-    line = quantity_line(w, target, d.report, d.judged, question=inp.query.text)
+    line = quantity_line(w, target, d.report, d.judged, said=read(inp.query))
     if line:
         w.answer(line)
     if d.report.errors:
@@ -365,7 +360,7 @@ def _strategy_on_field(w: Writer, inp: ComposeInput) -> None:
     strategy = inp.query.params.strategy
     if _limitation_features(inp.query):
         return  # "can megatron_fsdp do PP, EP or sequence_parallel?": its limits answer, all at once
-    keys = {r.key for r in field_table().mentioned(inp.query.text) if not r.is_strategy_name}
+    keys = {r.key for r in read(inp.query).fields if not r.is_strategy_name}
     for k in w.p.limitations.get(strategy or "", ()):
         if any(f"`{key}`" in w.p.facts[k].en for key in keys):
             w.answer(w.fact(k))
@@ -384,13 +379,13 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     _strategy_on_field(w, inp)
     text = getattr(ask, "text", "") or inp.query.text
     if neighbour_topic(text) is not None and not names_the_domain(inp.query.text) \
-            and not field_table().mentioned(inp.query.text):
+            and not read(inp.query).fields:
         # "do I have to write model code for the new Qwen3?": a neighbouring topic, told where upstream
         # documents it, not the nearest distributed-training fact
         return Part(handoff="out_of_scope")
     # a strategy's limits answer "can ddp do cp_size?"; a field the limits do not cover
     # ("find_unused_parameters") is answered from the field reference
-    named = [r for r in field_table().mentioned(inp.query.text) if not r.is_strategy_name and r.key not in _FEATURE_KEYS]
+    named = [r for r in read(inp.query).fields if not r.is_strategy_name and r.key not in _FEATURE_KEYS]
     text = _fact_text(inp, ask)
     if not named and (inp.query.intent == "limitations" or _capability_asked(inp, text)):
         return together(w, inp) or limitations(w, inp)
@@ -439,7 +434,7 @@ def _about_a_module(inp: ComposeInput, ask) -> bool:
 
 
 def _needs(query: Query) -> frozenset[str]:
-    return frozenset({"anchors"}) if identifiers(query.text) - _PRODUCT_NAMES else frozenset()
+    return frozenset({"anchors"}) if read(query).identifiers - _PRODUCT_NAMES else frozenset()
 
 
 KIND = AnswerKind("fact", frozenset({"plan", "retrieval"}), write, _needs)

@@ -10,10 +10,10 @@ import yaml
 from assistant.compose.knowledge.anchors import Anchor, anchor_of
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.citations import with_citation
-from assistant.compose.writer import Writer, first_sentence, identifiers
+from assistant.compose.writer import Writer, first_sentence
 from assistant.datafile import SAFE_LOADER
 from assistant.retrieve.hit import Hit
-from assistant.validator.fields import field_table
+from assistant.understand.cues import read
 from assistant.validator.upstream_errors import UpstreamErrorMatch, match_upstream_error, quoted_rules
 
 _MAX_CODE_ANCHORS = 3
@@ -67,11 +67,11 @@ def code_entries(inp: ComposeInput, lang: str) -> list[CodeEntry]:
     # An anchor that names an identifier from the question ("global_batch_size", "MeshContext") is
     # the answer, whatever its rank; anchors about the question's topics come next, and when there
     # are a few of those the others are noise.
-    named = identifiers(inp.query.text)
-    strategies = {r.key for r in field_table().mentioned(inp.query.text) if r.is_strategy_name}
+    named = set(read(inp.query).identifiers)
+    strategies = {r.key for r in read(inp.query).fields if r.is_strategy_name}
     topics = set(inp.query.topics)
     # a quoted message ("which file raises 'must be >= pp_size'?") is found in the anchor that states it
-    quoted = [re.sub(r"\s+", " ", q.lower()) for q in re.findall(r"[\"'“‘「]([^\"'”’」\n]{6,200})[\"'”’」]", inp.query.text)]
+    quoted = list(read(inp.query).quoted_messages)
 
     def names(e: CodeEntry) -> int:
         text = (e.anchor.text if e.anchor is not None else " ".join((e.path, *e.symbols, e.what))).lower()

@@ -6,8 +6,6 @@ gets its verdict first, since its quantities do not exist.
 """
 from __future__ import annotations
 
-import re
-
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.scaled import CHANGED_TARGETS, change_lines
 from assistant.compose.answers import recommendation
@@ -17,25 +15,20 @@ from assistant.compose.answers.quantity_lines import (
 from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, asked_alternative, judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
-from assistant.understand.asks import load_asks
 from assistant.compose.knowledge.diagnose import judge_stated
 from assistant.compose.knowledge.judge import rejudge
-from assistant.understand.params import extract_params, normalize
+from assistant.understand.cues import Reading, asking_sentence, read
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
 from assistant.validator.layout import Layout
 from assistant.validator.report import ValidationReport
 
 
-_STRATEGY_ASKED = re.compile(r"\bstrateg|\byaml\b|策略|字段|\bfields?\b", re.I)  # the layout as a whole is asked too
 _DEFAULT_GBS = frozenset({"MW-E-BATCH-DIVISIBLE"})
 _FROM_DP = ("dp_shard", "dp_replicate", "ep_shard", "moe_mesh_shape", "grad_acc_steps", "gbs_no_acc")
 
 
-_NAMES = {name: pat for name, pat in load_asks().quantity_targets}
-
-
-def _targets(ask, r: ValidationReport, judged: dict | None, question: str = "") -> list[str]:
+def _targets(ask, r: ValidationReport, judged: dict | None, question: Reading = Reading("")) -> list[str]:
     """This ask's quantity; without one, the quantities the user's layout has: dp_size, ep_shard
     with EP, grad-acc steps with batch sizes, the mesh."""
     target = getattr(ask, "target", None)
@@ -44,7 +37,7 @@ def _targets(ask, r: ValidationReport, judged: dict | None, question: str = "") 
     # other quantities of the layout the question names ("... enough microbatches for pp 4?"), in case
     # the asks did not single them out
     named = [t for t in (*layout_targets(r, judged), "tp_in_dp")
-             if t != target and _NAMES.get(t) and _NAMES[t].search(question)]
+             if t != target and t in question.quantity_targets]
     if target in _FROM_DP:
         return list(dict.fromkeys(["dp_size", target, *named] + mesh))  # the dp they are computed from, first
     if target:
@@ -52,31 +45,9 @@ def _targets(ask, r: ValidationReport, judged: dict | None, question: str = "") 
     return layout_targets(r, judged) + ["mesh_shape"]
 
 
-# "tp 从 1 改成 2", "going from pp 2 to pp 4", "ep 4 vs 8": two values of one size, compared
-_KEY = r"(?P<key>tp|pp|cp|ep|dp_replicate)(?:_size)?"
-_TO = r"(?:改成|改为|变成|换成|调到|调成|增加到|加到|升到|降到|到|to|->|→|=>|vs\.?|versus|还是|or)"
-_VALUE = r"\s*(?:=|:)?\s*"
-_COMPARED = (
-    re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?:从|from)\s*(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
-    re.compile(rf"(?:从|from)\s*{_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
-    re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
-)
-_NOT_A_SIZE = re.compile(r"\s*(?:gpus?|nodes?|cards?|卡|张|台|个|节点|b\b|k\b)", re.I)
-
-
-def compared_sizes(text: str) -> tuple[str, int, int] | None:
-    """("tp_size", 1, 2) when the question compares two values of one size; None otherwise."""
-    for pat in _COMPARED:
-        for m in pat.finditer(text):
-            a, b = int(m.group("a")), int(m.group("b"))
-            if a != b and a >= 1 and b >= 1 and not _NOT_A_SIZE.match(text, m.end()):
-                return f"{m.group('key').lower()}_size", a, b
-    return None
-
-
 def _write_compared(w: Writer, inp: ComposeInput, ask, base: dict, world: int, gpn: int) -> Part | None:
     """The asked quantities for each of the two layouts the question compares, each labelled."""
-    found = compared_sizes(inp.query.text)
+    found = read(inp.query).compared_sizes
     dist = base.get("distributed") if isinstance(base, dict) else None
     if found is None or not isinstance(dist, dict):
         return None
@@ -92,7 +63,7 @@ def _write_compared(w: Writer, inp: ComposeInput, ask, base: dict, world: int, g
             w.answer(label + w.say("verdict_no", message=(f.message_zh if w.lang == "zh" else f.message).rstrip(" .。"),
                                    code=f.code))
             continue
-        targets = [t for t in _targets(ask, r, recipe, inp.query.text) if t != "mesh_shape"]
+        targets = [t for t in _targets(ask, r, recipe, read(inp.query)) if t != "mesh_shape"]
         asked = asked or targets
         for target in targets:
             line = quantity_line(w, target, r, recipe, experts_of(inp.query), no_ep=no_ep_class(inp.query))
@@ -158,7 +129,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         recipe = recommendation.plan_recipe(plan)
         for target in _targets(ask, plan.report, recipe):
             w.answer(quantity_line(w, target, plan.report, recipe, experts_of(inp.query), no_ep=no_ep_class(inp.query)))
-        if inp.query.intent in ("strategy", "yaml") or _STRATEGY_ASKED.search(inp.query.text):
+        if inp.query.intent in ("strategy", "yaml") or read(inp.query).strategy_asked:
             return Part(handoff="recommendation")  # the question is about the layout as a whole
         # which layout these numbers are for, in one sentence; its YAML only when a config is asked
         w.answer(w.fact(recommendation.lead_key(plan.strategy, features_of(plan.distributed or {}), plan.world_size,
@@ -171,9 +142,9 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     soft = _ESTIMATES | (_DEFAULT_GBS if inp.query.situation.global_batch_size is None and not d.pasted else frozenset())
     if not r.ok and {f.code for f in r.errors} <= soft and derived_sizes(r, d.judged) is not None:
         # over the memory estimate: the sizes still exist and were asked; the estimate follows
-        for target in _targets(ask, r, d.judged, inp.query.text):
+        for target in _targets(ask, r, d.judged, read(inp.query)):
             w.answer(quantity_line(w, target, r, d.judged, experts_of(inp.query), layers=layers_of(inp.query),
-                                   question=inp.query.text, no_ep=no_ep_class(inp.query)))
+                                   said=read(inp.query), no_ep=no_ep_class(inp.query)))
         # the estimate's first sentence (its totals); the knobs and assumptions are in the report
         w.bullets([w.say("rule_item", code=f.code, path=f.path,
                          message=first_sentence(f.message_zh if w.lang == "zh" else f.message, 260))
@@ -204,12 +175,12 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     experts, layers = experts_of(inp.query), layers_of(inp.query)
     asks = list(inp.asks)
     later = asks[asks.index(ask) + 1:] if ask in asks else []
-    for target in _targets(ask, r, d.judged, inp.query.text):
+    for target in _targets(ask, r, d.judged, read(inp.query)):
         if changed and target in CHANGED_TARGETS:
             continue  # the change lines state them, before and after
         if target == "mesh_shape" and target != getattr(ask, "target", None) and any(a.kind == "quantity" for a in later):
             continue  # the whole mesh after every number asked, not between them
-        line = quantity_line(w, target, r, d.judged, experts, layers=layers, question=inp.query.text,
+        line = quantity_line(w, target, r, d.judged, experts, layers=layers, said=read(inp.query),
                              size_b=inp.query.params.model_size_b, gpu=inp.query.situation.gpu,
                              no_ep=no_ep_class(inp.query))
         if line and not _said(w, line):
@@ -237,9 +208,6 @@ def _hsdp_by_node(inp: ComposeInput, d, ask):
     return judged if judged.report is not None and judged.report.ok else None
 
 
-_SENTENCE = re.compile(r"[^.?!。？！]+[.?!。？！]?")
-
-
 def _asked_layout(inp: ComposeInput, d, ask):
     """"OOMs with pp4 ep8 ... but trains with pp8 ep8. In that pp8 ep8 layout, what is dp?": the
     sizes stated in the asking sentence are the layout asked about when they differ from the first
@@ -248,11 +216,10 @@ def _asked_layout(inp: ComposeInput, d, ask):
     if d.pasted or not isinstance(dist, dict) or not getattr(ask, "text", ""):
         return None
     # the sentence that asks is the one the clause ends in: a clause can begin in the story before it
-    core = ask.text.strip(" ?？.。")[-40:]
-    sentence = next((m.group(0) for m in _SENTENCE.finditer(normalize(inp.query.text)) if core and core in m.group(0)), None)
+    sentence = asking_sentence(inp.query, ask)
     if sentence is None:
         return None
-    p = extract_params(sentence)
+    p = sentence.params
     changed = {k: v for k in ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size")
                if isinstance(v := getattr(p, k), int) and k in dist and dist[k] != v}
     new = {**dist, **changed}
@@ -262,7 +229,7 @@ def _asked_layout(inp: ComposeInput, d, ask):
         changed["dp_size"] = None
     # "what dp_size would 32 GPUs give me with the same tp and pp?": the world size the clause itself asks
     # about (the sentence around it may describe the cluster: "when a node only has 4 GPUs")
-    asked_world = extract_params(normalize(ask.text)).world_size
+    asked_world = read(ask).params_normalized.world_size
     world = asked_world if asked_world and d.world_size and asked_world != d.world_size else None
     if not changed and world is None:
         return None

@@ -7,11 +7,9 @@ the user's sizes, a recommendation's dp_shard), so none of them imports another'
 """
 from __future__ import annotations
 
-import re
-
 from assistant.compose.writer import Writer
 from assistant.understand import catalog
-from assistant.understand.params import normalize
+from assistant.understand.cues import INTERLEAVED, Reading, read
 from assistant.validator.layout import Layout
 from assistant.validator.report import Derived, ValidationReport
 
@@ -87,21 +85,13 @@ def _experts_line(w: Writer, ep: int, experts: int | None) -> str:
     return w.say("q_experts_per_rank", per=experts // ep, experts=experts, ep=ep)
 
 
-# "80 层", "80 layers", "(80 decoder layers)": a layer count the user states for a model the table lacks
-_LAYERS_STATED = re.compile(r"(?<![\d.])(\d{1,3})\s*[-‐]?\s*(?:个)?\s*(?:层(?!\s*/)|(?:decoder\s+|transformer\s+|hidden\s+)?layers?\b(?!\s+(?:per|each)))", re.I)
-# "microbatch 数 ≥ 4 倍 stage 数", "4x the number of stages", "four times the stages": a ratio asked for
-_STAGE_RATIO = re.compile(r"(?:micro-?batch|微批)[^.?。？]{0,40}?(?<![\d.])(\d+)\s*(?:倍|x|×|times)(?![\w])[^.?。？\d]{0,40}?(?:stages?|阶段)"
-                          r"|(?<![\d.])(\d+)\s*(?:x|×|times)\s+as\s+many\s+micro-?batch(?:es)?\s+as\s+(?:pipeline\s+)?stages", re.I)
-
-
 def layers_of(query) -> int | None:
     """The decoder layer count: the model table's for a known model, else the count the user states."""
     model = getattr(query.situation, "model", None) or query.params.model
     info = catalog.model_info(model) if model else None
     if info is not None and info.num_layers:
         return info.num_layers
-    m = _LAYERS_STATED.search(normalize(query.text))
-    return int(m.group(1)) if m else None
+    return read(query).layers_stated
 
 
 def _pipeline(judged: dict | None) -> dict:
@@ -110,14 +100,13 @@ def _pipeline(judged: dict | None) -> dict:
     return pipe if isinstance(pipe, dict) else {}
 
 
-def _min_lbs_line(w: Writer, pp: int, judged: dict | None, question: str) -> str:
+def _min_lbs_line(w: Writer, pp: int, judged: dict | None, said: Reading) -> str:
     mbs = _pipeline(judged).get("pp_microbatch_size", 1)
     mbs = mbs if isinstance(mbs, int) and not isinstance(mbs, bool) and mbs > 0 else 1
     if pp <= 1:
         return w.say("q_min_lbs_no_pp")
     line = w.say("q_min_lbs", min=pp * mbs, pp=pp, mbs=mbs)
-    m = _STAGE_RATIO.search(normalize(question))
-    ratio = int(m.group(1) or m.group(2)) if m else 0
+    ratio = said.stage_ratio
     if 1 < ratio <= 64:
         line += w.space + w.say("q_min_lbs_ratio", ratio=ratio, pp=pp, mbs=mbs, lbs=ratio * pp * mbs)
     return line
@@ -147,29 +136,23 @@ def _layers_line(w: Writer, pp: int, judged: dict | None, layers: int | None) ->
                         pp=pp, spr=stages // pp, schedule=schedule)
 
 
-_INTERLEAVED = re.compile(r"interleaved|zero[\s_-]*bubble|\bzbv\b|dualpipe|looped", re.I)
-
-
-def _microbatches_needed(w: Writer, pp: int, pipe: dict, question: str) -> str | None:
+def _microbatches_needed(w: Writer, pp: int, pipe: dict, said: Reading) -> str | None:
     """"How many microbatches does 1f1b need with pp 4?" without batch sizes: the minimum the recipe
     asserts (local_batch_size // pp_microbatch_size >= pp_size), and the interleaved schedules' rounds."""
     if pp <= 1:
         return None
     line = w.say("q_microbatches_needed", pp=pp)
-    if _INTERLEAVED.search(f"{pipe.get('pp_schedule') or ''} {question}"):
+    if INTERLEAVED.search(str(pipe.get('pp_schedule') or '')) or said.interleaved:
         line += w.space + w.say("q_microbatches_interleaved", pp=pp, bad=2 * pp + 1, good=2 * pp)
     return line
 
 
-_BF16 = re.compile(r"\bbf16\b|bfloat16", re.I)
-
-
-def _states_line(w: Writer, d: Derived, size_b: float, question: str, gpu: str | None = None) -> str:
+def _states_line(w: Writer, d: Derived, size_b: float, said: Reading, gpu: str | None = None) -> str:
     """Model states per GPU for a model known only by its size ("7B, bf16, AdamW"): weights, gradients and
     the two AdamW moments, split over the ranks that shard them; activations come on top."""
     from assistant.validator.memory import PRECISIONS
 
-    prec = PRECISIONS["bf16" if _BF16.search(question) else "fp32"]
+    prec = PRECISIONS["bf16" if said.bf16 else "fp32"]
     per_param = prec.weight + prec.grad + prec.optim
     shard = 1 if d.strategy == "ddp" else d.world_size // max(1, d.dp_replicate_size)
     gb = size_b * per_param / shard
@@ -201,7 +184,7 @@ def _against_gpu(w: Writer, gb: float, gpu: str | None) -> str:
 
 
 def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | None,
-                  experts: int | None = None, *, layers: int | None = None, question: str = "",
+                  experts: int | None = None, *, layers: int | None = None, said: Reading = Reading(""),
                   size_b: float | None = None, gpu: str | None = None, no_ep: str | None = None) -> str | None:
     d = derived_sizes(r, judged)
     if d is None:
@@ -209,7 +192,7 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
     if target == "experts_per_rank":
         return _experts_line(w, d.ep_size, experts)
     if target == "min_local_batch_size":
-        return _min_lbs_line(w, d.pp_size, judged, question)
+        return _min_lbs_line(w, d.pp_size, judged, said)
     if target == "layers_per_stage":
         return _layers_line(w, d.pp_size, judged, layers)
     sched = (judged or {}).get("step_scheduler") if isinstance(judged, dict) else None
@@ -257,11 +240,11 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
             n = lbs // mbs
             enough = w.say("q_microbatches_enough" if n >= d.pp_size else "q_microbatches_short", pp=d.pp_size)
             return w.say("q_microbatches", lbs=lbs, mbs=mbs, n=n, enough=enough)
-        return _microbatches_needed(w, d.pp_size, pipe if isinstance(pipe, dict) else {}, question)
+        return _microbatches_needed(w, d.pp_size, pipe if isinstance(pipe, dict) else {}, said)
     if target == "memory":
         m = r.memory
         if (m is None or not m.capacity_gib) and size_b:
-            return _states_line(w, d, size_b, question, gpu)
+            return _states_line(w, d, size_b, said, gpu)
         if m is None or not m.capacity_gib:
             return w.say("q_memory_unknown")
         return w.say("q_memory", total=m.total_gib, cap=f"{m.capacity_gib:g}", gpu=m.gpu or "?")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from assistant.compose.knowledge.judge import rejudge
 from assistant.compose.writer import Writer
-from assistant.understand.params import extract_params, history_spans, normalize
+from assistant.understand.cues import read
 
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_replicate_size")
 
@@ -22,7 +22,7 @@ def change_lines(w: Writer, query, d) -> list[str]:
     r = d.report
     if not prior or r is None or r.derived is None or prior == r.world_size or d.judged is None:
         return []
-    if _story_sizes_differ(query.text, d.judged):
+    if _story_sizes_differ(query, d.judged):
         return []  # "之前 64 卡 tp 2 ... 现在 32 卡 tp 4": more than the world changed; the numbers asked answer
     before = rejudge(query, d, d.judged, prior)
     old = before.report.derived if before.report is not None else None
@@ -41,12 +41,10 @@ def change_lines(w: Writer, query, d) -> list[str]:
     return lines
 
 
-def _story_sizes_differ(question: str, judged: dict) -> bool:
+def _story_sizes_differ(query, judged: dict) -> bool:
     """The earlier run the question tells about ("之前 ... tp 2") had other sizes than the one judged."""
     dist = judged.get("distributed") if isinstance(judged.get("distributed"), dict) else {}
-    prose = normalize(question)
-    for a, b in history_spans(prose):
-        told = extract_params(prose[a:b])
+    for told in read(query).story_params:
         if any(getattr(told, k) is not None and getattr(told, k) != dist.get(k, 1) for k in _SIZES):
             return True
     return False

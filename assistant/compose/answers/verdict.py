@@ -11,26 +11,24 @@ from assistant.compose.knowledge.diagnose import Diagnosis, judge_stated
 from assistant.compose.writer import Writer, first_sentence, yaml_value
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE
 from assistant.validator import UnusableInput, validate
-from assistant.validator.fields import field_table
 from assistant.validator.coerce import load_yaml
-from assistant.understand.asks import _WHAT_HAPPENS
+from assistant.understand.cues import Reading, is_whole_question, read, read_sentence
 from assistant.understand.query import SIZE_KEYS
-from assistant.understand.stated import pipeline_block_stated
 
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
 _SIZE_OR_BLOCK = frozenset({*_SIZES, "pipeline", "moe", "strategy"})
 _PARALLELISMS = frozenset({"tp", "pp", "cp", "ep", "sp", "hsdp"})
-# "will it hang?", "会 OOM 吗": a worry about run time, answered by where the run really stops.
+# "will it hang?", "会 OOM 吗" (cues.Reading.worry): a worry about run time, answered by where the run really stops.
 ESTIMATES = frozenset({"MW-E-MEMORY"})  # not a start-up check: the run starts, then runs out of memory
-_WORRY = re.compile(r"\bhang|\bdeadlock|\boom\b|out of memory|\bcrash|\bdie\b|\bblow up|卡住|卡死|挂起|死锁|爆显存|显存不够|崩|会不会(?:报错|失败|出错)", re.I)
+_UNSAID = Reading("")  # a verdict asked with no clause of its own
 
 
-def layout_text(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
+def layout_text(w: Writer, d: Diagnosis, said: Reading = _UNSAID) -> str:
     """`tp_size 4, pp_size 3` (the sizes the user gave), or "your layout" for a pasted config, with
     the sizes the asking clause names ("is ep_size 8 valid?": "your layout with `ep_size: 8`")."""
     dist = (d.judged or {}).get("distributed")
-    if d.pasted and isinstance(dist, dict) and ask_text and "\n" not in ask_text and len(ask_text) < 200:
-        named = [r.key for r in field_table().mentioned(ask_text) if r.key in _SIZES and r.key in dist]
+    if d.pasted and isinstance(dist, dict):
+        named = [k for k in said.named_sizes if k in dist]
         if named:
             return w.say("layout_yours_named", named=", ".join(f"`{k}: {dist[k]}`" for k in dict.fromkeys(named)))
     if d.pasted or not isinstance(dist, dict):
@@ -41,34 +39,34 @@ def layout_text(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
     if isinstance(pipeline, dict) and isinstance(pipeline.get("pp_schedule"), str):
         parts.append(f"`pp_schedule: {pipeline['pp_schedule']}`")  # "can I use interleaved 1F1B?" names it
     text = ", ".join(parts) or w.say("layout_yours")
-    if pipeline == {} and ask_text and pipeline_block_stated(ask_text) == "present":
+    if pipeline == {} and said.pipeline_block == "present":
         return w.say("layout_block_added", layout=text)  # "... and if I add `pipeline: {}`?": the block asked about
     return text
 
 
-def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
+def verdict_line(w: Writer, d: Diagnosis, said: Reading = _UNSAID) -> str:
     """The one sentence that answers "does it run?" ("good idea?" is advice_line's)."""
     if d.report is None:
         return w.say("diag_unusable", message=(d.error_zh if w.lang == "zh" else d.error_en) or "")
     r = d.report
     if r.ok:
-        key = "verdict_yes_worry" if _WORRY.search(ask_text) else "verdict_yes"
+        key = "verdict_yes_worry" if said.worry else "verdict_yes"
         # a world smaller than a node is that one node ("4 GPUs": one node of 4, not "8 GPUs per node")
         gpn = min(d.gpus_per_node, d.world_size)
-        line = w.say(key, layout=layout_text(w, d, ask_text), world=d.world_size, gpn=gpn, mesh=w.mesh(r))
-        named = [f for f in r.warnings if f.path.rsplit(".", 1)[-1] in ask_text]
+        line = w.say(key, layout=layout_text(w, d, said), world=d.world_size, gpn=gpn, mesh=w.mesh(r))
+        named = [f for f in r.warnings if said.says(f.path.rsplit(".", 1)[-1])]
         # what still deserves a change in a pasted config, the warning on the key the clause names, and
         # what the run does differently when the clause asks what happens ("会咋样": 2.0 runs as 1)
-        if r.warnings and (d.pasted or named or _WHAT_HAPPENS.search(ask_text)):
+        if r.warnings and (d.pasted or named or said.what_happens):
             first = (named or r.warnings)[0]
             line += w.space + w.say("verdict_warning", code=first.code,
                                     message=(first.message_zh if w.lang == "zh" else first.message).rstrip(" .。"))
         return line
     first = r.errors[0]
     message = (first.message_zh if w.lang == "zh" else first.message).rstrip(" .。")
-    key = "verdict_no_worry" if _WORRY.search(ask_text) else "verdict_no"
+    key = "verdict_no_worry" if said.worry else "verdict_no"
     memory_only = {f.code for f in r.errors} <= ESTIMATES
-    if key == "verdict_no_worry" and memory_only and _worries_about_memory(ask_text):
+    if key == "verdict_no_worry" and memory_only and said.memory_worry:
         key = "verdict_oom"  # "会爆显存吗" over the estimate: the run starts, then runs out of memory
     elif key == "verdict_no" and memory_only:
         # "tp 8 + FSDP enough, or PP too?": the layout starts; what says no is the memory, on that layout
@@ -76,7 +74,7 @@ def verdict_line(w: Writer, d: Diagnosis, ask_text: str = "") -> str:
                      code=first.code) + (w.space + fix if (fix := fix_line(w, d)) else "")
     if _passes_start_up(first):
         # a mesh smaller than the world: start-up accepts it, the run then hangs or idles (CODE-FACTS 4)
-        key = "verdict_later_worry" if _WORRY.search(ask_text) else "verdict_later"
+        key = "verdict_later_worry" if said.worry else "verdict_later"
     return w.say(key, message=message, code=first.code) + (w.space + fix if (fix := fix_line(w, d)) else "")
 
 
@@ -236,7 +234,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
         d = _strategy_with_fields(inp, ask, clause_only=bool(before))
         if d is not None:  # "can megatron_fsdp take defer_fsdp_grad_sync?": the validator says, also after
-            w.answer(verdict_line(w, d, getattr(ask, "text", "") or inp.query.text))  # facts on that field
+            w.answer(verdict_line(w, d, read(ask, inp.query)))  # facts on that field
             return judged_body(w, inp, d)
         if any(a.kind in ("diagnosis", "fact") for a in before):
             return Part()  # "does megatron_fsdp do PP?" after its error or its facts: already answered
@@ -249,9 +247,9 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return Part(handoff="recommendation")
     alternative = asked_alternative(inp, d, ask)
     d = alternative or d
-    asked = getattr(ask, "text", "") or inp.query.text
+    asked = read(ask, inp.query)
     if alternative is not None:
-        asked = _sentence_of(inp.query.text, asked)  # the values the verdict is on are that sentence's
+        asked = read_sentence(inp.query, ask)  # the values the verdict is on are that sentence's
     # "good idea?": asks.yaml's advice cue (target) or the reader's GOOD_IDEA (aspect); the warnings answer it
     if getattr(ask, "target", None) == "advice" or getattr(ask, "aspect", None) == "advice":
         w.answer(advice_line(w, d))
@@ -259,10 +257,10 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         w.answer(verdict_line(w, d, asked))
     r = d.report
     sit = inp.query.situation
-    if r is not None and r.ok and (_worries_about_memory(inp.query.text) or sit.model or inp.query.params.model_size_b):
+    if r is not None and r.ok and (read(inp.query).memory_worry or sit.model or inp.query.params.model_size_b):
         # "will 70b blow up on 8 GPUs with tp 8?", "tp 2 pp 2 for a 13B model on 4 GPUs?": past start-up
         # is half the answer; with a model named, whether it fits is the other
-        w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, question=inp.query.text,
+        w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, said=read(inp.query),
                                  gpu=sit.gpu))
     if r is not None and r.ok and r.derived is not None and r.derived.ep_size > 1:
         # an EP layout passes or fails on (dp*cp*tp) % ep: that arithmetic is the reason, said with it
@@ -278,11 +276,13 @@ def asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None:
     from assistant.compose.knowledge.judge import rejudge
 
     dist = (d.judged or {}).get("distributed")
-    text = getattr(ask, "text", "")
-    if not isinstance(dist, dict) or not text or text.strip() == inp.query.text.strip():
+    if not isinstance(dist, dict) or not getattr(ask, "text", "") or is_whole_question(ask, inp.query):
         return None
     # the clause's own values first; a clause that states none ("那些也会挂吗") is read in its sentence
-    found = _stated_change(text, dist, d) or _stated_change(_sentence_of(inp.query.text, text), dist, d)
+    found = _stated_change(read(ask), dist, d) or _stated_change(read_sentence(inp.query, ask), dist, d)
+    if found is None and read(ask).back_reference:
+        # "... have a pipeline: section while pp_size is 1. Do those fail too?": "those" are the sentence before
+        found = _stated_change(read_sentence(inp.query, ask, back=1), dist, d)
     if found is None:
         return None
     changed, batches, world, block = found
@@ -303,12 +303,10 @@ def asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None:
     return replace(judged, pasted=False) if d.pasted else judged
 
 
-def _stated_change(text: str, dist: dict, d: Diagnosis) -> tuple | None:
-    """The sizes, strategy, batch sizes, world and pipeline block `text` states that differ from the
+def _stated_change(said: Reading, dist: dict, d: Diagnosis) -> tuple | None:
+    """The sizes, strategy, batch sizes, world and pipeline block the clause states that differ from the
     judged layout, or None when it states no change."""
-    from assistant.understand.params import extract_params
-
-    p = extract_params(text)
+    p = said.params
     changed = {k: v for k in _SIZES if isinstance(v := getattr(p, k, None), int) and k in dist and dist[k] != v}
     if isinstance(p.strategy, str) and p.strategy != (dist.get("strategy") or "fsdp2"):
         changed["strategy"] = p.strategy
@@ -316,7 +314,7 @@ def _stated_change(text: str, dist: dict, d: Diagnosis) -> tuple | None:
     batches = {k: v for k in ("global_batch_size", "local_batch_size")
                if isinstance(v := getattr(p, k, None), int) and steps.get(k, v) != v}
     world = p.world_size if p.world_size and d.world_size and p.world_size != d.world_size else None
-    block = pipeline_block_stated(text)
+    block = said.pipeline_block
     if block is not None and (block == "absent") == ("pipeline" not in dist):
         block = None  # the clause restates the block as it is
     if not (changed or batches or world or block):
@@ -324,38 +322,17 @@ def _stated_change(text: str, dist: dict, d: Diagnosis) -> tuple | None:
     return changed, batches, world, block
 
 
-_SENTENCE_END = re.compile(r"[.!?。！？\n]\s*")
-
-
-def _sentence_of(question: str, clause: str) -> str:
-    """The sentence an ask's clause stands in: "别的配置里留着 pipeline: 段但 pp_size 是 1，那些也会挂吗" is
-    what "那些也会挂吗" is asked about (the clause alone states none of it)."""
-    at = question.find(clause)
-    if at < 0:
-        return clause
-    starts = [m.end() for m in _SENTENCE_END.finditer(question, 0, at)]
-    return question[(starts[-1] if starts else 0):at + len(clause)]
-
-
-def _worries_about_memory(text: str) -> bool:
-    from assistant.understand.asks import load_asks
-
-    return bool(dict(load_asks().quantity_targets)["memory"].search(text))
-
-
 def _strategy_with_fields(inp: ComposeInput, ask, clause_only: bool = False) -> Diagnosis | None:
     """The named strategy with the named option fields set, judged: whether a strategy accepts a
     field is the validator's verdict on exactly that. After other asks (`clause_only`), only a clause
     that names both the strategy and the field is judged so ("... if I switch to ddp, can I keep
     enable_fsdp2_prefetch?")."""
-    from assistant.understand.params import extract_params
-
     sit = inp.query.situation
-    text = getattr(ask, "text", "") or inp.query.text
-    strategy = extract_params(text).strategy if clause_only else sit.stated.strategy
+    said = read(ask, inp.query)
+    strategy = said.params.strategy if clause_only else sit.stated.strategy
     if not strategy or sit.stated.wanted & _PARALLELISMS:  # parallelisms asked about: the strategy's limits answer
         return None
-    refs = [r for r in field_table().mentioned(text)
+    refs = [r for r in said.fields
             if r.section == "distributed" and not r.is_strategy_name and r.key not in _SIZE_OR_BLOCK]
     if not refs:
         return None

@@ -9,6 +9,7 @@ import re
 from typing import Any, Sequence
 
 from assistant.compose.knowledge.diagnose import Diagnosis, diagnose, judge_stated
+from assistant.understand.cues import read
 from assistant.understand.query import Query
 from assistant.understand.stated import config_mapping, recipe_of
 from assistant.validator import UnusableInput, validate
@@ -24,8 +25,6 @@ _ERROR_VALUES = {
     "mbs": "distributed.pipeline.pp_microbatch_size", "strategy": "distributed.strategy",
 }
 _FACTOR_NAMES = re.compile(r"\b(tp|cp|pp|dp)_size\b")
-_NO_PIPELINE_BLOCK = re.compile(r"\b(?:no|without|missing|forgot(?:\s+the)?)\s+(?:a\s+|the\s+)?`?pipeline`?\s*(?:block|section)"
-                                r"|(?:没写|没有|没加|缺少?|忘了写?)\s*`?pipeline`?\s*(?:块|段|配置)?", re.I)
 
 
 def _kwargs(query: Query, gpus_per_node: int, world: int | None = None) -> dict:
@@ -53,7 +52,7 @@ def judge_user_layout(query: Query, gpus_per_node: int, errors: Sequence[Upstrea
     if pasted is not None:
         return diagnose(pasted, **_kwargs(query, gpus_per_node))
     recipe = recipe_of(sit) or (_logged_layout(sit.pasted.errors) if errors else None)
-    if recipe and _NO_PIPELINE_BLOCK.search(query.text):
+    if recipe and read(query).no_pipeline_block:
         # "pp_size 2, no pipeline block written": the layout as stated has none (to move into stated.py)
         recipe["distributed"].pop("pipeline", None)
     if errors:

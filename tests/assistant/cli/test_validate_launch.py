@@ -187,3 +187,41 @@ def test_many_files_each_with_the_overrides(tmp_path, capsys):
     assert main(["validate", str(a), str(b), "--world-size", "8", "--distributed.tp_size", "2"]) == 1
     out = capsys.readouterr().out
     assert f"== {b} @ world_size 8 (Launch) ==\nThe same fix as override flags:\n  --distributed.ep_size 8" in out
+
+
+def test_a_file_that_cannot_be_read_as_launched_is_its_own_error(tmp_path, capsys):
+    """One bad file (not YAML, no ci: section, an unset ${VAR}) no longer ends a launch-aware call: the
+    other files keep their reports, every format says which file failed, and the exit code is the worst."""
+    good, bad, env = tmp_path / "good.yaml", tmp_path / "bad.yaml", tmp_path / "env.yaml"
+    good.write_text("recipe: X\ndistributed:\n  tp_size: 1\nci:\n  nodes: 1\n", encoding="utf-8")
+    bad.write_text("distributed: [\n", encoding="utf-8")
+    env.write_text("recipe: X\ndistributed:\n  tp_size: ${TP}\n", encoding="utf-8")
+    assert main(["validate", str(good), str(bad), "--world-size", "8", "--distributed.tp_size", "2", "--json"]) == 2
+    d = json.loads(capsys.readouterr().out)
+    assert [r["ok"] for r in d["reports"]] == [True, None] and d["reports"][1]["file"] == str(bad)
+    assert main(["validate", str(good), str(env), "--ci", "--env", "X=1", "--format", "junit"]) == 2
+    out = capsys.readouterr().out
+    assert 'tests="2" failures="0" errors="1"' in out and f'name="{env}"' in out
+    assert "TP" in out  # the unset variable, in the error of that file's test case
+    assert main(["validate", str(good), str(env), "--ci", "--format", "sarif"]) == 2
+    sarif = json.loads(capsys.readouterr().out)
+    (note,) = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert note["message"]["text"].startswith(f"{env}: --ci: the recipe has no ci: section")
+
+
+def test_a_launch_that_cannot_be_checked_says_what_its_warnings_explain(cfg, capsys):
+    # argparse takes the override's value as the config: the file `2` is missing, and the warning says why
+    assert main(["validate", "--launch", f"automodel --distributed.tp_size 2 {cfg} --nproc-per-node 4"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read 2" in err and "[MW-W-LAUNCH-BEFORE-CONFIG]" in err
+    assert main(["validate", "--launch", f"torchrun --nproc_per_node=gpu -m nemo_automodel.cli.app {cfg}"]) == 2
+    assert "[MW-W-LAUNCH-NPROC-LOCAL]" in capsys.readouterr().err
+
+
+def test_a_launcher_flag_typed_after_the_file_is_named_not_silently_set(cfg, capsys):
+    # `automodel cfg.yaml --nproc-per-node 4` copied after `meshwise validate`: only a recipe key named so
+    assert main(["validate", cfg, "--nproc-per-node", "4", "--distributed.tp_size", "2"]) == 2
+    assert "[MW-W-LAUNCH-LAUNCHER-FLAG] --nproc-per-node 4" in capsys.readouterr().err
+    assert main(["validate", cfg, "--nproc_per_node=4", "--world-size", "8", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [w["code"] for w in d["launch_warnings"]] == ["MW-W-LAUNCH-LAUNCHER-FLAG"] and d["world_size"] == 8

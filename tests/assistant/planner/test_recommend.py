@@ -440,3 +440,10 @@ def test_a_stated_expert_count_is_validated_with_no_model_named():
     p = plan(Params(world_size=48, ep_size=12, num_experts=64, is_moe=True))
     assert p.distributed.get("ep_size") != 12 and 64 % p.distributed.get("ep_size", 1) == 0
     assert not any("64 / 12" in s.en for s in p.arithmetic)
+
+
+def test_a_long_sequence_with_cp_excluded_checkpoints_activations():
+    # sizing.yaml gives 64k tokens CP; with CP (and PP) excluded, checkpointing is the memory lever left
+    p = plan(Params(world_size=8, gpus_per_node=8, seq_len=65536, unwanted=frozenset({"cp", "pp"})))
+    dist = _check(p)
+    assert dist.get("activation_checkpointing") is True and "cp_size" not in dist and "pp_size" not in dist

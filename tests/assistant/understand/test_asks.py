@@ -443,3 +443,19 @@ def test_drop_to_a_named_size_is_a_verdict_on_that_size():
 
     assert instead_sizes("do I have to drop to ep 4") == "ep_size=4"
     assert instead_sizes("or should I drop pp to 3") == "pp_size=3"
+
+
+@pytest.mark.parametrize("question", [
+    "gpt-oss-20b on one node of 8 GPUs - how high can I set ep?",
+    "how far can we push ep_size here?",
+    "how large can ep go on 16 GPUs?",
+    "8 卡上 ep 最高能设到几？",
+    "ep 能开到多大？",
+])
+def test_a_ceiling_asked_with_the_verb_that_sets_it_is_the_largest_ep(question):
+    assert ("quantity", "max_ep") in _asks(question)
+
+
+def test_whether_the_layers_divide_evenly_is_the_split_at_the_stated_sizes():
+    asks = _asks("GLM-4.5-Air 一共 46 层，4 机 32 卡，pp_size 4。46 层在这边也必须能被 4 整除吗？")
+    assert ("quantity", "layers_per_stage") in asks

@@ -58,3 +58,16 @@ def test_a_size_changed_with_other_verbs_is_the_run_asked_about():
 
 def test_dp_size_written_as():
     assert extract_params("8 卡机器上 dp_size 写成 1，tp pp cp 都是 1，这样跑会卡住吗？").dp_size == 1
+
+
+def test_a_number_someone_else_claims_is_not_the_users_world():
+    p = extract_params("In our GPT-OSS-20B config we have data_parallel_size 8 and expert_parallel_size 8 on a single "
+                       "node with 8 GPUs. A colleague says that needs 64 GPUs because dp and ep multiply. In Automodel "
+                       "terms (fsdp2, ep_size 8, dp inferred), does ep need extra GPUs?")
+    assert (p.world_size, p.ep_size, p.strategy) == (8, 8, "fsdp2")
+    zh = extract_params("单机 8 卡，dp 8、ep 8。同事说这样要 64 张卡，因为 dp 和 ep 相乘。ep 要额外占卡吗？")
+    assert zh.world_size == 8
+
+
+def test_a_claim_alone_is_the_layout_asked_about():
+    assert extract_params("A colleague says 64 GPUs are needed for ep 8. True?").world_size == 64

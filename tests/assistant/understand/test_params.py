@@ -194,6 +194,21 @@ def test_negation_stays_in_its_clause():
     assert {"tp", "pp"} <= p.unwanted and "cp" in p.wanted
 
 
+@pytest.mark.parametrize("q,excluded", [
+    ("64k 长序列 SFT，8 卡，cp 和 pp 都不想开，有啥省显存的配法？", {"cp", "pp"}),
+    ("tp、pp、cp 都不打算用", {"tp", "pp", "cp"}),
+    ("TP and PP both off, 8 GPUs", {"tp", "pp"}),
+])
+def test_a_negation_after_a_chain_excludes_every_name_in_it(q, excluded):
+    p = extract_params(q)
+    assert p.unwanted == excluded and not p.wanted & excluded
+
+
+def test_a_wish_after_a_chain_stays_a_wish():
+    assert extract_params("cp 和 pp 都开").wanted == {"cp", "pp"}
+    assert extract_params("cp 不想开，pp 可以").unwanted == {"cp"}
+
+
 def test_limitation_question_is_not_an_exclusion():
     p = extract_params("Does megatron_fsdp not support PP?")
     assert "pp" in p.wanted and "pp" not in p.unwanted
@@ -290,6 +305,7 @@ def test_stated_needs_are_still_wishes(q, wanted):
     "The skill doc says ep_size must divide dp_size * cp_size, and dp is only 4.",
     "is (dp*cp*tp) % ep == 0 here?",
     "dp_size = world_size / (tp_size * pp_size * cp_size)",
+    "finetune 文档里写的是 (dp_size × cp_size) must be divisible by ep_size",  # × is read as x
 ])
 def test_sizes_inside_a_formula_are_no_wishes(q):
     assert not ({"cp", "tp", "pp"} & extract_params(q).wanted)

@@ -145,3 +145,15 @@ def test_a_size_written_with_a_decimal_point_is_judged_as_written(question):
     # upstream reads 2.0 as 1 silently: the recipe keeps the 2.0 so the validator says so (MW-W-SIZE-NOT-INT)
     q = understand(question, world_size=8)
     assert recipe_of(q.situation)["distributed"]["tp_size"] == 2.0
+
+
+@pytest.mark.parametrize("text,block", [
+    ("several of our recipes have a pipeline: section while pp_size is 1", "present"),
+    ("还有一些配置 pp_size 是 1 但保留了 pipeline: 段", "present"),
+    ("There is no pipeline section.", "absent"),
+    ("we have pipeline parallelism", None),
+])
+def test_the_pipeline_block_stated_in_other_words(text, block):
+    from assistant.understand.stated import pipeline_block_stated
+
+    assert pipeline_block_stated(text) == block

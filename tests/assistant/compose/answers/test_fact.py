@@ -273,3 +273,10 @@ def test_a_setting_that_works_at_the_users_sizes_gets_no_inert_lead(ask):
 def test_whether_ep_costs_gpus_of_its_own_leads_with_the_shared_ranks(ask, question):
     first = lead(ask(question).text)
     assert first.startswith("EP 与 DP、CP、TP 共用同一批 rank")
+
+
+def test_a_field_named_only_inside_the_ep_formula_brings_no_facts_of_its_own(ask):
+    # "(dp_size × cp_size) must be divisible by ep_size" quotes the EP rule: dp_size and CP are not asked about
+    a = ask("ep_size 的约束到底是 dp*cp 还是 dp*cp*tp？finetune 文档里写的是 (dp_size × cp_size) must be divisible by "
+            "ep_size。那 8 卡 tp 2 ep 8 到底行不行？")
+    assert "MW-E-EP-DIVIDES" in a.text and "MW-E-DP-MISMATCH" not in a.text and "上下文并行" not in a.text

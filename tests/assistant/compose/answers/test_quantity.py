@@ -63,15 +63,6 @@ def test_two_layouts_compared_each_get_their_numbers(ask):
     assert "global_batch_size stays 64" in first
 
 
-def test_compared_sizes_reads_both_values():
-    from assistant.compose.answers.quantity import compared_sizes
-
-    assert compared_sizes("tp 从 1 改成 2 之后") == ("tp_size", 1, 2)
-    assert compared_sizes("switching from ep_size=4 to ep_size=8") == ("ep_size", 4, 8)
-    assert compared_sizes("cp 2 vs 4 for 128k tokens") == ("cp_size", 2, 4)
-    assert compared_sizes("tp 4 to 8 GPUs") is None and compared_sizes("tp 4 on 8 GPUs") is None
-
-
 def test_the_layout_named_in_the_asking_sentence_is_the_one_computed(ask):
     # two layouts stated; the question names the second: dp = 16 / (4 * 2) = 2, not 16 / (2 * 2) = 4
     a = ask("On 16 GPUs tp 2 pp 2 was too slow, so we moved to tp 4 pp 2. For the tp 4 pp 2 run, what is dp_size?")
@@ -246,3 +237,10 @@ def test_a_stated_expert_count_is_checked_with_no_model_named(ask):
     # components/moe/experts.py asserts n_routed_experts % ep_size == 0: 48 % 32 = 16, so ep 32 fails
     a = ask("我们自己写的 MoE，48 个专家，32 卡 tp 1，ep 想直接开 32，能行吗？", lang="zh")
     assert lead(a.text).startswith("不行") and "48 % 32 = 16" in lead(a.text)
+
+
+def test_an_uneven_split_says_the_layers_need_not_divide(ask):
+    # pipelining/functional.py generate_hf_model_fqn_per_model_part: 46 // 4 = 11, the first 46 % 4 = 2 stages get 12
+    a = ask("46 layers, 4 nodes of 8 GPUs, fsdp2 with pp_size 4 and a pipeline: {} block. "
+            "How many layers per stage, do they have to divide evenly?")
+    assert "first 2 stage(s) 12 layers and the rest 11" in a.text and "need not divide evenly" in a.text

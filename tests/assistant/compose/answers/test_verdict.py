@@ -186,3 +186,18 @@ def test_cp_with_packing_on_sdpa_is_advised_against(ask):
     first = lead(a.text)
     assert "MW-W-CP-PACKING-SDPA" in first and "attn: te" in first and not first.startswith("Yes")
     assert "use the TE attention backend" not in first.split("MW-W-CP-PACKING-SDPA")[0]  # the reason, then the advice
+
+
+def test_a_hard_wrapped_sentence_keeps_its_pipeline_block(ask):
+    # "keep a\npipeline: block with pp_size 1": one sentence, so the verdict judges pp 1 with the block kept
+    a = ask("My config has\n\n```yaml\ndistributed:\n  strategy: fsdp2\n  pp_size: 2\n```\n\nand no pipeline section, on "
+            "8 GPUs. Why does it fail now? And separately: our other configs keep a\npipeline: block with pp_size 1 "
+            "as a reference, will those break too?")
+    assert "MW-W-PIPELINE-DROPPED" in a.text
+
+
+def test_those_in_a_sentence_of_its_own_are_the_configs_of_the_sentence_before(ask):
+    a = ask("This config raises a ValueError on 8 GPUs:\n\n```yaml\ndistributed:\n  strategy: fsdp2\n  pp_size: 2\n```\n\n"
+            "There is no pipeline section. Also, several of our recipes have a pipeline: section while pp_size is 1. "
+            "Do those fail too?")
+    assert "MW-W-PIPELINE-DROPPED" in a.text

@@ -1,0 +1,393 @@
+"""What one clause (or the whole question) says, as typed flags: the cues compose/ decides by, read
+here so that compose/ matches no pattern on the question's text (issue 18). compose/ asks
+`read(ask).yes_no`, never `_YES_NO.search(ask.text)`.
+
+A Reading is keyed by its text and each flag is read on first use: compose/ still builds asks of its
+own (offline.plan_asks reconciles them), and a flag read late, on the same text, is the same answer.
+The patterns are the exact ones compose/ held before they moved (answers identical, benchmarks/
+answers_diff.py); the ones asks.py owns (`_WHAT_HAPPENS`, `_CONDITION`, `_capability`) are read
+through it, not copied.
+"""
+from __future__ import annotations
+
+import re
+from functools import cached_property, lru_cache
+
+from assistant.understand.asks import _CONDITION, _WHAT_HAPPENS, _capability, _kinds_in, cue_kinds, load_asks, quoted_error
+from assistant.understand.params import extract_params, history_spans, mask_formulas, normalize
+from assistant.understand.query import Params
+from assistant.understand.scale import find_scale
+from assistant.understand.stated import pipeline_block_stated
+from assistant.validator.fields import FieldRef, field_table
+from assistant.validator.upstream_errors import match_upstream_error
+
+# "will it hang?", "会 OOM 吗": a worry about run time, answered by where the run really stops
+_WORRY = re.compile(r"\bhang|\bdeadlock|\boom\b|out of memory|\bcrash|\bdie\b|\bblow up|卡住|卡死|挂起|死锁|爆显存|显存不够|崩|会不会(?:报错|失败|出错)", re.I)
+# a yes/no question ("does it run?", "能跑吗")
+_YES_NO = re.compile(r"^\W*(?:does|do|will|would|can|could|is|are|should)\b|能跑|能不能|行不行|行吗|可以吗|合法吗", re.I)
+_CHANGE_ASKED = re.compile(r"\bchang(?:e|es|ing)\b|\bhappens?\b|\b(?:update|adjust|edit|modify)\b|\bre-?check\b"
+                           r"|改|调整|变|影响|注意", re.I)
+_REQUEST_YAML = re.compile(r"\byaml\b|\bshow\s+me\b|给我|写一?份", re.I)
+_NEEDS = re.compile(r"\bneeds?\b|\brequires?\b|\b(?:have|has)\s+to\b|需要|要不要|是不是要|必须", re.I)
+# "is AC worth it with tp 2?": what the feature costs and buys, not a verdict on the sizes beside it
+_WORTH = re.compile(r"\bworth\b|\bpays?\s+off\b|值得|值不值|有必要(?:开|用)", re.I)
+_FIX_BY_SETTING = re.compile(r"^\W*(?:would|will|does|do|can|could)\s+(?:setting|turning\s+on|enabling|switching\s+on|adding)\b"
+                             r"[^?？]{0,80}?\b(?:fix|solve|help|avoid|cure)\b|(?:开|打开|设置?|加上?)[^?？。]{0,60}(?:能|可以|会)(?:解决|修好|避免|缓解)", re.I)
+# "tp 8 ...: what does sequence_parallel actually change in the TP plan?": how a feature works
+_MECHANISM = re.compile(r"\bwhat\s+(?:does|do|did)\b.{0,60}?\b(?:change|changes|do|recompute|recomputes|shard|split|store|keep)\b"
+                        r"|\bhow\s+(?:does|do)\b.{0,40}?\bwork\b|(?:改变|改动|改)了?[^?？。,，]{0,30}什么|做了什么|重算[^?？。,，]{0,6}什么"
+                        r"|原理|怎么工作", re.I)
+_REQUEST = re.compile(r"[?？]|\b(how|what|which|give|show|write|need|want|should|could|can|please)\b"
+                      r"|怎么|如何|给|写|要|请|帮|哪", re.I)
+# "我 yaml 里写的 moe:", "in my yaml tp_size is 2": the YAML as the place a setting is written
+_YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
+_STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
+# Wishes for a starting layout that asks.yaml reads as facts ("应该从什么样的分布式配置开始？"); to move
+# into asks.yaml's recommendation patterns.
+_LAYOUT_WISH = re.compile(r"什么样的.{0,8}(?:配置|方案)|从.{0,12}(?:配置|方案).{0,4}开始"
+                          r"|\bwhat\s+(?:\w+\s+)?(?:config(?:uration)?|setup|layout)\s+(?:should|to\s+start|would)", re.I)
+_WHY = re.compile(r"^\W*(?:why|how\s+come)\b|为什么|为啥|为何|怎么会", re.I)
+# "what is X": a definition asked
+_DEFINITION = re.compile(r"^\W*(?:what\s+(?:is|are)|what's)\s+(?:an?\s+|the\s+)?`?[a-z_]+`?\s*(?:\?|$|and\b|,)"
+                         r"|什么是|是什么|什么意思|是啥|啥是", re.I)
+# the layout as a whole is asked too, beside a number ("what dp_size, and which strategy?")
+_STRATEGY_ASKED = re.compile(r"\bstrateg|\byaml\b|策略|字段|\bfields?\b", re.I)
+# "combine CP with PP", "TP + CP at the same time", "cp 和 pp 能一起开吗": several features in one layout
+_TOGETHER = re.compile(r"\bcombin\w*|\btogether\b|\bat\s+the\s+same\s+time\b|\bsimultaneous\w*|\balongside\b"
+                       r"|\bmix\b|一起|同时|组合|搭配|混用|叠加|结合", re.I)
+# whether something can be done at all ("is it possible", "支持吗"): wider than a yes/no on a layout
+_POSSIBLE = re.compile(r"^\W*(?:can|could|is\s+it|are|does|do|will|would|may)\b|\b(?:possible|supported|support|allowed)\b"
+                       r"|能|可以|可不可以|支持|行不行|行吗|吗", re.I)
+# "80 层", "80 layers", "(80 decoder layers)": a layer count the user states for a model the table lacks
+_LAYERS_STATED = re.compile(r"(?<![\d.])(\d{1,3})\s*[-‐]?\s*(?:个)?\s*(?:层(?!\s*/)|(?:decoder\s+|transformer\s+|hidden\s+)?layers?\b(?!\s+(?:per|each)))", re.I)
+# "microbatch 数 ≥ 4 倍 stage 数", "4x the number of stages", "four times the stages": a ratio asked for
+_STAGE_RATIO = re.compile(r"(?:micro-?batch|微批)[^.?。？]{0,40}?(?<![\d.])(\d+)\s*(?:倍|x|×|times)(?![\w])[^.?。？\d]{0,40}?(?:stages?|阶段)"
+                          r"|(?<![\d.])(\d+)\s*(?:x|×|times)\s+as\s+many\s+micro-?batch(?:es)?\s+as\s+(?:pipeline\s+)?stages", re.I)
+# an interleaved or zero-bubble schedule named (in the question or a schedule's name)
+INTERLEAVED = re.compile(r"interleaved|zero[\s_-]*bubble|\bzbv\b|dualpipe|looped", re.I)
+_BF16 = re.compile(r"\bbf16\b|bfloat16", re.I)
+# "pp_size 2, no pipeline block written": the layout as stated has none
+_NO_PIPELINE_BLOCK = re.compile(r"\b(?:no|without|missing|forgot(?:\s+the)?)\s+(?:a\s+|the\s+)?`?pipeline`?\s*(?:block|section)"
+                                r"|(?:没写|没有|没加|缺少?|忘了写?)\s*`?pipeline`?\s*(?:块|段|配置)?", re.I)
+_WORD = re.compile(r"(?<![A-Za-z0-9_])_?[A-Za-z][A-Za-z0-9_]{3,}(?![A-Za-z0-9_])")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")  # MeshContext, FSDP2Config; not GPUs or H100s
+_SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
+# a line break between a word and a lowercase word is a hard wrap inside the sentence ("our other configs
+# keep a\npipeline: block with pp_size 1"), not its end
+_SENTENCE_END = re.compile(r"[.!?。！？]\s*|(?<![\w,])\n\s*|\n(?![a-z])\s*")
+# a clause that points back at what the sentence before it describes
+_BACK_REFERENCE = re.compile(r"\b(?:those|these|they|them)\b|那些|这些|它们", re.I)
+_SENTENCE = re.compile(r"[^.?!。？！]+[.?!。？！]?")
+_QUOTED_MESSAGE = re.compile(r"[\"'“‘「]([^\"'”’」\n]{6,200})[\"'”’」]")
+
+# "tp 从 1 改成 2", "going from pp 2 to pp 4", "ep 4 vs 8": two values of one size, compared
+_KEY = r"(?P<key>tp|pp|cp|ep|dp_replicate)(?:_size)?"
+_TO = r"(?:改成|改为|变成|换成|调到|调成|增加到|加到|升到|降到|到|to|->|→|=>|vs\.?|versus|还是|or)"
+_VALUE = r"\s*(?:=|:)?\s*"
+_COMPARED = (
+    re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?:从|from)\s*(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
+    re.compile(rf"(?:从|from)\s*{_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
+    re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
+)
+_NOT_A_SIZE = re.compile(r"\s*(?:gpus?|nodes?|cards?|卡|张|台|个|节点|b\b|k\b)", re.I)
+
+
+def compared_sizes(text: str) -> tuple[str, int, int] | None:
+    """("tp_size", 1, 2) when the question compares two values of one size; None otherwise."""
+    for pat in _COMPARED:
+        for m in pat.finditer(text):
+            a, b = int(m.group("a")), int(m.group("b"))
+            if a != b and a >= 1 and b >= 1 and not _NOT_A_SIZE.match(text, m.end()):
+                return f"{m.group('key').lower()}_size", a, b
+    return None
+
+
+class Reading:
+    """The flags of one text. Built only by `read`, `read_prose` and `read_sentence` (cached by text)."""
+
+    def __init__(self, text: str):
+        self._text = text
+
+    # -- what is asked about the run
+    @cached_property
+    def what_happens(self) -> bool:
+        """"what happens if ...", "会怎样": what the run does, not only whether it starts."""
+        return _WHAT_HAPPENS.search(self._text) is not None
+
+    @cached_property
+    def worry(self) -> bool:
+        """"will it hang?", "会 OOM 吗": a worry about run time."""
+        return _WORRY.search(self._text) is not None
+
+    @cached_property
+    def memory_worry(self) -> bool:
+        """asks.yaml's memory quantity cue: "会爆显存吗", "will 70b fit"."""
+        return dict(load_asks().quantity_targets)["memory"].search(self._text) is not None
+
+    @cached_property
+    def yes_no(self) -> bool:
+        return _YES_NO.search(self._text) is not None
+
+    @cached_property
+    def back_reference(self) -> bool:
+        """"Do those fail too?", "那些也会挂吗": the clause points back at what the sentence before describes."""
+        return _BACK_REFERENCE.search(self._text) is not None
+
+    @cached_property
+    def together(self) -> bool:
+        """Several features asked about in one layout ("TP + CP at the same time")."""
+        return _TOGETHER.search(self._text) is not None
+
+    @cached_property
+    def possible(self) -> bool:
+        """Whether something can be done at all ("is it possible", "支持吗")."""
+        return _POSSIBLE.search(self._text) is not None
+
+    @cached_property
+    def last_part_yes_no(self) -> bool:
+        """The part after the last comma is a yes/no question ("if I switch to ddp, can I keep X?")."""
+        return _YES_NO.search(re.split(r"[,，]\s*", self._text.strip())[-1]) is not None
+
+    @cached_property
+    def condition(self) -> bool:
+        """The clause opens with a condition ("if I switch strategy to ddp, ...")."""
+        return _CONDITION.match(self._text) is not None
+
+    @cached_property
+    def capability(self) -> bool:
+        """What a strategy or feature supports, no numbers, no "it" (asks._capability)."""
+        return _capability(self._text)
+
+    @cached_property
+    def change_asked(self) -> bool:
+        return _CHANGE_ASKED.search(self._text) is not None
+
+    @cached_property
+    def requests_yaml(self) -> bool:
+        return _REQUEST_YAML.search(self._text) is not None
+
+    @cached_property
+    def needs(self) -> bool:
+        return _NEEDS.search(self._text) is not None
+
+    @cached_property
+    def worth(self) -> bool:
+        return _WORTH.search(self._text) is not None
+
+    @cached_property
+    def fix_by_setting(self) -> bool:
+        """"Does setting activation_checkpointing: true fix this?": what a setting does to a failure."""
+        return _FIX_BY_SETTING.search(self._text) is not None
+
+    @cached_property
+    def mechanism(self) -> bool:
+        return _MECHANISM.search(self._text) is not None
+
+    @cached_property
+    def request(self) -> bool:
+        """Asks or requests something at all (a question mark, a question or request word)."""
+        return _REQUEST.search(self._text) is not None
+
+    @cached_property
+    def yaml_as_place(self) -> bool:
+        return _YAML_AS_PLACE.search(self._text) is not None
+
+    @cached_property
+    def strategy_word(self) -> bool:
+        return _STRATEGY_WORD.search(self._text) is not None
+
+    @cached_property
+    def layout_wish(self) -> bool:
+        return _LAYOUT_WISH.search(self._text) is not None
+
+    @cached_property
+    def why(self) -> bool:
+        return _WHY.search(self._text) is not None
+
+    @cached_property
+    def definition(self) -> bool:
+        """"what is ep_shard?", "什么是 HSDP": a definition asked."""
+        return _DEFINITION.search(self._text) is not None
+
+    # -- what it names
+    @cached_property
+    def quantity_targets(self) -> tuple[str, ...]:
+        """asks.yaml's quantity targets whose cue the text holds, in the table's order."""
+        return tuple(name for name, pat in load_asks().quantity_targets if pat.search(self._text))
+
+    @cached_property
+    def layers_stated(self) -> int | None:
+        """A decoder layer count the text states ("80 层", "80 decoder layers")."""
+        m = _LAYERS_STATED.search(normalize(self._text))
+        return int(m.group(1)) if m else None
+
+    @cached_property
+    def stage_ratio(self) -> int:
+        """"4x as many microbatches as stages": the ratio asked for; 0 without one."""
+        m = _STAGE_RATIO.search(normalize(self._text))
+        return int(m.group(1) or m.group(2)) if m else 0
+
+    @cached_property
+    def interleaved(self) -> bool:
+        return INTERLEAVED.search(self._text) is not None
+
+    @cached_property
+    def bf16(self) -> bool:
+        return _BF16.search(self._text) is not None
+
+    @cached_property
+    def no_pipeline_block(self) -> bool:
+        """"pp_size 2, no pipeline block written", "没写 pipeline 段"."""
+        return _NO_PIPELINE_BLOCK.search(self._text) is not None
+
+    @cached_property
+    def identifiers(self) -> frozenset[str]:
+        """snake_case and CamelCase names, lower case: `global_batch_size`, `_pp_plan`, `FSDP2Config`."""
+        return frozenset(t.lower() for t in _WORD.findall(self._text) if "_" in t or _CAMEL.search(t))
+
+    @cached_property
+    def strategy_asked(self) -> bool:
+        return _STRATEGY_ASKED.search(self._text) is not None
+
+    @cached_property
+    def compared_sizes(self) -> tuple[str, int, int] | None:
+        """("tp_size", 1, 2): two values of one size compared."""
+        return compared_sizes(self._text)
+
+    @cached_property
+    def size_choice(self) -> str | None:
+        """"ep 设多少": the size the size-choice cue names (`ep_size`), "" when it names none, None
+        without the cue."""
+        key = dict(load_asks().quantity_targets)["size_choice"].search(self._text)
+        if key is None:
+            return None
+        return next((f"{k}_size" for k in ("tp", "pp", "cp", "ep") if re.search(rf"(?<![a-z_]){k}", key.group(0), re.I)), "")
+
+    @cached_property
+    def kinds(self) -> tuple[str, ...]:
+        """The ask kinds asks.yaml's cues read in the text, in order."""
+        return tuple(k for _, k in _kinds_in(self._text))
+
+    @cached_property
+    def cue_kinds(self) -> tuple[str, ...]:
+        """The same, an aside and a quoted message taken out (asks.cue_kinds)."""
+        return tuple(k for _, k in cue_kinds(self._text))
+
+    @cached_property
+    def quoted_error(self) -> str | None:
+        return quoted_error(self._text)
+
+    @cached_property
+    def upstream_error(self) -> bool:
+        """An upstream error message occurs in the text."""
+        return bool(match_upstream_error(self._text))
+
+    @cached_property
+    def scale(self) -> bool:
+        """A change of cluster size ("go from 1 node to 4")."""
+        return find_scale(self._text)[1] is not None
+
+    @cached_property
+    def params(self) -> Params:
+        return extract_params(self._text)
+
+    @cached_property
+    def params_normalized(self) -> Params:
+        """The params of the text normalised first (NFKC, spelling) as the question's own are."""
+        return extract_params(normalize(self._text))
+
+    @cached_property
+    def story_params(self) -> tuple[Params, ...]:
+        """The params of each earlier run the text tells about ("之前 ... tp 2"), in order."""
+        prose = normalize(self._text)
+        return tuple(extract_params(prose[a:b]) for a, b in history_spans(prose))
+
+    @cached_property
+    def quoted_messages(self) -> tuple[str, ...]:
+        """Each quoted message ("which file raises 'must be >= pp_size'?"), lower case, spaces collapsed."""
+        return tuple(re.sub(r"\s+", " ", q.lower()) for q in _QUOTED_MESSAGE.findall(self._text))
+
+    @cached_property
+    def fields(self) -> tuple[FieldRef, ...]:
+        """The field rows the text names, in order of first mention."""
+        return tuple(field_table().mentioned(self._text))
+
+    @cached_property
+    def named_sizes(self) -> tuple[str, ...]:
+        """The size keys a one-line clause (under 200 characters) names; () for a longer text."""
+        t = self._text
+        if not t or "\n" in t or len(t) >= 200:
+            return ()
+        return tuple(r.key for r in self.fields if r.key in _SIZES)
+
+    @cached_property
+    def pipeline_block(self) -> str | None:
+        """"absent", "present" or None: the pipeline block stated left out or written."""
+        return pipeline_block_stated(self._text) if self._text else None
+
+    def says(self, word: str) -> bool:
+        """The word occurs in the text as written (a finding's key named in the clause)."""
+        return word in self._text
+
+    def says_any_case(self, word: str) -> bool:
+        """The word occurs in the text in any case (a fact's term named in the question); a name inside a
+        formula, "(dp_size × cp_size) % ep_size", is not named."""
+        return word.lower() in self._lower
+
+    @cached_property
+    def _lower(self) -> str:
+        return mask_formulas(self._text).lower()
+
+
+@lru_cache(maxsize=4096)
+def _reading(text: str) -> Reading:
+    return Reading(text)
+
+
+def read(said, fallback=None) -> Reading:
+    """The reading of an ask's clause or a query's question; an ask with no text is read as
+    `fallback`'s (the question)."""
+    text = getattr(said, "text", "") or (getattr(fallback, "text", "") if fallback is not None else "")
+    return _reading(text)
+
+
+def read_prose(query) -> Reading:
+    """The reading of the question's own prose (what was pasted taken out)."""
+    return _reading(query.situation.pasted.prose)
+
+
+def sentence_of(question: str, clause: str, back: int = 0) -> str:
+    """The sentence an ask's clause stands in: "别的配置里留着 pipeline: 段但 pp_size 是 1，那些也会挂吗" is
+    what "那些也会挂吗" is asked about (the clause alone states none of it); `back` sentences before it too."""
+    at = question.find(clause)
+    if at < 0:
+        return clause
+    starts = [m.end() for m in _SENTENCE_END.finditer(question, 0, at)]
+    start = starts[-1 - back] if len(starts) > back else 0
+    return question[start:at + len(clause)]
+
+
+def read_sentence(query, ask, back: int = 0) -> Reading:
+    """The reading of the sentence the ask's clause stands in (the question when the ask has no text),
+    with `back` sentences before it."""
+    clause = getattr(ask, "text", "") or query.text
+    return _reading(sentence_of(query.text, clause, back))
+
+
+def asking_sentence(query, ask) -> Reading | None:
+    """The sentence of the (normalised) question the ask's clause ends in: a clause can begin in the
+    story before it. None when no sentence holds the clause's last 40 characters."""
+    core = getattr(ask, "text", "").strip(" ?？.。")[-40:]
+    sentence = next((m.group(0) for m in _SENTENCE.finditer(normalize(query.text)) if core and core in m.group(0)), None)
+    return None if sentence is None else _reading(sentence)
+
+
+def same_clause(ask, other) -> bool:
+    """One ask's clause is the other's or holds it ("what are dp_size and ep_shard?": two asks, one clause)."""
+    a, b = getattr(ask, "text", ""), getattr(other, "text", "")
+    return a == b or b in a or a in b
+
+
+def is_whole_question(ask, query) -> bool:
+    """The ask's clause is the whole question."""
+    return getattr(ask, "text", "").strip() == query.text.strip()

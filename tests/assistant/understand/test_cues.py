@@ -1,0 +1,45 @@
+"""understand/cues.py: the flags compose/ decides by, read from a clause or the question."""
+from __future__ import annotations
+
+from assistant.understand.cues import Reading, asking_sentence, compared_sizes, read, read_sentence
+from assistant.understand.query import Ask, Query, Params
+
+
+def _query(text: str) -> Query:
+    return Query(text=text, lang="en", intent="sizing", params=Params())
+
+
+def test_compared_sizes_reads_both_values():
+    assert compared_sizes("tp 从 1 改成 2 之后") == ("tp_size", 1, 2)
+    assert compared_sizes("switching from ep_size=4 to ep_size=8") == ("ep_size", 4, 8)
+    assert compared_sizes("cp 2 vs 4 for 128k tokens") == ("cp_size", 2, 4)
+    assert compared_sizes("tp 4 to 8 GPUs") is None and compared_sizes("tp 4 on 8 GPUs") is None
+
+
+def test_a_clause_is_read_into_flags():
+    assert read(Ask("verdict", "what happens with tp 4 on 10 GPUs?")).what_happens
+    assert read(Ask("verdict", "dp_size 不填的话会怎样")).what_happens
+    assert read(Ask("verdict", "will it hang?")).worry and read(Ask("verdict", "会爆显存吗")).worry
+    assert read(Ask("verdict", "does it run?")).yes_no and not read(Ask("fact", "what is ep_shard?")).yes_no
+    assert read(Ask("fact", "what is ep_shard?")).definition and read(Ask("fact", "什么是 hsdp")).definition
+    assert read(Ask("fact", "why does ddp ignore dp_size?")).why
+    assert read(Ask("fact", "if I switch strategy to ddp, can I keep enable_fsdp2_prefetch?")).last_part_yes_no
+
+
+def test_an_ask_without_text_is_read_as_the_question():
+    q = _query("tp 4 pp 2 on 8 GPUs, will it hang?")
+    assert read(Ask("verdict", ""), q).worry and not read(Ask("verdict", ""), None).worry
+
+
+def test_the_sentence_a_clause_stands_in_is_read_with_it():
+    q = _query("We run 16 GPUs. With tp 4 and pp 2 on those, do those hang too?")
+    ask = Ask("verdict", "do those hang too?")
+    assert read(ask).params.tp_size is None
+    assert read_sentence(q, ask).params.tp_size == 4 and asking_sentence(q, ask).params.pp_size == 2
+    assert asking_sentence(q, Ask("verdict", "not in the question at all")) is None
+
+
+def test_named_sizes_only_on_one_short_line():
+    assert read(Ask("verdict", "is ep_size 8 valid?")).named_sizes == ("ep_size",)
+    assert Reading("is ep_size 8 valid?\nand tp_size 2").named_sizes == ()
+    assert Reading("").named_sizes == () and Reading("").pipeline_block is None
