@@ -586,6 +586,7 @@ def _validate(s: Situation, recipe: dict, with_memory: bool = True) -> Validatio
         gpus_per_node=s.gpn,
         model=s.model_key,
         gpu=s.gpu if with_memory else None,
+        experts=s.experts,  # a count stated with no model named meets the same EP-experts rule
         suggest_fix=False,  # the planner searches itself; the fixer would only cost time
         **_seq_kwargs(s),
     )
@@ -739,7 +740,7 @@ def _arith(s: Situation, f: _Found) -> list[Step]:
                 f"ep_size 必须整除 dp_size * cp_size * tp_size = {dp}*{c.cp}*{c.tp} = {non_pp}：{non_pp} % {c.ep} = 0；"
                 f"ep_shard_size = {non_pp} / {c.ep} = {shard}；每个流水线 stage 的 moe_mesh = (ep_shard, ep) = ({shard}, {c.ep})",
             ))
-            if s.experts:
+            if s.experts and s.experts % c.ep == 0:
                 steps.append(Step(f"experts per EP rank = {s.experts} / {c.ep} = {s.experts // c.ep}",
                                   f"每个 EP rank 上的专家数 = {s.experts} / {c.ep} = {s.experts // c.ep}"))
     if c.tp > 1 and s.heads:

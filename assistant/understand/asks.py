@@ -259,8 +259,10 @@ def _capability(clause: str) -> bool:
 
 
 _SPLIT = "layers_per_stage"  # the layers per stage answers whether they divide evenly over the stages
-_DERIVED = frozenset({"dp_size", "dp_shard", "ep_shard", "dp_replicate"})  # sizes upstream infers from the others
+# sizes upstream infers from the others (layers_per_stage: pipelining/functional.py splits the layers itself)
+_DERIVED = frozenset({"dp_size", "dp_shard", "ep_shard", "dp_replicate", _SPLIT})
 _NEED = re.compile(r"\b(?:need|have)\s+to\b|\bmyself\b|\bby\s+hand\b|要不要|是不是要|需不需要|用不用|自己写|手动", re.I)
+_ALTERNATIVE = re.compile(r"\s*(?:or\b|还是)", re.I)  # a clause offered as the other side of the one before
 _ASIDE = re.compile(r"\([^()]{1,60}\)")
 _BARE_LAYOUT_QUESTION = re.compile(r"[?？]\s*$")
 _ASKING_WORD = re.compile(r"\b(?:what|how|which|why|where|when|does|do|is|are|can|could|should|would|will|mean)\b"
@@ -291,7 +293,8 @@ _CONDITION = re.compile(r"^\W*(?:(?:if|when|whenever|suppose|assuming)\b|如果|
 _WITH_SIZES = re.compile(r"^\W*with\b(?=[^,?]*\d)", re.I)
 _PRONOUN = re.compile(r"\b(?:it|that|this|them|they|its)\b|它|这个|那个|该(?:字段|选项|参数)", re.I)
 _INSTEAD = re.compile(r"\binstead\b|\bswitch(?:ed)?\s+to\b|\bgo\s+(?:down|up)\s+to\b"
-                      r"|\b(?:change|drop|lower|reduce|raise|increase|bump|set|move|cut)\s+(?:\w+\s+){0,2}to\s+\d"
+                      r"|\b(?:change|drop|lower|reduce|raise|increase|bump|set|move|cut)\s+(?:\w+\s+){0,2}to\s+"
+                      r"(?:(?:tp|pp|cp|ep|dp)(?:_size)?\s*[=:]?\s*)?\d"  # "drop pp to 3", "drop to ep 4"
                       r"|\b(?:what|how)\s+about\b|(?:换|改)(?:成|到|为)|如果改|要是改", re.I)
 
 
@@ -409,8 +412,10 @@ def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str
         elif kind in ("fact", "location"):
             target = ident or (error if kind == "location" else None)
             out.append((kind, about if kind == "fact" else clause, target))
-            if kind == "fact" and has_layout and target in _DERIVED and _NEED.search(clause):
-                out.append(("quantity", clause, target))  # "with pp 4 on 32 GPUs, do I set dp_size myself?": and its value
+            if kind == "fact" and has_layout and target in _DERIVED and (_NEED.search(clause) or _ALTERNATIVE.match(clause)):
+                # "with pp 4 on 32 GPUs, do I set dp_size myself?", and "能跑吗，还是要配 layers_per_stage？" (the
+                # other side of "does it run as it is"): whether to set a size upstream derives, and its value
+                out.append(("quantity", clause, target))
             elif kind == "fact" and has_layout and _SPLIT in _quantity_targets(clause):
                 # "46 层在这边也必须能被 4 整除吗": whether the layers must divide evenly is the split at those sizes
                 out.append(("quantity", clause, _SPLIT))

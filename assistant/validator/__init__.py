@@ -72,6 +72,7 @@ def validate(
     lang: str = "en",
     recipe_checks: bool | None = None,
     suggest_fix: bool = True,
+    experts: int | None = None,
 ) -> ValidationReport:
     """Validate a whole recipe or a bare `distributed:` mapping (dict or YAML text) at a world size.
 
@@ -79,18 +80,21 @@ def validate(
     schedule, microbatch or step-scheduler checks); None runs every check whose inputs are present.
     Both message languages are always there (each filled on first read); `lang` is accepted for
     symmetry with the front ends.
+    `experts` is a routed-expert count the user states with no model named ("we have 64 experts"):
+    the EP-experts rule reads it as it reads a known model's.
     Raises UnusableInput only when the input is not a recipe at all.
     """
     world, gpn = check_world(world_size, gpus_per_node)
     data = coerce.load_yaml(recipe) if isinstance(recipe, (str, bytes, bytearray)) else recipe
     facts, gpu_facts = _facts(model, gpu)
-    report, cfg, is_recipe = check_once(data, world, gpn, facts, gpu_facts, recipe_checks)
+    experts = None if facts is not None else experts  # a named model's own count wins
+    report, cfg, is_recipe = check_once(data, world, gpn, facts, gpu_facts, recipe_checks, experts)
     if report.errors and suggest_fix and cfg is not None:
         # searched on first read of report.suggested_fix; cfg is the loader's own copy of the input. The
         # report is built again, not dataclasses.replace()d: replace() walks the fields (2% of a validation)
         r = report
         report = ValidationReport(r.ok, r.errors, r.warnings, r.derived, r.memory,
                                   partial(fix.suggest, cfg, is_recipe, r, world=world, gpus_per_node=gpn, facts=facts,
-                                          gpu=gpu_facts, recipe_checks=recipe_checks),
+                                          gpu=gpu_facts, recipe_checks=recipe_checks, experts=experts),
                                   r.world_size, r.gpus_per_node)
     return report

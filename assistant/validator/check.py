@@ -17,9 +17,9 @@ def is_whole_recipe(data: dict) -> bool:
 
 
 def check_once(data: Any, world: int, gpn: int, facts: Any, gpu_facts: Any,
-           recipe_checks: bool | None) -> tuple[ValidationReport, dict | None, bool]:
+           recipe_checks: bool | None, experts: int | None = None) -> tuple[ValidationReport, dict | None, bool]:
     """One validation pass, no fix. Returns the report, the loader's view of the recipe, and whether
-    the input was a whole recipe."""
+    the input was a whole recipe. `experts`: a routed-expert count stated with no model named."""
     out = rules.Findings()
     if not isinstance(data, dict):
         coerce.check_bounds(data)
@@ -63,9 +63,11 @@ def check_once(data: Any, world: int, gpn: int, facts: Any, gpu_facts: Any,
         if facts is not None:
             memory = _model_checks(out, derived, dist, cfg, facts, gpu_facts)
         elif derived.ep_size > 1:
-            from assistant.validator.model_checks import router_ac_findings
+            from assistant.validator.model_checks import expert_findings, router_ac_findings
 
             out.extend(router_ac_findings(derived, dist, cfg))
+            if experts:
+                out.extend(expert_findings(derived, experts))
     return _report(out, derived, memory, world, gpn), cfg, is_recipe
 
 

@@ -112,7 +112,7 @@ def _switch_to_fsdp2(cfg: dict) -> Edit | None:
 
 
 def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
-           others: tuple[Finding, ...] = (), facts: Any = None) -> Iterable[Edit | None]:
+           others: tuple[Finding, ...] = (), experts: int | None = None) -> Iterable[Edit | None]:
     code, path = f.code, f.path
     d = _dist(cfg)
     key = _parts(path)[-1] if path else ""
@@ -212,10 +212,10 @@ def _edits(f: Finding, cfg: dict, world: int, gpus_per_node: int,
         for c in derive.divisors(lay.non_pp):
             if c > 1:
                 yield 0.5 + _ratio(c, lay.ep), _with(cfg, "distributed.ep_size", c), f"ep_size: {c}"
-    elif code == "MW-E-EP-EXPERTS" and facts is not None:
+    elif code == "MW-E-EP-EXPERTS" and experts:
         lay = _layout(cfg, world)
         for c in derive.divisors(lay.non_pp):
-            if c > 1 and facts.num_routed_experts % c == 0:
+            if c > 1 and experts % c == 0:
                 yield 0.5 + _ratio(c, lay.ep), _with(cfg, "distributed.ep_size", c), f"ep_size: {c}"
     elif code == "MW-E-EP-DENSE":  # no MoE class to shard experts over: EP's ranks go back to data parallelism
         yield 0.5, _with(cfg, "distributed.ep_size", 1), "ep_size: 1"
@@ -362,8 +362,10 @@ _SHOWN_SECTIONS = ("distributed", "step_scheduler", "packed_sequence")
 
 
 def suggest(cfg: dict, is_recipe: bool, report: ValidationReport, *, world: int, gpus_per_node: int,
-            facts: Any = None, gpu: Any = None, recipe_checks: bool | None = None) -> str | None:
-    """YAML of the cheapest passing config reachable by small edits, or None."""
+            facts: Any = None, gpu: Any = None, recipe_checks: bool | None = None,
+            experts: int | None = None) -> str | None:
+    """YAML of the cheapest passing config reachable by small edits, or None. `experts`: a stated
+    routed-expert count when no model is named."""
     if len(report.errors) > MAX_ERRORS:
         return None  # too far from any valid config to call an edit "nearest"
     if is_recipe:
@@ -374,9 +376,9 @@ def suggest(cfg: dict, is_recipe: bool, report: ValidationReport, *, world: int,
 
     def check(c: dict) -> ValidationReport:
         data = c if is_recipe else c.get("distributed")
-        return check_once(data, world, gpus_per_node, facts, gpu, recipe_checks)[0]
+        return check_once(data, world, gpus_per_node, facts, gpu, recipe_checks, experts)[0]
 
-    best = _search(cfg, report, check, world, gpus_per_node, facts)
+    best = _search(cfg, report, check, world, gpus_per_node, facts.num_routed_experts if facts is not None else experts)
     if best is None:
         return None
     # with a model, the model-aware checks also read model/dataset/peft: keep them so the text
@@ -404,7 +406,7 @@ def suggest(cfg: dict, is_recipe: bool, report: ValidationReport, *, world: int,
 
 
 def _search(cfg: dict, report: ValidationReport, check: Callable[[dict], ValidationReport], world: int,
-            gpus_per_node: int, facts: Any = None) -> dict | None:
+            gpus_per_node: int, experts: int | None = None) -> dict | None:
     counter = 0
     heap: list[tuple[float, int, int, dict, ValidationReport]] = [(0.0, counter, 0, cfg, report)]
     seen = {_key(cfg)}
@@ -416,7 +418,7 @@ def _search(cfg: dict, report: ValidationReport, check: Callable[[dict], Validat
         if depth >= MAX_EDITS:
             continue
         try:
-            edits = [e for e in _edits(rep.errors[0], state, world, gpus_per_node, rep.errors, facts) if e is not None]
+            edits = [e for e in _edits(rep.errors[0], state, world, gpus_per_node, rep.errors, experts) if e is not None]
         except Exception:  # noqa: BLE001 - odd values can defeat an edit; then this branch has no fix
             continue
         for edit in edits:

@@ -70,14 +70,20 @@ def _check_ep(d: Derived, m: ModelFacts) -> list[Finding]:
     if not m.upstream_moe:
         return [make_finding("MW-E-EP-DENSE", "distributed.ep_size", "hf_moe", ep=ep, model=m.name,
                         arch=m.architecture or "?", experts=m.num_routed_experts)]
-    e = m.num_routed_experts
-    if e % ep == 0:
+    return expert_findings(d, m.num_routed_experts, m.name)
+
+
+def expert_findings(d: Derived, experts: int, model: str | None = None) -> list[Finding]:
+    """The routed experts must divide by ep_size: the one home of that rule, for a known model's count
+    and for the count a user states with no model named ("we have 64 experts", model None)."""
+    ep = d.ep_size
+    if ep <= 1 or experts <= 0 or experts % ep == 0:
         return []
     # CODE-FACTS 21: parallelize_model asserts this when the model is parallelised, so it is an error
     non_pp = Layout.from_derived(d).non_pp
-    valid = [x for x in _divisors(e) if x > 1 and non_pp % x == 0]
-    return [make_finding("MW-E-EP-EXPERTS", "distributed.ep_size", ep=ep, experts=e, rem=e % ep, model=m.name,
-                    non_pp=non_pp, valid=_listed(valid))]
+    valid = [x for x in _divisors(experts) if x > 1 and non_pp % x == 0]
+    return [make_finding("MW-E-EP-EXPERTS", "distributed.ep_size", None if model else "stated", ep=ep,
+                         experts=experts, rem=experts % ep, model=model or "", non_pp=non_pp, valid=_listed(valid))]
 
 
 def virtual_stages(layers: int, pp: int, schedule: str, lps: int | None, rounding: str | None) -> int:

@@ -14,7 +14,7 @@ from assistant.compose.answers import recommendation
 from assistant.compose.answers.quantity_lines import (
     derived_sizes, experts_of, layers_of, layout_targets, no_ep_class, quantity_line,
 )
-from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, judged_body, verdict_line
+from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, asked_alternative, judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.compose.knowledge.diagnose import judge_stated
@@ -178,7 +178,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     # the numbers of a layout the clause puts instead of the user's say which layout they are for
     label = w.say("q_layout_with", sizes=", ".join(f"`{kv.replace('=', ': ')}`" for kv in ask.layout.split(","))) \
         if asked is not None and getattr(ask, "layout", None) else ""
-    d = hsdp or asked or d
+    d = hsdp or asked or _after_alternative(inp, d, ask) or d
     r = d.report
     # A global_batch_size the user never gave is upstream's default, not their number: its divisibility
     # does not stop the sizes they asked about ("local_batch_size 16, how many microbatches?").
@@ -193,6 +193,11 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
                          message=first_sentence(f.message_zh if w.lang == "zh" else f.message, 260))
                    for f in r.errors], heading="warnings")
         return Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=d.judged)
+    if not r.ok and getattr(ask, "target", None) == "experts_per_rank" and r.errors[0].code == "MW-E-EP-EXPERTS":
+        # "60 experts, ep 8: how many per rank?": the number asked is the failure itself (no whole number
+        # per rank, start-up fails, the sizes that divide), not a verdict in its place
+        w.answer(w.computed(quantity_line(w, "experts_per_rank", r, d.judged, experts_of(inp.query))))
+        return judged_body(w, inp, d)
     if not r.ok:
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
         if any(a.kind in ("verdict", "diagnosis") for a in before) and not (d.fix_report is not None and d.fix_report.ok):
@@ -295,6 +300,17 @@ def _asked_layout(inp: ComposeInput, d, ask):
         new.setdefault("pipeline", {})
     judged = rejudge(inp.query, d, {**d.judged, "distributed": new}, world)
     return judged if judged.report is not None else None
+
+
+def _after_alternative(inp: ComposeInput, d, ask):
+    """"ep 能不能开到 32？这时候 dp_size 是多少？", "Could we go to pp_size 4? What's dp_size then?": a
+    quantity asked right after a verdict on a changed layout, stating no sizes of its own, is asked of
+    that changed layout (the one the verdict just judged); None otherwise."""
+    asks = list(inp.asks)
+    i = asks.index(ask) if ask in asks else 0
+    if i == 0 or asks[i - 1].kind != "verdict":
+        return None
+    return asked_alternative(inp, d, asks[i - 1])
 
 
 def _said(w: Writer, line: str) -> bool:

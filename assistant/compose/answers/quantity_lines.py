@@ -127,11 +127,13 @@ def _layers_line(w: Writer, pp: int, judged: dict | None, layers: int | None) ->
     if not layers or not stages:
         return w.say("q_layers_unknown", stages=pp * spr, pp=pp, spr=spr, schedule=schedule)
     base, extra = divmod(layers, stages)
+    # unset, upstream splits the layers itself: "do I need to set layers_per_stage?" is answered by that
+    auto = "" if lps is not None else w.say("q_layers_auto", stages=stages) + w.space
     if extra == 0:
-        return w.say("q_layers_per_stage", per=base, layers=layers, stages=stages, pp=pp, spr=stages // pp,
-                     schedule=schedule)
-    return w.say("q_layers_uneven", base=base, more=base + 1, extra=extra, layers=layers, stages=stages, pp=pp,
-                 spr=stages // pp, schedule=schedule)
+        return auto + w.say("q_layers_per_stage", per=base, layers=layers, stages=stages, pp=pp, spr=stages // pp,
+                            schedule=schedule)
+    return auto + w.say("q_layers_uneven", base=base, more=base + 1, extra=extra, layers=layers, stages=stages,
+                        pp=pp, spr=stages // pp, schedule=schedule)
 
 
 def _microbatches_needed(w: Writer, pp: int, pipe: dict, said: Reading) -> str | None:
@@ -201,6 +203,8 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
         if d.strategy == "megatron_fsdp":
             return w.say("q_dp_megatron", world=d.world_size, tp=d.tp_size, cp=d.cp_size, dp=d.dp_size)
         return w.say("q_dp_fsdp2", world=d.world_size, tp=d.tp_size, pp=d.pp_size, cp=d.cp_size, dp=d.dp_size)
+    if target == "layout_kind":
+        return _layout_kind_line(w, d)
     if target in ("dp_shard", "dp_replicate"):
         return w.say("q_dp_shard", dp=d.dp_size, rep=d.dp_replicate_size, shard=d.dp_shard_size)
     if target == "fsdp_shards" and d.strategy == "fsdp2":
@@ -260,6 +264,20 @@ def quantity_line(w: Writer, target: str, r: ValidationReport, judged: dict | No
             line += w.space + w.say("q_world_nodes", nodes=d.world_size // gpn, gpn=gpn, world=d.world_size)
         return line
     return None
+
+
+def _layout_kind_line(w: Writer, d: Derived) -> str | None:
+    """What the layout's data parallelism IS (mesh_utils: dp_shard = dp / dp_replicate): HSDP with
+    replica groups, FSDP over every dp rank, no data parallelism at dp 1, or ddp's whole-model replicas."""
+    if d.strategy == "ddp":
+        return w.say("q_kind_ddp", world=d.world_size)
+    if d.dp_size <= 1:
+        return w.say("q_kind_no_dp", world=d.world_size, tp=d.tp_size, pp=d.pp_size, cp=d.cp_size)
+    if d.strategy != "fsdp2":
+        return None
+    if d.dp_replicate_size > 1:
+        return w.say("q_kind_hsdp", dp=d.dp_size, rep=d.dp_replicate_size, shard=d.dp_shard_size)
+    return w.say("q_kind_fsdp", dp=d.dp_size, shard=d.dp_shard_size)
 
 
 def layout_targets(r: ValidationReport, judged: dict | None) -> list[str]:

@@ -245,7 +245,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         if not numbers or inp.query.intent in ("limitations", "howto"):
             return Part(handoff="fact")
         return Part(handoff="recommendation")
-    alternative = _asked_alternative(inp, d, ask)
+    alternative = asked_alternative(inp, d, ask)
     d = alternative or d
     asked = read(ask, inp.query)
     if alternative is not None:
@@ -268,7 +268,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     return judged_body(w, inp, d, sizing=True)
 
 
-def _asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None:
+def asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None:
     """"tp 2 and ep 8: what is dp, and could I use ep 16 instead?": what the asking clause itself
     states, when it differs from the layout read first, is the layout this verdict is on: its sizes,
     its world ("pp 4 with ep 16 on 64 GPUs?"), its strategy ("the same with megatron_fsdp?") and its

@@ -79,6 +79,7 @@ def diagnose(
     unusable: type[Exception],
     model: str | None = None,
     gpu: str | None = None,
+    experts: int | None = None,
 ) -> Diagnosis:
     assumed = None
     data = _parsed(yaml_text)
@@ -86,6 +87,8 @@ def diagnose(
     if not world_size:
         world_size, assumed = _world_for(data, gpus_per_node)
     kwargs = {"world_size": world_size, "gpus_per_node": gpus_per_node, "model": model, "gpu": gpu}
+    if experts:
+        kwargs["experts"] = experts
     try:
         report = validate(yaml_text, **kwargs)
     except unusable as exc:

@@ -31,8 +31,10 @@ def _kwargs(query: Query, gpus_per_node: int, world: int | None = None) -> dict:
     sit = query.situation
     # "8 nodes of H100" with no GPUs per node: the nodes at the default per-node count
     world = world or sit.world_size or (sit.nodes * gpus_per_node if sit.nodes else None)
+    # "we have 64 experts" with no model named: the stated count reaches the EP-experts rule
+    experts = query.params.num_experts if not sit.model else None
     return dict(world_size=world, gpus_per_node=gpus_per_node, validate=validate,
-                unusable=UnusableInput, model=sit.model, gpu=sit.gpu)
+                unusable=UnusableInput, model=sit.model, gpu=sit.gpu, experts=experts)
 
 
 def rejudge(query: Query, d: Diagnosis, recipe: dict, world_size: int | None = None) -> Diagnosis:

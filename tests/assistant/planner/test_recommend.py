@@ -435,6 +435,13 @@ def test_a_fixed_tp_larger_than_a_node_is_never_called_inside_one_node():
     assert "inside one node of 8" not in text and "MW-W-TP-CROSS-NODE" in text
 
 
+def test_a_stated_expert_count_is_validated_with_no_model_named():
+    # issue 18: "64 experts, ep 12 on 48 GPUs": 48 % 12 == 0 but 64 % 12 = 4 (components/moe/experts.py)
+    p = plan(Params(world_size=48, ep_size=12, num_experts=64, is_moe=True))
+    assert p.distributed.get("ep_size") != 12 and 64 % p.distributed.get("ep_size", 1) == 0
+    assert not any("64 / 12" in s.en for s in p.arithmetic)
+
+
 def test_a_long_sequence_with_cp_excluded_checkpoints_activations():
     # sizing.yaml gives 64k tokens CP; with CP (and PP) excluded, checkpointing is the memory lever left
     p = plan(Params(world_size=8, gpus_per_node=8, seq_len=65536, unwanted=frozenset({"cp", "pp"})))

@@ -437,6 +437,14 @@ def test_a_question_asking_which_layout_to_use_is_no_advice_verdict():
     assert [a.kind for a in q.asks] == ["recommendation"]
 
 
+def test_drop_to_a_named_size_is_a_verdict_on_that_size():
+    # "or do I have to drop to ep 4?": the size's name between "to" and the value (issue 18 probes)
+    from assistant.understand.asks import instead_sizes
+
+    assert instead_sizes("do I have to drop to ep 4") == "ep_size=4"
+    assert instead_sizes("or should I drop pp to 3") == "pp_size=3"
+
+
 @pytest.mark.parametrize("question", [
     "gpt-oss-20b on one node of 8 GPUs - how high can I set ep?",
     "how far can we push ep_size here?",

@@ -424,3 +424,9 @@ def test_coming_from_another_framework_is_the_story_of_an_earlier_run():
     prose = "Coming from Megatron, where a run with tp 1 pp 2 failed. In Automodel on 16 GPUs with pp_size 2: dp?"
     spans = history_spans(prose)
     assert spans and spans[0][0] == 0 and "In Automodel" not in prose[spans[0][0]:spans[0][1]]
+
+
+def test_a_hyphenated_expert_count_and_a_wish_before_the_verb_are_read():
+    # issue 18 probes: "a 160-expert MoE", "ep 想直接开 32" (the wish before the adverb)
+    assert extract_params("Our 160-expert MoE (own code) dies at setup on 48 GPUs").num_experts == 160
+    assert extract_params("我们自己写的 MoE，48 个专家，32 卡 tp 1，ep 想直接开 32，能行吗").ep_size == 32

@@ -65,7 +65,8 @@ def test_templates_carry_the_same_facts_in_both_languages():
     data = yaml.safe_load(TABLE.read_text(encoding="utf-8"))
     for code, entry in data.items():
         for variant in [entry, *(entry.get("variants") or {}).values()]:
-            en, zh = _fields(variant["en"]), _fields(variant["zh"])
+            # a variant without text (one that only names another upstream message) shows the row's own
+            en, zh = _fields(variant.get("en", entry["en"])), _fields(variant.get("zh", entry["zh"]))
             assert {f.removesuffix("_zh") for f in zh} == {f.removesuffix("_zh") for f in en}, code
 
 
@@ -394,3 +395,15 @@ def test_tp_on_a_custom_moe_class_is_an_error_the_fixer_removes():
     assert not r.ok and [f.code for f in r.errors] == ["MW-E-TP-MOE-PLAN"]
     fixed = validate(r.suggested_fix, world_size=16, gpus_per_node=8, model="qwen3-30b-a3b")
     assert fixed.ok and fixed.derived.tp_size == 1 and fixed.derived.ep_size == 8
+
+
+def test_a_stated_expert_count_reaches_the_ep_experts_rule():
+    # issue 18: "we have 64 experts", no model named; 64 % 12 = 4, ep sizes dividing 64 and 48: 2, 4, 8, 16
+    from assistant.validator import validate
+
+    dist = {"distributed": {"strategy": "fsdp2", "ep_size": 12}}
+    r = validate(dist, world_size=48, experts=64)
+    assert [f.code for f in r.errors] == ["MW-E-EP-EXPERTS"]
+    assert "64 % 12 = 4" in r.errors[0].message and "2, 4, 8, 16" in r.errors[0].message
+    assert "ep_size: 16" in r.suggested_fix
+    assert validate(dist, world_size=48).ok

@@ -208,10 +208,35 @@ def test_the_largest_ep_of_a_moe_class_that_takes_no_ep_is_1(ask):
         assert "largest ep_size is 1:" in first or "ep_size 最大只能是 1" in first, first
 
 
+def test_is_that_hsdp_is_answered_from_the_layout_not_as_a_verdict(ask):
+    # issue 18: "Is that HSDP?" asks what the layout is: dp 16/2 = 8, dp_shard 8/2 = 4
+    a = ask("I set dp_replicate_size: 2 with strategy fsdp2 on 16 GPUs and tp_size 2. Is that HSDP? What is dp_shard then?")
+    first = lead(a.text)
+    assert first.startswith("Yes, that is HSDP") and "dp_shard = 8 / 2" in first
+
+
+def test_do_i_need_layers_per_stage_gets_the_split(ask):
+    # issue 18: the ask after "or" is answered; functional.py: 30 layers over 4 stages -> 8, 8, 7, 7
+    a = ask("pp_size 4 with 30 layers on Llama, is that going to work or do I need to set layers_per_stage?")
+    assert "No need to set `layers_per_stage`" in a.text and "first 2 stage(s) 8 layers" in a.text
+
+
 def test_numbers_after_a_switch_asked_for_are_those_of_the_layout_switched_to(ask):
     # "不支持的话换啥？换了之后 ... dp 是几": the dp of the fsdp2 layout, not a second "no"
     a = ask("1) megatron_fsdp 支持 pp 吗 2) 不支持的话换啥 3) 换了之后 16 卡 tp 4 pp 2，dp 是几")
     assert re.search(r"dp_size = 2\b", a.text)
+
+
+def test_numbers_asked_after_a_verdict_on_a_change_are_of_the_changed_layout(ask):
+    # issue 18: "ep 能不能开到 32？这时候 dp_size 是多少？": moe_mesh (1, 32) of ep 32, not (4, 8) of today's ep 8
+    a = ask("32 卡 H100 训 Qwen3-30B-A3B，现在 ep_size 8、tp 1、pp 1。1) ep 能不能开到 32？2) 这时候 dp_size 是多少？", lang="zh")
+    assert "(1, 32)" in a.text and "(4, 8)" not in a.text
+
+
+def test_a_stated_expert_count_is_checked_with_no_model_named(ask):
+    # components/moe/experts.py asserts n_routed_experts % ep_size == 0: 48 % 32 = 16, so ep 32 fails
+    a = ask("我们自己写的 MoE，48 个专家，32 卡 tp 1，ep 想直接开 32，能行吗？", lang="zh")
+    assert lead(a.text).startswith("不行") and "48 % 32 = 16" in lead(a.text)
 
 
 def test_an_uneven_split_says_the_layers_need_not_divide(ask):
