@@ -273,7 +273,7 @@ def fit_advice(examples: list[Example], encoders: ClauseEncoders, *, cv: bool = 
 
 
 def train(path: Path = MODEL_PATH, *, encoders: ClauseEncoders | None = None, cv: bool = True,
-          advice_path: Path = ADVICE_MODEL_PATH) -> dict:
+          advice_path: Path = ADVICE_MODEL_PATH, target_path: Path | None = None) -> dict:
     examples = load_examples()
     encoders = encoders or default_encoders()
     x = features(examples, encoders)
@@ -297,6 +297,10 @@ def train(path: Path = MODEL_PATH, *, encoders: ClauseEncoders | None = None, cv
     save_model(path, model)
     report["training_accuracy"] = round(float(np.mean(predict(clf, mean, scale, x) == np.array(y))), 3)
     report["advice_reader"] = fit_advice(examples, encoders, cv=cv, path=advice_path)
+    from assistant.understand.train_targets import MODEL_PATH as TARGET_MODEL_PATH, fit_targets
+
+    # the target reader is fitted on the same labelled clauses: one refit covers every model
+    report["target_reader"] = fit_targets(encoders, cv=cv, path=target_path or TARGET_MODEL_PATH, examples=examples)
     return report
 
 
