@@ -4,13 +4,13 @@ stages, "how are the experts spread over the ranks" the experts per rank).
 
 A multinomial logistic regression over the USE-multilingual embedding of the clause (the encoder the ask
 model reads with) and the patterns' own hits (one 0/1 per target: a near miss of one still counts),
-fitted by train_targets.py on the quantity clauses of training/ that carry a target (cases_clauses.jsonl,
+fitted by train_asks.fit_targets on the quantity clauses of training/ that carry a target (cases_clauses.jsonl,
 `clause ## target` lines of paraphrases*.yaml). Its labels are the targets the answer knows and `none`, a
 quantity no target answers ("what's the max tp for 32 heads"): read as `none`, the ask keeps no target.
 Stored as plain arrays in target_model.npz with the digest of its data (numpy only here).
 
 Where the patterns find several targets they decide ("dp_size and ep_shard" asks both): the
-cross-validation printed by train_targets compares the reader with the patterns' first target there.
+cross-validation printed by train_asks compares the reader with the patterns' first target there.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def features(texts: Sequence[str], embeddings: np.ndarray) -> np.ndarray:
 
 def load_model(path: Path = MODEL_PATH) -> AskModel | None:
     """The stored reader, in the ask model's form (its `rule_names` the pattern features, its
-    `min_probability` the threshold fitted by train_targets); None when there is none or asks.yaml's
+    `min_probability` the threshold fitted by train_asks.fit_targets); None when there is none or asks.yaml's
     targets changed since it was fitted (a test says so)."""
     return _load(path, target_feature_names)
 

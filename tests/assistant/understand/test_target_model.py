@@ -9,7 +9,7 @@ from assistant.compose.answers.quantity_lines import quantity_line
 from assistant.understand.asks import load_asks
 from assistant.understand.query import Ask
 from assistant.understand.target_model import MODEL_PATH, NONE, load_model, with_targets
-from assistant.understand.train_targets import target_digest, target_examples
+from assistant.understand.train_asks import target_digest, target_examples
 
 
 def test_the_stored_target_model_was_fitted_on_the_training_data_as_it_is():
@@ -89,3 +89,15 @@ def test_the_fitted_reader_reads_wordings_no_pattern_holds():
             "how many experts does every GPU end up with": "experts_per_rank"}
     got = dict(zip(said, read(list(said))))
     assert {k: v[0] for k, v in got.items()} == said
+
+
+@pytest.mark.slow
+def test_refitting_reproduces_the_stored_target_model(tmp_path):
+    from assistant.understand.train_asks import default_encoders, fit_targets, labelled_targets
+
+    enc = default_encoders()
+    fit_targets(enc, cv=False, path=tmp_path / "t.npz")
+    fresh, stored = load_model(tmp_path / "t.npz"), load_model(MODEL_PATH)
+    _, x = labelled_targets(enc)
+    assert fresh.data_digest == stored.data_digest
+    assert (fresh.probabilities(x).argmax(1) == stored.probabilities(x).argmax(1)).all()
