@@ -88,9 +88,10 @@ def save_model(path: Path, model: AskModel) -> None:
                                              model.override_probability], dtype=np.float64))
 
 
-@lru_cache(maxsize=2)
-def load_model(path: Path = MODEL_PATH) -> AskModel | None:
-    """The stored model, or None when there is none or its rule features are not today's."""
+@lru_cache(maxsize=4)
+def load_model(path: Path = MODEL_PATH, names: Callable[[], tuple[str, ...]] = rule_feature_names) -> AskModel | None:
+    """The stored model, or None when there is none or its rule features are not today's (`names`:
+    the target reader, target_model.py, is stored in this form with features of its own)."""
     if not path.exists():
         return None
     with np.load(path, allow_pickle=False) as d:
@@ -98,7 +99,7 @@ def load_model(path: Path = MODEL_PATH) -> AskModel | None:
         model = AskModel(tuple(str(x) for x in d["labels"]), d["coef"], d["intercept"], d["mean"], d["scale"],
                          tuple(str(x) for x in d["encoder_ids"]), tuple(str(x) for x in d["rule_names"]),
                          str(d["data_digest"]), *thresholds)
-    if model.rule_names != rule_feature_names():
+    if model.rule_names != names():
         return None  # the rule features changed since it was fitted: retrain (a test says so)
     return model
 
@@ -130,10 +131,16 @@ def clause_reader(encoders: ClauseEncoders | None) -> ClauseReader | None:
     """What asks.detect_asks calls for the clauses of a question; None without a model or with
     encoders other than the ones it was fitted on."""
     model = load_model()
-    if encoders is None or model is None:
+    mine = fitted_encoders(encoders, model.encoder_ids) if model is not None else None
+    return ClauseReader(model, mine) if mine is not None else None
+
+
+def fitted_encoders(encoders: ClauseEncoders | None, ids: tuple[str, ...]) -> ClauseEncoders | None:
+    """The encoders a stored model was fitted on, in that order (a subset of the retriever's); None
+    when one of them is not loaded."""
+    if encoders is None:
         return None
     by_id = {e.model_id: e for e in encoders.encoders}
-    if not all(i in by_id for i in model.encoder_ids):
+    if not all(i in by_id for i in ids):
         return None
-    # the model reads with the encoders it was fitted on, in that order (a subset of the retriever's)
-    return ClauseReader(model, ClauseEncoders(tuple(by_id[i] for i in model.encoder_ids), encoders.expand))
+    return ClauseEncoders(tuple(by_id[i] for i in ids), encoders.expand)

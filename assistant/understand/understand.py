@@ -27,6 +27,7 @@ from assistant.understand.pasted import split_pasted
 from assistant.understand.query import SIZE_KEYS, Ask, Params, Query, Situation, Stated
 from assistant.understand.stated import stated_layout
 from assistant.understand.spelling import zh_respelled
+from assistant.understand.target_model import target_reader, with_targets
 
 MAX_HISTORY_TURNS = 20  # older turns are dropped: a follow-up refers to the recent conversation
 _FOLLOW_UP_CONTEXT_CHARS = 500  # of the previous question, added to a follow-up's retrieval text
@@ -217,13 +218,15 @@ def understand(
                                       model=model, gpu=gpu)
     pasted = split_pasted(normalize(question))
     situation = replace(situation, stated=stated_layout(params, pasted.prose), pasted=pasted)
-    asks = detect_asks(question, pasted, intent, has_layout=bool(
-        situation.stated.sizes or pasted.configs or pasted.errors or situation.world_size),
+    has_layout = bool(situation.stated.sizes or pasted.configs or pasted.errors or situation.world_size)
+    asks = detect_asks(question, pasted, intent, has_layout=has_layout,
         states_layout=bool(situation.stated.any() or pasted.configs or pasted.errors),
         read=clause_reader(encoders))
     # "good idea?", "靠谱吗", "any problem with that?" in words no cue lists: the fitted advice reader
     asks = with_advice(asks, advice_reader(encoders), split=clauses, prose=pasted.prose,
                        has_layout=bool(situation.stated.sizes or pasted.configs))
+    # a quantity ask whose clause no target pattern holds ("模型被复制了几份"): the fitted target reader
+    asks = with_targets(asks, target_reader(encoders), has_layout=has_layout)
     if is_follow_up and scored.score < _WEAK_INTENT:
         asks = _asks_carried(asks, question, earlier_user[-1], prev_intent or intent)
     asked = {a.target for a in asks if a.kind == "quantity" and a.target}
