@@ -254,6 +254,13 @@ class Assistant:
 
         return lookup
 
+    def _prefetch(self, retrieval_text: str) -> None:
+        """The retriever starts embedding the retrieval text while the asks are still read: most
+        questions retrieve, and the embedding runs on the other core (Retriever.prefetch)."""
+        prefetch = getattr(self.retriever, "prefetch", None)  # test doubles of the retriever have none
+        if prefetch is not None:
+            prefetch(retrieval_text)
+
     def _prepare(self, req: AskRequest) -> _Prepared:
         """Understanding -> the asks -> what they need (plan, retrieval, anchors, the user's layout
         validated, pasted errors matched) -> the registry's answer modules."""
@@ -265,7 +272,7 @@ class Assistant:
         t = time.perf_counter()
         q = understand(req.question, history=req.history, lang=req.lang, world_size=req.world_size,
                        gpus_per_node=req.gpus_per_node, model=req.model, gpu=req.gpu,
-                       encoders=self._clause_encoders)
+                       encoders=self._clause_encoders, on_retrieval_text=self._prefetch)
         asks = plan_asks(asks_of(q), q)
         needs = needs_of(asks, q)
         gpn = q.situation.gpus_per_node or DEFAULT_GPUS_PER_NODE

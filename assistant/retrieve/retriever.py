@@ -134,8 +134,7 @@ class Retriever:
         out = []
         for i, enc in enumerate(self.encoders):
             q = expanded if enc.english_only else query
-            if enc.english_only and not encoder_view(query, True, self.glossary).strip():
-                # Chinese without a glossary term or identifier: nothing this channel can read.
+            if not self._reads(enc, query):
                 out.append(ChannelRanking(enc.name, q, []))
                 continue
             vec = enc.embed(q)
@@ -144,6 +143,21 @@ class Retriever:
         rows = self.lexical.search(self.tokenizer(expanded), candidates, mask) if mask is None or mask.any() else []
         out.append(ChannelRanking("bm25", expanded, [self.lexical.row_ids[r] for r, _ in rows]))
         return out
+
+    def _reads(self, enc: Encoder, query: str) -> bool:
+        # Chinese without a glossary term or identifier: nothing an English-only channel can read.
+        return not enc.english_only or bool(encoder_view(query, True, self.glossary).strip())
+
+    def prefetch(self, query: str) -> None:
+        """Start the English-only channels' embedding of what `search(query)` will embed, on the
+        encoders' worker thread (Encoder.prefetch): MiniLM, the costliest step of a search, then
+        overlaps the rest of understanding (the ask model's USE batch)."""
+        if not query or not query.strip():
+            return
+        query = query[:QUERY_MAX_CHARS]
+        for enc in self.encoders:
+            if enc.english_only and self._reads(enc, query):
+                enc.prefetch((self.glossary.expand(query),))
 
     def search(self, query: str, k: int = 5, kinds: Sequence[str] | None = None, lang: str | None = None,
                per_doc: int = 1) -> list[Hit]:

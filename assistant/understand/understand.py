@@ -11,7 +11,7 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from assistant.config import KB_DIR
 from assistant.index.glossary import Glossary, load_glossary
@@ -167,9 +167,11 @@ def understand(
     model: str | None = None,
     gpu: str | None = None,
     encoders: ClauseEncoders | None = None,
+    on_retrieval_text: Callable[[str], None] | None = None,
 ) -> Query:
     """Language, intent, parameters (carried over from earlier user turns, overridden by the request's
-    explicit values), the situation, the asks, topics, retrieval text."""
+    explicit values), the situation, the asks, topics, retrieval text. `on_retrieval_text` is told the
+    retrieval text as soon as it is known, before the asks are read (the engine starts its embedding)."""
     question = zh_respelled((question or "")[:MAX_QUESTION_CHARS])
     turns = [_turn_fields(t) for t in history][-MAX_HISTORY_TURNS:]
     earlier_user = [zh_respelled(content) for role, content in turns if role == "user" and content.strip()]
@@ -213,6 +215,8 @@ def understand(
     extra = [e for e in dict.fromkeys(extra) if e.lower() not in retrieval.lower()]
     if extra:
         retrieval = f"{retrieval} {' '.join(extra)}"
+    if on_retrieval_text is not None:
+        on_retrieval_text(retrieval)
 
     params, situation = _with_request(params, own, world_size=world_size, gpus_per_node=gpus_per_node,
                                       model=model, gpu=gpu)

@@ -447,3 +447,34 @@ def test_a_long_sequence_with_cp_excluded_checkpoints_activations():
     p = plan(Params(world_size=8, gpus_per_node=8, seq_len=65536, unwanted=frozenset({"cp", "pp"})))
     dist = _check(p)
     assert dist.get("activation_checkpointing") is True and "cp_size" not in dist and "pp_size" not in dist
+
+
+def test_one_plan_validates_each_recipe_once(monkeypatch):
+    """The validator is pure: within one plan() a recipe met again (each dropped request repeats the
+    search) reuses its report, and the plan is the same as without the memo (issue 21)."""
+    import assistant.planner.recommend as rec
+    from assistant.understand.understand import understand
+
+    q = understand("Qwen3-235B-A22B on 16 nodes x 8 H100, suggest tp, pp and ep")
+    seen: list = []
+    real = rec.validate
+
+    def counting(recipe, **kw):
+        seen.append((rec._frozen(recipe), tuple(sorted(kw.items()))))
+        return real(recipe, **kw)
+
+    monkeypatch.setattr(rec, "validate", counting)
+    p = rec.plan(q)
+    assert len(seen) == len(set(seen)) > 100  # 702 calls for 302 recipes before
+    seen.clear()
+    monkeypatch.setattr(rec, "_REPORTS", rec.ContextVar("no_memo", default=None))
+    unmemoised = rec._plan(q, gpus_per_node=None, world_size=None, model=None, gpu=None)
+    assert len(seen) > len(set(seen))
+    assert (p.yaml, p.report, p.feasible, p.infeasible_reason) == \
+        (unmemoised.yaml, unmemoised.report, unmemoised.feasible, unmemoised.infeasible_reason)
+
+
+def test_the_memo_key_tells_true_from_one():
+    from assistant.planner.recommend import _frozen
+
+    assert _frozen({"a": True}) != _frozen({"a": 1}) and _frozen({"a": 1, "b": 2}) != _frozen({"b": 2, "a": 1})

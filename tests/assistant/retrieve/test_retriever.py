@@ -80,3 +80,36 @@ def test_query_time_pools_use_one_thread(small_retriever):
 
     assert torch.get_num_threads() == 1 and faiss.omp_get_max_threads() == 1
     assert all(p["num_threads"] == 1 for p in threadpool_info() if p["user_api"] == "blas")
+
+
+def test_prefetch_embeds_what_search_embeds_on_the_worker_thread(small_retriever, monkeypatch):
+    """Retriever.prefetch starts MiniLM's query vector on the encoders' worker thread; search then reads
+    it instead of encoding again, and the hits are the same as without it (issue 21)."""
+    import threading
+
+    q = "How do I set tp_size for 8 GPUs? 张量并行"
+    small_retriever.forget_embeddings()
+    want = small_retriever.search(q)
+    minilm = next(e for e in small_retriever.encoders if e.english_only)
+    threads: list[str] = []
+    real = type(minilm).encode
+
+    def encode(self, texts, batch_size=32):
+        threads.append(threading.current_thread().name)
+        return real(self, texts, batch_size)
+
+    monkeypatch.setattr(type(minilm), "encode", encode)
+    small_retriever.forget_embeddings()
+    small_retriever.prefetch(q)
+    got = small_retriever.search(q)
+    assert [(h.id, h.score) for h in got] == [(h.id, h.score) for h in want]
+    mini = [t for t in threads if t.startswith("meshwise-prefetch")]
+    assert len(mini) == 1 and len(threads) == 2  # MiniLM on the worker, once; USE on the caller's thread
+
+
+def test_a_prefetch_nobody_reads_is_finished_before_the_next_question(small_retriever):
+    small_retriever.prefetch("pipeline parallelism across nodes")
+    minilm = next(e for e in small_retriever.encoders if e.english_only)
+    assert minilm._pending
+    small_retriever.forget_embeddings()
+    assert not minilm._pending and not minilm._memo

@@ -175,3 +175,12 @@ def test_a_follow_up_with_its_own_ask_keeps_it():
     history = (Turn("user", "16 GPUs, tp 4 - what's dp?"), Turn("assistant", "dp_size = 4 ..."))
     q = understand("那 tp 开 2 可以吗?", history=history)
     assert [a.kind for a in q.asks] == ["verdict"]
+
+
+def test_the_retrieval_text_is_told_before_the_asks_are_read():
+    """The engine starts the retriever's embedding from this hook (issue 21): it gets the final
+    retrieval text, follow-up context included, once, before the ask model reads a clause."""
+    told: list[str] = []
+    q = understand("what about 4 nodes?", history=[Turn("user", "Which strategy for Llama 3.1 70B on 2 nodes?")],
+                   on_retrieval_text=told.append)
+    assert told == [q.retrieval_text] and "70B" in told[0]
