@@ -126,6 +126,17 @@ def _error(name: str, message: str) -> ToolResult:
     return ToolResult(name, False, json.dumps({"error": message, "note": RESULT_NOTE}, ensure_ascii=False), error=message)
 
 
+@cache
+def _checker():
+    """JSON Schema's validator with `integer` meaning a JSON integer: the spec counts 8.0 as one, but the
+    validator and the planner take Python ints (a world_size of 16.0 made plan_config fail)."""
+    import jsonschema
+
+    strict = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, x: isinstance(x, int) and not isinstance(x, bool))
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=strict)
+
+
 def _arguments(name: str, raw: Any) -> dict | str:
     """The parsed, schema-checked arguments, or the error message for the model."""
     import jsonschema
@@ -141,7 +152,7 @@ def _arguments(name: str, raw: Any) -> dict | str:
         return "arguments must be a JSON object"
     schema = next(s["function"]["parameters"] for s in _specs() if s["function"]["name"] == name)
     try:
-        jsonschema.validate(raw, schema)
+        _checker()(schema).validate(raw)
     except jsonschema.ValidationError as exc:
         where = ".".join(str(p) for p in exc.absolute_path) or "arguments"
         return f"{where}: {exc.message[:200]}"

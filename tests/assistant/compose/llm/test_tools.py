@@ -33,6 +33,7 @@ def test_specs_are_openai_functions_with_the_world_size_cap():
     (json.dumps({"layout": {"tp_size": 2}, "world_size": 0}), "minimum"),
     (json.dumps({"layout": {"tp_size": 2}, "world_size": True}), "not of type"),
     (json.dumps({"layout": {"tp_size": 2}, "world_size": "8"}), "not of type"),
+    (json.dumps({"layout": {"tp_size": 2}, "world_size": 8.0}), "not of type"),  # JSON Schema's integer; not ours
     (json.dumps({"layout": [1, 2, 3], "world_size": 8}), "not of type"),
     (json.dumps({"layout": "- just\n- a list\n", "world_size": 8}), "must be a mapping"),
     (json.dumps({"layout": "a: [unclosed", "world_size": 8}), "not readable YAML"),
@@ -44,6 +45,15 @@ def test_hostile_arguments_get_an_error_result_never_an_exception(arguments, say
     r = run_tool("validate_layout", arguments, ToolContext())
     assert not r.ok and r.validated is None and says in r.error
     assert len(r.content) < 1000  # the error does not echo the payload back
+
+
+@pytest.mark.parametrize("arguments", [
+    {"model": "Llama 3.1 70B", "world_size": 16.0},
+    {"model": "Llama 3.1 70B", "world_size": 16, "sizes": {"tp_size": 8.0}},
+])
+def test_a_float_where_an_integer_belongs_is_refused_before_the_planner_runs(arguments):
+    r = run_tool("plan_config", json.dumps(arguments), ToolContext())
+    assert not r.ok and "is not of type 'integer'" in r.error, r.error  # was "the planner failed (TypeError)"
 
 
 def test_unknown_tool_and_non_string_name():
