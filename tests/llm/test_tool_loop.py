@@ -250,3 +250,18 @@ def test_a_neutral_wont_hang_is_read_past_and_the_models_failing_verdict_keeps_i
     a = tool_engine.ask(AskRequest(question=q))
     assert a.llm_path == "tools" and not a.model_validated["ok"]
     assert 0 <= a.text.find(reply[:12]) < 80, a.text[:300]  # the model's own opening, not behind a lead
+
+
+def test_a_reply_of_many_calls_runs_and_echoes_only_the_budget(replay):
+    """A reply of 200 calls: six run, and only those six are sent back (each with its result), not 200
+    calls and 194 errors on every later request."""
+    play(replay, VERDICT_Q, {"tool_calls": [call("lookup_field", name="tp_size")] * 200},
+         {"content": "No: 40 is not divisible by 12.\n"})
+    client = OpenAICompatClient(replay.url, model="replay", timeout_s=3.0)
+    prompt = [{"role": "user", "content": f"QUESTION:\n{VERDICT_Q}\n\nASKS (x):"}]
+    out = run_tool_loop(client, prompt, ToolContext(), timeout_s=10.0)
+    assert out.text.startswith("No: 40") and len(out.calls) == MAX_TOOL_CALLS and all(c.ok for c in out.calls)
+    sent = replay.requests[-1]["messages"]
+    assert len(sent[1]["tool_calls"]) == MAX_TOOL_CALLS and len(tool_messages(replay.requests[-1])) == MAX_TOOL_CALLS
+    assert [m["tool_call_id"] for m in sent[2:-1]] == [c["id"] for c in sent[1]["tool_calls"]]
+    assert replay.requests[-1]["tool_choice"] == "none" and sent[-1]["role"] == "user"  # spent: answer now
