@@ -38,6 +38,7 @@ def engine_for(mw_assistant, url: str, **client):
 
     settings = replace(mw_assistant.settings, llm_base_url=url, llm_model="replay", llm_timeout_s=3.0)
     c = OpenAICompatClient(url, model="replay", timeout_s=3.0, **client)
+    c.warm()  # as Assistant.load does: llama-index's import is start-up, not the first answer's deadline
     return Assistant(settings, mw_assistant.retriever, mw_assistant.phrases, "openai", c)
 
 
@@ -265,3 +266,15 @@ def test_a_reply_of_many_calls_runs_and_echoes_only_the_budget(replay):
     assert len(sent[1]["tool_calls"]) == MAX_TOOL_CALLS and len(tool_messages(replay.requests[-1])) == MAX_TOOL_CALLS
     assert [m["tool_call_id"] for m in sent[2:-1]] == [c["id"] for c in sent[1]["tool_calls"]]
     assert replay.requests[-1]["tool_choice"] == "none" and sent[-1]["role"] == "user"  # spent: answer now
+
+
+def test_the_users_layout_validated_at_another_world_does_not_replace_their_verdict(tool_engine, replay):
+    """The model validates the user's tp 4 x pp 3 at 12 GPUs, where it passes, and says yes: the user said
+    40, where it fails. Meshwise's verdict on the stated layout stands and leads."""
+    layout = {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 3, "pipeline": {}}}
+    play(replay, VERDICT_Q, {"tool_calls": [call("validate_layout", layout=layout, world_size=12, user_stated=True)]},
+         {"content": "Yes, it works: tp 4 x pp 3 = 12 GPUs per replica.\n"})
+    a = tool_engine.ask(AskRequest(question=VERDICT_Q))
+    assert a.llm_path == "tools" and a.model_validated["world_size"] == 12 and not a.model_validated["user_stated"]
+    assert a.validation is not None and not a.validation.ok and "MW-E-WORLD-DIVISIBLE" in a.validation.codes
+    assert a.judged["distributed"]["pp_size"] == 3 and a.text.startswith("No"), a.text[:200]
