@@ -278,3 +278,21 @@ def test_the_users_layout_validated_at_another_world_does_not_replace_their_verd
     assert a.llm_path == "tools" and a.model_validated["world_size"] == 12 and not a.model_validated["user_stated"]
     assert a.validation is not None and not a.validation.ok and "MW-E-WORLD-DIVISIBLE" in a.validation.codes
     assert a.judged["distributed"]["pp_size"] == 3 and a.text.startswith("No"), a.text[:200]
+
+
+def test_a_slow_model_that_keeps_calling_stops_at_the_clock_deadline(replay):
+    """Each reply takes 0.6 s and calls a tool again: eight requests would take about 5 s; the loop's one
+    deadline (1.5 s) ends the exchange as a timeout within about one reply of it."""
+    play(replay, VERDICT_Q, {"tool_calls": [call("lookup_field", name="tp_size")]})
+    replay.delay_s = 0.6
+    try:
+        client = OpenAICompatClient(replay.url, model="replay", timeout_s=3.0)
+        prompt = [{"role": "user", "content": f"QUESTION:\n{VERDICT_Q}\n\nASKS (x):"}]
+        t = time.perf_counter()
+        with pytest.raises(LLMError) as err:
+            run_tool_loop(client, prompt, ToolContext(), timeout_s=1.5)
+        took = time.perf_counter() - t
+    finally:
+        replay.delay_s = 0.0
+    assert err.value.kind == "timeout" and took < 2.6, took
+    assert len(replay.requests) <= 3
