@@ -54,6 +54,14 @@ def play(replay, match: str, *replies: dict, single_shot: str | None = None):
     replay.requests.clear()
 
 
+def schema_errors(answer) -> list[str]:
+    """The `ask --json` schema's complaints about an answer (JSON round trip, as printed)."""
+    from assistant.schemas import validator
+
+    obj = json.loads(json.dumps(answer.to_json(), ensure_ascii=False, default=str))
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator("ask").iter_errors(obj)]
+
+
 def tool_messages(request: dict) -> list[dict]:
     return [json.loads(m["content"]) for m in request["messages"] if m.get("role") == "tool"]
 
@@ -77,6 +85,7 @@ def test_a_model_that_calls_tools_in_order_gets_each_result_and_its_layout_is_ju
     assert a.validation is not None and not a.validation.ok and "MW-E-WORLD-DIVISIBLE" in a.validation.codes
     j = a.to_json()
     assert j["llm_path"] == "tools" and j["model_validated"]["world_size"] == 40
+    assert not schema_errors(a)  # the tool path's JSON is the documented `ask --json` object
 
 
 def test_a_model_that_never_stops_calling_is_bounded(tool_engine, replay):
@@ -109,6 +118,7 @@ def test_hostile_arguments_are_refused_as_tool_errors(replay, mw_assistant):
     assert "not of type" in errors[2] and "JSON object" in errors[3]
     assert len(json.dumps(replay.requests[-1])) < 200_000  # the 10 MB argument is not sent back
     assert a.llm_path == "tools" and not any(c["ok"] for c in a.tool_calls) and a.model_validated is None
+    assert not schema_errors(a)  # failed calls too (their errors are strings in tool_calls)
     # Meshwise's own verdict stands (nothing the model validated replaced it)
     assert a.validation is not None and "MW-E-WORLD-DIVISIBLE" in a.validation.codes
 
@@ -125,6 +135,7 @@ def test_a_layout_the_user_never_stated_is_validated_but_not_reported_as_theirs(
     a = tool_engine.ask(AskRequest(question=STRATEGY_Q))
     assert a.llm_path == "tools" and a.model_validated is not None
     assert a.model_validated["user_stated"] is False and a.model_validated["layout"] == proposal
+    assert not schema_errors(a)
     assert tool_messages(replay.requests[1])[0]["data"]["reported_as_users_layout"] is False
     assert a.judged != proposal  # the plan's layout (Meshwise's), never the model's proposal as the user's
 
