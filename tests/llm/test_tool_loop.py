@@ -307,3 +307,17 @@ def test_a_slow_model_that_keeps_calling_stops_at_the_clock_deadline(replay):
         replay.delay_s = 0.0
     assert err.value.kind == "timeout" and took < 2.6, took
     assert len(replay.requests) <= 3
+
+
+def test_the_fix_the_model_shows_is_the_answers_yaml_with_its_own_report(tool_engine, replay):
+    """The user's layout fails at 40; the model shows a fix: `judged` + its failing report are the user's
+    layout, `yaml` + `yaml_validation` the fix, validated at the user's 40 GPUs."""
+    layout = {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 3, "pipeline": {}}}
+    play(replay, VERDICT_Q, {"tool_calls": [call("validate_layout", layout=layout, world_size=40, user_stated=True)]},
+         {"content": "No: 40 is not divisible by 4 * 1 * 3 = 12 (MW-E-WORLD-DIVISIBLE). With pp_size 2 it starts:\n\n"
+                     "```yaml\ndistributed:\n  strategy: fsdp2\n  tp_size: 4\n  pp_size: 2\n  pipeline: {}\n```\n"})
+    a = tool_engine.ask(AskRequest(question=VERDICT_Q))
+    j = a.to_json()
+    assert j["judged"] == layout and j["judged_validation"]["ok"] is False
+    assert "pp_size: 2" in j["yaml"] and j["yaml_validation"]["ok"] and j["yaml_validation"]["world_size"] == 40
+    assert not schema_errors(a)
