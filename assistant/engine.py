@@ -543,8 +543,10 @@ class Assistant:
         # the world the user gave: in the request, or as nodes x GPUs per node, is theirs though never written as one number
         sit = q.situation
         implied = {n for n in (sit.world_size, sit.nodes and sit.gpus_per_node and sit.nodes * sit.gpus_per_node) if n}
+        worlds = implied | {n for n in (q.params.prior_world_size, d.world_size if d is not None else None) if n}
         ctx = ToolContext(lang=q.lang, question_numbers=question_numbers(*said) | implied,
-                          user_layout=d.judged if d is not None else None, gpus_per_node=gpn,
+                          user_layout=d.judged if d is not None else None, user_worlds=frozenset(worlds),
+                          gpus_per_node=gpn,
                           search=search, sources=list(prep.sources))
         t = time.perf_counter()
         timeout = getattr(self._llm, "total_timeout_s", None) or 4 * getattr(self._llm, "timeout_s", 60.0)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -81,11 +82,14 @@ def wire_message(reply: dict, n: int) -> dict:
 
 class ReplayServer:
     """The endpoint. `requests` keeps every request body; `refuse_tools` answers a request with
-    `tools` the way a server without function calling does (HTTP 400 naming tools)."""
+    `tools` the way a server without function calling does (HTTP 400 naming tools); `delay_s` is how
+    long each reply takes (a slow model, for the clock deadline)."""
 
-    def __init__(self, fixtures: Iterable[Fixture], *, port: int = 0, refuse_tools: bool = False):
+    def __init__(self, fixtures: Iterable[Fixture], *, port: int = 0, refuse_tools: bool = False,
+                 delay_s: float = 0.0):
         self.fixtures = list(fixtures)
         self.refuse_tools = refuse_tools
+        self.delay_s = delay_s
         self.requests: list[dict] = []
         self.misses = 0
         outer = self
@@ -122,6 +126,8 @@ class ReplayServer:
                     self._send(400, {"error": {"message": "this model does not support tools"}})
                     return
                 reply = outer.reply_for(body)
+                if outer.delay_s:
+                    time.sleep(outer.delay_s)
                 if reply is None:
                     outer.misses += 1
                     self._send(404, {"error": {"message": "no recorded reply for this request"}})

@@ -47,6 +47,7 @@ def test_local_model_answers_streamed_and_gated(local_engine, q, lang):
     deltas, a = run(local_engine, q)
     assert a is not None and a.language == lang
     assert not a.notices, a.notices  # the local model answered; no fallback
+    assert a.llm_path == "single_shot" and a.to_json()["llm_path"] == "single_shot" and not a.tool_calls
     assert len(deltas) >= 2 and a.text.strip()
     world = a.validation.world_size if a.validation and a.validation.world_size else 8
     for tag, body in yaml_blocks(a.text):
@@ -89,6 +90,7 @@ def test_local_verdict_answer_leads_with_the_computed_verdict(local_engine, q, w
 
     _, a = run(local_engine, q)
     assert not a.notices, a.notices  # the local model answered; no fallback
+    assert a.llm_path == "single_shot"  # a 135M model gets no tools: the single-shot prompt, said in the JSON
     lines = [line for line in a.text.splitlines() if line.strip()]
     assert polarity("\n".join(lines[:2])) == want, a.text[:400]
     assert a.validation is not None and a.validation.ok is (want == "valid")

@@ -38,6 +38,7 @@ def engine_for(mw_assistant, url: str, **client):
 
     settings = replace(mw_assistant.settings, llm_base_url=url, llm_model="replay", llm_timeout_s=3.0)
     c = OpenAICompatClient(url, model="replay", timeout_s=3.0, **client)
+    c.warm()  # as Assistant.load does: llama-index's import is start-up, not the first answer's deadline
     return Assistant(settings, mw_assistant.retriever, mw_assistant.phrases, "openai", c)
 
 
@@ -51,6 +52,14 @@ def tool_engine(replay, mw_assistant):
 def play(replay, match: str, *replies: dict, single_shot: str | None = None):
     replay.fixtures = [Fixture(match=match, tools=list(replies), single_shot=single_shot)]
     replay.requests.clear()
+
+
+def schema_errors(answer) -> list[str]:
+    """The `ask --json` schema's complaints about an answer (JSON round trip, as printed)."""
+    from assistant.schemas import validator
+
+    obj = json.loads(json.dumps(answer.to_json(), ensure_ascii=False, default=str))
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator("ask").iter_errors(obj)]
 
 
 def tool_messages(request: dict) -> list[dict]:
@@ -76,6 +85,7 @@ def test_a_model_that_calls_tools_in_order_gets_each_result_and_its_layout_is_ju
     assert a.validation is not None and not a.validation.ok and "MW-E-WORLD-DIVISIBLE" in a.validation.codes
     j = a.to_json()
     assert j["llm_path"] == "tools" and j["model_validated"]["world_size"] == 40
+    assert not schema_errors(a)  # the tool path's JSON is the documented `ask --json` object
 
 
 def test_a_model_that_never_stops_calling_is_bounded(tool_engine, replay):
@@ -108,6 +118,7 @@ def test_hostile_arguments_are_refused_as_tool_errors(replay, mw_assistant):
     assert "not of type" in errors[2] and "JSON object" in errors[3]
     assert len(json.dumps(replay.requests[-1])) < 200_000  # the 10 MB argument is not sent back
     assert a.llm_path == "tools" and not any(c["ok"] for c in a.tool_calls) and a.model_validated is None
+    assert not schema_errors(a)  # failed calls too (their errors are strings in tool_calls)
     # Meshwise's own verdict stands (nothing the model validated replaced it)
     assert a.validation is not None and "MW-E-WORLD-DIVISIBLE" in a.validation.codes
 
@@ -124,6 +135,7 @@ def test_a_layout_the_user_never_stated_is_validated_but_not_reported_as_theirs(
     a = tool_engine.ask(AskRequest(question=STRATEGY_Q))
     assert a.llm_path == "tools" and a.model_validated is not None
     assert a.model_validated["user_stated"] is False and a.model_validated["layout"] == proposal
+    assert not schema_errors(a)
     assert tool_messages(replay.requests[1])[0]["data"]["reported_as_users_layout"] is False
     assert a.judged != proposal  # the plan's layout (Meshwise's), never the model's proposal as the user's
 
@@ -250,3 +262,62 @@ def test_a_neutral_wont_hang_is_read_past_and_the_models_failing_verdict_keeps_i
     a = tool_engine.ask(AskRequest(question=q))
     assert a.llm_path == "tools" and not a.model_validated["ok"]
     assert 0 <= a.text.find(reply[:12]) < 80, a.text[:300]  # the model's own opening, not behind a lead
+
+
+def test_a_reply_of_many_calls_runs_and_echoes_only_the_budget(replay):
+    """A reply of 200 calls: six run, and only those six are sent back (each with its result), not 200
+    calls and 194 errors on every later request."""
+    play(replay, VERDICT_Q, {"tool_calls": [call("lookup_field", name="tp_size")] * 200},
+         {"content": "No: 40 is not divisible by 12.\n"})
+    client = OpenAICompatClient(replay.url, model="replay", timeout_s=3.0)
+    prompt = [{"role": "user", "content": f"QUESTION:\n{VERDICT_Q}\n\nASKS (x):"}]
+    out = run_tool_loop(client, prompt, ToolContext(), timeout_s=10.0)
+    assert out.text.startswith("No: 40") and len(out.calls) == MAX_TOOL_CALLS and all(c.ok for c in out.calls)
+    sent = replay.requests[-1]["messages"]
+    assert len(sent[1]["tool_calls"]) == MAX_TOOL_CALLS and len(tool_messages(replay.requests[-1])) == MAX_TOOL_CALLS
+    assert [m["tool_call_id"] for m in sent[2:-1]] == [c["id"] for c in sent[1]["tool_calls"]]
+    assert replay.requests[-1]["tool_choice"] == "none" and sent[-1]["role"] == "user"  # spent: answer now
+
+
+def test_the_users_layout_validated_at_another_world_does_not_replace_their_verdict(tool_engine, replay):
+    """The model validates the user's tp 4 x pp 3 at 12 GPUs, where it passes, and says yes: the user said
+    40, where it fails. Meshwise's verdict on the stated layout stands and leads."""
+    layout = {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 3, "pipeline": {}}}
+    play(replay, VERDICT_Q, {"tool_calls": [call("validate_layout", layout=layout, world_size=12, user_stated=True)]},
+         {"content": "Yes, it works: tp 4 x pp 3 = 12 GPUs per replica.\n"})
+    a = tool_engine.ask(AskRequest(question=VERDICT_Q))
+    assert a.llm_path == "tools" and a.model_validated["world_size"] == 12 and not a.model_validated["user_stated"]
+    assert a.validation is not None and not a.validation.ok and "MW-E-WORLD-DIVISIBLE" in a.validation.codes
+    assert a.judged["distributed"]["pp_size"] == 3 and a.text.startswith("No"), a.text[:200]
+
+
+def test_a_slow_model_that_keeps_calling_stops_at_the_clock_deadline(replay):
+    """Each reply takes 0.6 s and calls a tool again: eight requests would take about 5 s; the loop's one
+    deadline (1.5 s) ends the exchange as a timeout within about one reply of it."""
+    play(replay, VERDICT_Q, {"tool_calls": [call("lookup_field", name="tp_size")]})
+    replay.delay_s = 0.6
+    try:
+        client = OpenAICompatClient(replay.url, model="replay", timeout_s=3.0)
+        prompt = [{"role": "user", "content": f"QUESTION:\n{VERDICT_Q}\n\nASKS (x):"}]
+        t = time.perf_counter()
+        with pytest.raises(LLMError) as err:
+            run_tool_loop(client, prompt, ToolContext(), timeout_s=1.5)
+        took = time.perf_counter() - t
+    finally:
+        replay.delay_s = 0.0
+    assert err.value.kind == "timeout" and took < 2.6, took
+    assert len(replay.requests) <= 3
+
+
+def test_the_fix_the_model_shows_is_the_answers_yaml_with_its_own_report(tool_engine, replay):
+    """The user's layout fails at 40; the model shows a fix: `judged` + its failing report are the user's
+    layout, `yaml` + `yaml_validation` the fix, validated at the user's 40 GPUs."""
+    layout = {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 3, "pipeline": {}}}
+    play(replay, VERDICT_Q, {"tool_calls": [call("validate_layout", layout=layout, world_size=40, user_stated=True)]},
+         {"content": "No: 40 is not divisible by 4 * 1 * 3 = 12 (MW-E-WORLD-DIVISIBLE). With pp_size 2 it starts:\n\n"
+                     "```yaml\ndistributed:\n  strategy: fsdp2\n  tp_size: 4\n  pp_size: 2\n  pipeline: {}\n```\n"})
+    a = tool_engine.ask(AskRequest(question=VERDICT_Q))
+    j = a.to_json()
+    assert j["judged"] == layout and j["judged_validation"]["ok"] is False
+    assert "pp_size: 2" in j["yaml"] and j["yaml_validation"]["ok"] and j["yaml_validation"]["world_size"] == 40
+    assert not schema_errors(a)

@@ -1,7 +1,7 @@
 """The bounded tool loop: the model may call Meshwise's tools a few times, then answers in text.
 
-At most `max_calls` tool calls in all (calls past the budget get an error result, and the next
-request offers the tools with `tool_choice: "none"`), at most `max_calls + 2` requests, and one
+At most `max_calls` tool calls in all (a reply's calls past the budget are dropped, a call once it is
+spent gets an error result, and the next request offers the tools with `tool_choice: "none"`), at most `max_calls + 2` requests, and one
 deadline by the clock for the whole exchange. Each call goes through `llm_tools.run_tool`, which checks
 its arguments like user input; each result goes back as a `tool` message of JSON data. The reply's
 final text is what the engine gates; the layouts the tools validated come back with it.
@@ -79,6 +79,9 @@ def run_tool_loop(client, messages: Sequence[dict], ctx: ToolContext, *, timeout
         out.requests += 1
         calls = _calls_of(reply)
         content = reply.get("content") if isinstance(reply.get("content"), str) else ""
+        # only the calls the budget runs (one past it, to be told so) are echoed and answered: a reply of
+        # a thousand calls would otherwise be sent back, with an error for each, on every later request
+        calls = calls[:max(1, max_calls - used)]
         if not calls:
             if not content.strip():
                 raise LLMError("empty")

@@ -7,9 +7,9 @@ never raises: a bad call gets an error result the model can read. Results are JS
 (`{"data": ..., "note": ...}`), with retrieved text defanged like the prompt's sources.
 
 A layout the model validates is recorded (`Validated`) with whether the user stated it: the model's
-`user_stated` flag counts only when every size the layout sets and its world size are numbers the
-user wrote (in digits, words or Chinese numerals: 两节点, 八卡), or the layout is the one Meshwise read
-from the question.
+`user_stated` flag counts only at a world size the user gave (or Meshwise judged the user's layout at)
+and when every size the layout sets is a number the user wrote (in digits, words or Chinese numerals:
+两节点, 八卡), or the layout is the one Meshwise read from the question.
 """
 from __future__ import annotations
 
@@ -67,6 +67,9 @@ class ToolContext:
     lang: str = "en"
     question_numbers: frozenset[int] = frozenset()
     user_layout: dict | None = None  # the recipe Meshwise judged as the user's (judge.py)
+    # the world sizes the user gave (the request's, nodes x GPUs per node, the world before a change of
+    # scale) and the one Meshwise judged at; a layout is the user's only at one of them, when any is known
+    user_worlds: frozenset[int] = frozenset()
     gpus_per_node: int = DEFAULT_GPUS_PER_NODE
     search: Callable[[str, int], Sequence[Hit]] | None = None
     sources: list[Hit] = field(default_factory=list)
@@ -126,6 +129,17 @@ def _error(name: str, message: str) -> ToolResult:
     return ToolResult(name, False, json.dumps({"error": message, "note": RESULT_NOTE}, ensure_ascii=False), error=message)
 
 
+@cache
+def _checker():
+    """JSON Schema's validator with `integer` meaning a JSON integer: the spec counts 8.0 as one, but the
+    validator and the planner take Python ints (a world_size of 16.0 made plan_config fail)."""
+    import jsonschema
+
+    strict = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, x: isinstance(x, int) and not isinstance(x, bool))
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=strict)
+
+
 def _arguments(name: str, raw: Any) -> dict | str:
     """The parsed, schema-checked arguments, or the error message for the model."""
     import jsonschema
@@ -141,7 +155,7 @@ def _arguments(name: str, raw: Any) -> dict | str:
         return "arguments must be a JSON object"
     schema = next(s["function"]["parameters"] for s in _specs() if s["function"]["name"] == name)
     try:
-        jsonschema.validate(raw, schema)
+        _checker()(schema).validate(raw)
     except jsonschema.ValidationError as exc:
         where = ".".join(str(p) for p in exc.absolute_path) or "arguments"
         return f"{where}: {exc.message[:200]}"
@@ -186,13 +200,12 @@ def _same_layout(a: dict, b: dict | None) -> bool:
 
 
 def stated_by_user(recipe: dict, world_size: int, claimed: bool, ctx: ToolContext) -> bool:
-    """The model says the user stated it, and the layout holds only the user's numbers (or is the one
-    Meshwise read from the question)."""
-    if not claimed:
+    """The model says the user stated it, at a world size the user gave (or Meshwise judged at), and the
+    layout holds only the user's numbers or is the one Meshwise read from the question. The user's tp 4 x
+    pp 3 "on 40 GPUs" validated at 12 passes, and is not the user's verdict."""
+    if not claimed or world_size not in (ctx.user_worlds or ctx.question_numbers):
         return False
-    if _same_layout(recipe, ctx.user_layout):
-        return True
-    return all(n in ctx.question_numbers for n in (*_sizes_set(recipe), world_size))
+    return _same_layout(recipe, ctx.user_layout) or all(n in ctx.question_numbers for n in _sizes_set(recipe))
 
 
 def _report_json(report: ValidationReport, lang: str) -> dict:

@@ -33,6 +33,7 @@ def test_specs_are_openai_functions_with_the_world_size_cap():
     (json.dumps({"layout": {"tp_size": 2}, "world_size": 0}), "minimum"),
     (json.dumps({"layout": {"tp_size": 2}, "world_size": True}), "not of type"),
     (json.dumps({"layout": {"tp_size": 2}, "world_size": "8"}), "not of type"),
+    (json.dumps({"layout": {"tp_size": 2}, "world_size": 8.0}), "not of type"),  # JSON Schema's integer; not ours
     (json.dumps({"layout": [1, 2, 3], "world_size": 8}), "not of type"),
     (json.dumps({"layout": "- just\n- a list\n", "world_size": 8}), "must be a mapping"),
     (json.dumps({"layout": "a: [unclosed", "world_size": 8}), "not readable YAML"),
@@ -44,6 +45,15 @@ def test_hostile_arguments_get_an_error_result_never_an_exception(arguments, say
     r = run_tool("validate_layout", arguments, ToolContext())
     assert not r.ok and r.validated is None and says in r.error
     assert len(r.content) < 1000  # the error does not echo the payload back
+
+
+@pytest.mark.parametrize("arguments", [
+    {"model": "Llama 3.1 70B", "world_size": 16.0},
+    {"model": "Llama 3.1 70B", "world_size": 16, "sizes": {"tp_size": 8.0}},
+])
+def test_a_float_where_an_integer_belongs_is_refused_before_the_planner_runs(arguments):
+    r = run_tool("plan_config", json.dumps(arguments), ToolContext())
+    assert not r.ok and "is not of type 'integer'" in r.error, r.error  # was "the planner failed (TypeError)"
 
 
 def test_unknown_tool_and_non_string_name():
@@ -99,12 +109,28 @@ def test_question_numbers_stays_linear_on_a_pasted_numeral_wall():
     assert time.perf_counter() - t < 2.0
 
 
-def test_the_layout_meshwise_read_is_the_users_whatever_its_numbers():
+def test_the_layout_meshwise_read_is_the_users_whatever_its_numbers_at_the_users_world():
     mine = {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 1}}
-    ctx = ToolContext(question_numbers=frozenset(), user_layout=mine)
+    ctx = ToolContext(question_numbers=frozenset(), user_layout=mine, user_worlds=frozenset({8}))
     r = run_tool("validate_layout", {"layout": {"strategy": "fsdp2", "tp_size": 4}, "world_size": 8,
                                      "user_stated": True}, ctx)
     assert r.validated.user_stated
+    r = run_tool("validate_layout", {"layout": {"strategy": "fsdp2", "tp_size": 4}, "world_size": 4,
+                                     "user_stated": True}, ctx)
+    assert not r.validated.user_stated and not data(r)["reported_as_users_layout"]
+
+
+def test_the_users_layout_at_a_world_they_never_gave_is_not_their_verdict():
+    """tp 4 x pp 3 "on 40 GPUs" passes at 12; at 12 or at 4 (a number the user wrote, as tp 4) it is not the
+    user's verdict, which fails at 40."""
+    q = "Does tp 4 with pp 3 work on 40 GPUs?"
+    mine = {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 3, "pipeline": {}}}
+    ctx = ToolContext(question_numbers=question_numbers(q), user_layout=mine, user_worlds=frozenset({40}))
+    for world in (12, 4):
+        r = run_tool("validate_layout", {"layout": mine, "world_size": world, "user_stated": True}, ctx)
+        assert data(r)["ok"] is (world == 12) and not r.validated.user_stated, world
+    r = run_tool("validate_layout", {"layout": mine, "world_size": 40, "user_stated": True}, ctx)
+    assert not data(r)["ok"] and r.validated.user_stated
 
 
 def test_derive_sizes_gives_the_mesh_and_records_no_layout():
