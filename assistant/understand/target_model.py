@@ -26,9 +26,10 @@ from assistant.understand.query import Ask
 
 MODEL_PATH = Path(__file__).with_name("target_model.npz")
 NONE = "none"  # a quantity none of the answer's targets is
-# a size left to us is answered from the clause's own cue (cues.Reading.size_choice names the size), so
-# the reader's size_choice gives no target: it is learned only so that it is not read as another
-_CUE_ONLY = frozenset({"size_choice"})
+# a size left to us is answered from the clause's own cue (cues.Reading.size_choice names the size), and
+# the allowed values of a field need the field (asks._values_target), so the reader gives neither: they
+# are learned only so that they are not read as another target
+_CUE_ONLY = frozenset({"size_choice", "allowed_values"})
 
 Read = Callable[[Sequence[str]], list[tuple[str, float]]]
 

@@ -322,7 +322,8 @@ def target_examples(examples: list[Example] | None = None) -> list[tuple[Example
     for e in examples if examples is not None else load_examples():
         if e.kind != "quantity" or not e.target:
             continue
-        label = TARGET_ALIASES.get(e.target, e.target)
+        # "values:pp_size" (which values a field may take) is the allowed_values target of that field
+        label = "allowed_values" if e.target.startswith("values:") else TARGET_ALIASES.get(e.target, e.target)
         out.append((e, label if label in known else NONE))
     return out
 
