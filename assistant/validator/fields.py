@@ -213,10 +213,14 @@ def _plain_word(token: str) -> bool:
     return bool(re.fullmatch(r"[a-z]+", token))
 
 
+# "the moe block", "这个 moe 块", "pipeline 段": a plain-word key the block word after it names as the block
+_BLOCK_WORD = re.compile(r"\s*(?:blocks?|sections?|块|段|配置块)\b|\s*(?:块|段)", re.I)
+
+
 def _written_as_code(text: str, start: int, end: int) -> bool:
     before = text[start - 1] if start else ""
     after = text[end] if end < len(text) else ""
-    return before == "`" or after in (":", "：", "`")
+    return before == "`" or after in (":", "：", "`") or bool(_BLOCK_WORD.match(text, end))
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:
