@@ -104,7 +104,8 @@ class FieldTable:
 
     def mentioned(self, text: str) -> list[FieldRef]:
         """Rows named in a question, in order of first mention. A plain-word key (`moe`, `dtype`,
-        `pipeline`) counts only when written as code (backticks, a trailing colon, a dotted path), so
+        `pipeline`) counts only when written as code (backticks, a trailing colon, a dotted path) or
+        followed by a block word ("the moe block", "pipeline 块"), so
         "pipeline parallelism" does not name the `pipeline:` block; a row's `terms` ("mixed precision",
         "激活检查点") name it in words. A key that lives in several blocks is narrowed to the block the
         question names ("reshard_after_forward in moe:")."""
