@@ -266,10 +266,11 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
         return Ask("recommendation", ask.text)
     if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
             and not said.needs and not set(asked_kinds(ask.text)) & _STATED_FACTS \
-            and not _cues(ask.text, _phrases().answering_quantities) and not said.worth \
+            and not _cues(ask.text, (*_phrases().answering_quantities, *_phrases().answering_facts)) and not said.worth \
             and not said.mechanism and not (judged_elsewhere and _about_a_feature(ask)):
         # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,
-        # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes)
+        # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes), and a
+        # clause an answering fact answers ("... does the stage dtype follow?")
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged
     if ask.kind == "recommendation" and _sizes_written(query) and query.intent in ("sizing", "strategy"):
         # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them (an exclusion,

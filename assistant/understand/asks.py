@@ -102,8 +102,13 @@ def clauses(prose: str) -> list[str]:
     t = load_asks()
     hidden = _ASIDE_PAIR.sub(lambda m: m.group(0) if m.group(2).strip().isdigit() else f"{m.group(1)}{m.group(2)}{_HIDDEN_CLOSE}",
                              respelled(prose))
-    parts = [_LEADING_LINK.sub("", p.strip(" \t,，、:：")).replace(_HIDDEN_CLOSE, ")") for p in t.split.split(hidden)]
+    parts = [_LEADING_LINK.sub("", _ENUM_LABEL.sub("", p.strip(" \t,，、:："))).replace(_HIDDEN_CLOSE, ")")
+             for p in t.split.split(hidden)]
     return [p for p in parts if p and re.search(r"\w", p)]
+
+
+# "Question 1: what tp/pp would you suggest?", "Q2: ...", "问题2：...": the enumeration label is no part of the ask
+_ENUM_LABEL = re.compile(r"^(?:(?:question|q)\s*\d{1,2}|问题\s*\d{1,2})\s*[:：.)）]\s*", re.I)
 
 
 # "..., and could I use ep 16 instead?": the link word opens the clause, the ask follows it

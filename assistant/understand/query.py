@@ -105,6 +105,9 @@ class Stated:
     options: Mapping[str, Any] = field(default_factory=dict)  # other distributed keys set in prose
     # Features asked about or for without a size ("can megatron_fsdp do PP?"): a capability, not a layout.
     wanted: frozenset[str] = frozenset()
+    # command-line overrides written in the prose ("I pass `--distributed.pp_size 1`"): (dotted path,
+    # value as upstream translates it), set over a pasted config in order
+    overrides: tuple[tuple[str, Any], ...] = ()
 
     def any(self) -> bool:
         return bool(self.strategy or self.sizes or self.options)

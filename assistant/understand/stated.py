@@ -91,7 +91,22 @@ def stated_layout(params: Params, prose: str) -> Stated:
         sizes.pop("dp_size", None)  # "dp for the rest" names no number: upstream infers it
     sized = {"hsdp" if k == "dp_replicate_size" else k.removesuffix("_size") for k in sizes}
     return Stated(strategy=params.strategy, sizes=sizes, rest_data_parallel=rest, options=options,
-                  wanted=frozenset(params.wanted - sized))
+                  wanted=frozenset(params.wanted - sized), overrides=cli_overrides(prose or ""))
+
+
+# "--distributed.pp_size 1", "--step_scheduler.local_batch_size=4": a dotted override as typed in prose
+_OVERRIDE = re.compile(r"(?<![\w-])--[A-Za-z_]\w*(?:\.\w+)+(?:=[^\s`'\"]+|\s+(?!-)[^\s`'\"]+)?")
+
+
+def cli_overrides(prose: str) -> tuple[tuple[str, Any], ...]:
+    """The command-line overrides the prose writes, read as upstream's parse_cli_argv reads them."""
+    from assistant.launch.overrides import parse_overrides
+
+    argv = [tok for m in _OVERRIDE.finditer(prose) for tok in m.group(0).split()]
+    if not argv:
+        return ()
+    overrides, _ = parse_overrides(argv)
+    return tuple((o.path, o.value) for o in overrides)
 
 
 def config_mapping(text: str) -> dict | None:

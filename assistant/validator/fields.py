@@ -104,7 +104,8 @@ class FieldTable:
 
     def mentioned(self, text: str) -> list[FieldRef]:
         """Rows named in a question, in order of first mention. A plain-word key (`moe`, `dtype`,
-        `pipeline`) counts only when written as code (backticks, a trailing colon, a dotted path), so
+        `pipeline`) counts only when written as code (backticks, a trailing colon, a dotted path) or
+        followed by a block word ("the moe block", "pipeline 块"), so
         "pipeline parallelism" does not name the `pipeline:` block; a row's `terms` ("mixed precision",
         "激活检查点") name it in words. A key that lives in several blocks is narrowed to the block the
         question names ("reshard_after_forward in moe:")."""
@@ -213,10 +214,14 @@ def _plain_word(token: str) -> bool:
     return bool(re.fullmatch(r"[a-z]+", token))
 
 
+# "the moe block", "这个 moe 块", "pipeline 段": a plain-word key the block word after it names as the block
+_BLOCK_WORD = re.compile(r"\s*(?:blocks?|sections?|块|段|配置块)\b|\s*(?:块|段)", re.I)
+
+
 def _written_as_code(text: str, start: int, end: int) -> bool:
     before = text[start - 1] if start else ""
     after = text[end] if end < len(text) else ""
-    return before == "`" or after in (":", "：", "`")
+    return before == "`" or after in (":", "：", "`") or bool(_BLOCK_WORD.match(text, end))
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:

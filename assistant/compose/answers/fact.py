@@ -318,7 +318,10 @@ def _answering(w: Writer, inp: ComposeInput, ask=None) -> bool:
         own = [k for k in _cued(w, ask.text) if k in w.p.answering_facts]
         elsewhere = {k for a in others for k in _cued(w, a.text)}
         if not own and any(f"facts.{k}" in w.stated for k in keys):
-            return True  # an earlier ask of the question said it ("..., or are they the same GPUs?")
+            # an earlier ask of the question said it ("..., or are they the same GPUs?"); a clause that
+            # names a field of its own ("what dtype goes between stages when pipeline.dtype is unset?")
+            # asks about that field
+            return not any(not r.is_strategy_name for r in read(ask).fields)
         keys = own or [k for k in keys if k not in elsewhere]
     if not keys:
         return False

@@ -309,6 +309,12 @@ class _Renderer:
         if ref.runtime(self.lang):  # "do I fill in pp_batch_size myself?": the recipe does
             self.main = ref
             return [self.say("advice_runtime", path=ref.path, runtime=ref.runtime(self.lang))]
+        section = self.t.sections.get(ref.path)
+        if section is not None and section.read_when_key is not None:
+            # "需不需要写 pipeline 块": whether a block is needed is when it is read (its meaning says so);
+            # its note is what happens to it otherwise
+            self.main = ref
+            return [self.say("advice", path=ref.path, note=ref.meaning(self.lang))]
         if not ref.note(self.lang):
             return []
         self.main = ref
@@ -564,9 +570,16 @@ def inert_lines(question: str, lang: str) -> list[tuple[FieldRef, str]]:
 def stated_size(question: str, key: str) -> int | None:
     """The value the question gives a size (`ep_size is 1`, `ep_size=1`, `ep 1`, `ep_size 设为 1`)."""
     stem = re.escape(key.removesuffix("_size"))
-    m = re.search(rf"(?<![a-z0-9_]){stem}(?:_size)?`?\s*(?:is|was|=|:|of|to|at|为|是|设为|设成|设置为|等于|==)?\s*(-?\d+)\b",
-                  question, re.IGNORECASE)
-    return int(m.group(1)) if m else None
+    for m in re.finditer(rf"(?<![a-z0-9_]){stem}(?:_size)?`?\s*(?:is|was|=|:|of|to|at|为|是|设为|设成|设置为|等于|==|写的|写了|写成)?"
+                         rf"\s*(?:(-?\d+)\b|(null|none|~)(?![\w]))", question, re.IGNORECASE):
+        if m.group(1) is not None:
+            return int(m.group(1))
+        # "ep_size: null" / "ep_size 写的 null": upstream falls back to the default (_dist_utils
+        # _PARALLELISM_DEFAULTS), a number only for the sizes that have one (dp_size null is inferred)
+        default = next((r.default for r in field_table().get(key) if not r.is_strategy_name), None)
+        if isinstance(default, int) and not isinstance(default, bool):
+            return default
+    return None
 
 
 def _show(value: Any) -> str:

@@ -8,6 +8,8 @@ import copy
 import re
 from typing import Any, Sequence
 
+import yaml
+
 from assistant.compose.knowledge.diagnose import Diagnosis, diagnose, judge_stated
 from assistant.understand.cues import read
 from assistant.understand.query import Query
@@ -50,7 +52,7 @@ def judge_user_layout(query: Query, gpus_per_node: int, errors: Sequence[Upstrea
     carried = (query.params.yaml_text,) if query.params.yaml_text and not sit.pasted.configs else ()
     pasted = next((t for t in (*sit.pasted.configs, *carried) if config_mapping(t) is not None), None)
     if pasted is not None:
-        return diagnose(pasted, **_kwargs(query, gpus_per_node))
+        return diagnose(_overridden(pasted, sit.stated.overrides), **_kwargs(query, gpus_per_node))
     recipe = recipe_of(sit) or (_logged_layout(sit.pasted.errors) if errors else None)
     if recipe and read(query).no_pipeline_block:
         # "pp_size 2, no pipeline block written": the layout as stated has none (to move into stated.py)
@@ -64,6 +66,17 @@ def judge_user_layout(query: Query, gpus_per_node: int, errors: Sequence[Upstrea
         # a micro-batch question states local_batch_size alone; the checks that read it need it
         recipe = {**recipe, "step_scheduler": {"local_batch_size": sit.local_batch_size}}
     return judge_stated(recipe, **_kwargs(query, gpus_per_node)) if recipe else None
+
+
+def _overridden(text: str, overrides: Sequence[tuple[str, Any]]) -> str:
+    """The pasted config with the command-line overrides the prose states set over it ("I pass
+    `--distributed.pp_size 1` and leave the pipeline block in"): the run judged is the one launched."""
+    recipe = config_mapping(text) if overrides else None
+    if recipe is None:
+        return text
+    for path, value in overrides:
+        put_path(recipe, path, value)
+    return yaml.safe_dump(recipe, sort_keys=False)
 
 
 def _int(v: Any) -> int | None:

@@ -352,3 +352,16 @@ def test_a_feature_fact_beside_a_verdict_stays_a_fact(engine, question, kinds):
     from assistant.answer import AskRequest
 
     assert engine.ask(AskRequest(question=question)).asks == kinds
+
+
+@pytest.mark.parametrize("question, lang", [
+    ("fsdp2, pp_size 2 on 16 GPUs, pipeline.dtype unset. What dtype goes between stages? And if I set "
+     "mp_policy output_dtype to float32, does the stage dtype follow?", "en"),
+    ("fsdp2，16 卡，pp_size 2，没写 pipeline.dtype。mp_policy 的 output_dtype 改成 float32 的话，stage 之间的 dtype 会跟着变吗？", "zh"),
+])
+def test_the_stage_dtype_follows_output_dtype(engine, question, lang):
+    # recipes/_dist_utils.py: an unset pipeline.dtype takes mp_policy.output_dtype when pp_size > 1
+    from assistant.answer import AskRequest
+
+    text = engine.ask(AskRequest(question=question)).text
+    assert "output_dtype: float32" in text and ("follows" in text if lang == "en" else "跟着变" in text)

@@ -38,3 +38,12 @@ def test_worked_alternatives_fall_back_when_a_size_is_not_stated():
     # "I have 128k tokens" and no cp_size: the per-GPU length at the usual CP sizes
     assert Phrases.load().worked_out("cp_per_rank", "en", {"seq_len": 131072}) == \
         "With your 131072 tokens: 65536 tokens per GPU at cp_size 2, 32768 at 4, 16384 at 8."
+
+
+def test_the_experts_rule_is_cued_by_its_own_words():
+    from assistant.compose.phrases import Phrases
+
+    p = Phrases.load()
+    assert "ep_experts" in p.cued("Quick q: does ep_size have to divide the number of experts?")
+    assert "ep_experts" in p.cued("ep_size 必须整除专家数吗")
+    assert "ep_experts" not in p.cued("We have 64 experts; what ep_size fits 48 GPUs?")

@@ -50,3 +50,14 @@ def test_the_pasted_error_line_and_the_announcing_line_ask_nothing(read):
     q = read("8 卡 ddp 加了 tp_size: 2，报了\n`ValueError: ddp does not support tensor parallelism`。\n几个问题：1）ddp 能和 tp 一起用吗？")
     assert all("ValueError" not in a.text for a in q.asks if a.kind != "diagnosis")
     assert all(a.text != "几个问题" for a in q.asks)
+
+
+def test_a_clause_after_a_comma_and_must_is_its_own_ask(read):
+    q = read("GLM-4.5-Air has 46 layers. On 32 GPUs with fsdp2, tp_size 1, pp_size 4, ep_size 8 and pipeline: {}, "
+             "what dp_size do I get, and must 46 be divisible by 4?")
+    assert [a.target for a in q.asks if a.kind == "quantity"] == ["dp_size", "layers_per_stage"]
+
+
+def test_an_enumeration_label_is_no_part_of_the_ask(read):
+    q = read("2 nodes of 8 H100, Qwen2.5-32B. Question 1: what tp/pp would you suggest? Question 2: is dp_size inferred?")
+    assert q.asks[0].kind == "recommendation" and q.asks[0].text == "what tp/pp would you suggest"

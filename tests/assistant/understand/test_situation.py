@@ -157,3 +157,11 @@ def test_the_pipeline_block_stated_in_other_words(text, block):
     from assistant.understand.stated import pipeline_block_stated
 
     assert pipeline_block_stated(text) == block
+
+
+def test_command_line_overrides_in_prose_are_read_as_upstream_reads_them():
+    from assistant.understand.stated import cli_overrides
+
+    assert cli_overrides("For the pp1 leg I pass `--distributed.pp_size 1` and keep the block.") == (("distributed.pp_size", 1),)
+    assert cli_overrides("命令行 `--distributed.pp_size=1` 覆盖的") == (("distributed.pp_size", 1),)
+    assert cli_overrides("torchrun --nnodes=4 --nproc-per-node=8") == ()  # launcher flags set no recipe path

@@ -137,7 +137,11 @@ def test_mentioned_narrows_to_the_block_named():
 def test_mentioned_needs_code_form_for_plain_words():
     assert T.mentioned("How does pipeline parallelism split a model?") == []
     assert paths(T.mentioned("If ep_size is 1, is my moe: block read?")) == ["distributed.ep_size", "distributed.moe"]
-    assert paths(T.mentioned("`dtype` in the pipeline block")) == ["distributed.pipeline.dtype"]
+    # "the pipeline block", "这个 moe 块": the block word names the block, as `moe:` does
+    assert paths(T.mentioned("`dtype` in the pipeline block")) == ["distributed.pipeline.dtype", "distributed.pipeline"]
+    assert paths(T.mentioned("Is the moe block read at all with ep_size 1?")) == ["distributed.moe", "distributed.ep_size"]
+    assert paths(T.mentioned("这个 moe 块在 ep_size null 的时候生效没")) == ["distributed.moe", "distributed.ep_size"]
+    assert T.mentioned("the moe layers are routed") == []
 
 
 def test_mentioned_finds_strategy_spellings_in_order():

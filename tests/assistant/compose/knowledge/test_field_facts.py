@@ -79,6 +79,9 @@ def test_different_strategies_are_called_different():
     ("ep_size 设为 1 的时候 moe: 还会读取吗？", "zh", "不会：只有 `ep_size > 1` 时才读取 `moe:`"),
     ("With pp_size 4, is the `pipeline:` block used?", "en", "Yes: with `pp_size` 4 (above 1) the `pipeline:` block is read."),
     ("Is the moe: block read?", "en", "`moe:` is read only when `ep_size > 1`."),
+    # the block named in words; a size written null is upstream's default (ep_size 1)
+    ("Is the moe block read at all with ep_size 1?", "en", "No: `moe:` is read only when `ep_size > 1`, and yours is 1."),
+    ("yaml 里 ep_size 写的 null，这个 moe 块到底生效没？", "zh", "不会：只有 `ep_size > 1` 时才读取 `moe:`，而你的 `ep_size` 是 1"),
 ])
 def test_is_a_block_read(question, lang, start):
     assert answer(question, lang)[0].startswith(start)
@@ -318,3 +321,8 @@ def test_a_config_class_name_lists_its_fields_with_defaults():
     assert [r.key for r in refs] == ["megatron_fsdp"]
     lead = field_facts(refs, q, "en").answer[0]
     assert "`zero_dp_strategy` (`3`)" in lead and "`overlap_grad_reduce` (`true`)" in lead
+
+
+def test_whether_a_block_is_needed_is_when_it_is_read():
+    # "需不需要写 pipeline 块": the block's meaning (required when pp_size > 1), not its drop note
+    assert "`pp_size > 1` 时必须提供" in answer("32 卡 pp 4，需不需要写 pipeline 块？", "zh")[0]
