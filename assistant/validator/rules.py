@@ -590,6 +590,9 @@ def check_silent(p: Parsed, raw_dist: dict, out: Findings) -> None:
             # before any mesh is built: that value never runs as 1, and the error is the one verdict
             if any(f.code == "MW-E-PP-NO-PIPELINE" for f in out.errors):
                 erred.add("distributed.pp_size")
+            # "${TP}" is not run as written: the loader takes it from the launch environment or raises
+            # KeyError (config/loader.py resolve_yaml_env_vars), which MW-W-ENV-VAR already says
+            erred.update(f.path for f in out.warnings if f.code == "MW-W-ENV-VAR")
         if f"distributed.{key}" in erred:
             continue
         # tp/cp are only ever read through _degree; the others are also compared with ints,

@@ -328,3 +328,12 @@ def test_a_non_int_pp_size_gets_one_verdict(pp):
     assert "pp_size: 1" in r.suggested_fix and "pipeline" not in r.suggested_fix
     r = validate({"strategy": "fsdp2", "pp_size": pp, "pipeline": {}}, world_size=8)
     assert r.ok and r.codes == ["MW-W-SIZE-NOT-INT"] and "pp_size = 1" in r.warnings[0].message
+
+
+@pytest.mark.parametrize("value", ["${TP}", "$TP", "${oc.env:TP}"])
+def test_a_size_from_an_unset_environment_variable_is_not_said_to_run_as_one(value):
+    # upstream resolves it at load or raises KeyError (config/loader.py resolve_yaml_env_vars): never
+    # "silently runs it as tp_size = 1"; the environment warning is the one finding for that key
+    r = validate({"strategy": "fsdp2", "tp_size": value}, world_size=8)
+    codes = [w.code for w in r.warnings if w.path == "distributed.tp_size"]
+    assert codes == ["MW-W-ENV-VAR"]
