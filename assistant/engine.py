@@ -448,10 +448,11 @@ class Assistant:
                 yield from self._tool_answer(req, prep, computed, messages, t0)
                 return
             except LLMError as exc:
-                if exc.kind != "no_tools":
+                if exc.kind not in ("no_tools", "no_tools_now"):
                     yield from self._llm_fallback(req, prep, t0, t, exc, streamed=False)
                     return
-                self._tools_ok = False  # this endpoint or model has no function calling
+                if exc.kind == "no_tools":
+                    self._tools_ok = False  # this endpoint or model has no function calling
                 messages = build_messages(q, computed, prep.sources, req.history, prompt_tokens=room)
         yield from self._single_shot(req, prep, computed, messages, t0)
 

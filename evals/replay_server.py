@@ -82,10 +82,11 @@ def wire_message(reply: dict, n: int) -> dict:
 
 class ReplayServer:
     """The endpoint. `requests` keeps every request body; `refuse_tools` answers a request with
-    `tools` the way a server without function calling does (HTTP 400 naming tools); `delay_s` is how
+    `tools` the way a server without function calling does (HTTP 400 naming tools, or the status
+    given: `refuse_tools=500`); `delay_s` is how
     long each reply takes (a slow model, for the clock deadline)."""
 
-    def __init__(self, fixtures: Iterable[Fixture], *, port: int = 0, refuse_tools: bool = False,
+    def __init__(self, fixtures: Iterable[Fixture], *, port: int = 0, refuse_tools: bool | int = False,
                  delay_s: float = 0.0):
         self.fixtures = list(fixtures)
         self.refuse_tools = refuse_tools
@@ -123,7 +124,8 @@ class ReplayServer:
                     return
                 outer.requests.append(body)
                 if body.get("tools") and outer.refuse_tools:
-                    self._send(400, {"error": {"message": "this model does not support tools"}})
+                    status = 400 if outer.refuse_tools is True else int(outer.refuse_tools)
+                    self._send(status, {"error": {"message": "this model does not support tools"}})
                     return
                 reply = outer.reply_for(body)
                 if outer.delay_s:

@@ -168,6 +168,18 @@ def test_a_server_without_function_calling_gets_the_single_shot_prompt(replay, m
         assert [bool(r.get("tools")) for r in plain.requests] == [True, False, False]
 
 
+def test_a_500_naming_tools_gets_the_single_shot_prompt_once_not_for_good(replay, mw_assistant):
+    # a 500 whose body names tools can be a fault while handling one call: this answer falls back to
+    # the single-shot prompt, the next question offers tools again (a 400 refusal is remembered, above)
+    with ReplayServer([Fixture(match=VERDICT_Q, single_shot="No: 40 is not divisible by 12 (MW-E-WORLD-DIVISIBLE).\n")],
+                      refuse_tools=500) as flaky:
+        engine = engine_for(mw_assistant, flaky.url)
+        a = engine.ask(AskRequest(question=VERDICT_Q))
+        assert a.llm_path == "single_shot" and a.text.startswith("No: 40") and not a.notices
+        engine.ask(AskRequest(question=VERDICT_Q))
+        assert [bool(r.get("tools")) for r in flaky.requests] == [True, False, True, False]
+
+
 def test_the_loop_keeps_to_its_deadline(replay):
     play(replay, VERDICT_Q, {"tool_calls": [call("lookup_field", name="tp_size")]})
     client = OpenAICompatClient(replay.url, model="replay", timeout_s=2.0)

@@ -2,8 +2,9 @@
 reply with `tools` (function calling, `chat`) over httpx, read under a byte cap and the caller's clock.
 
 Errors are folded into `LLMError` with a short kind (timeout, connection, http, stream, too_long,
-empty, other; `no_tools` when the server refuses the `tools` field) so the engine can fall back to
-the offline answer with a one-line notice that leaks nothing. The HTTP transport under the client
+empty, other; `no_tools` when the server refuses the `tools` field, `no_tools_now` when a 500 names
+tools: the single-shot prompt this once) so the engine can fall back to the offline answer with a
+one-line notice that leaks nothing. The HTTP transport under the client
 holds every response to the total deadline by the clock and to a byte cap (`BoundedTransport`):
 httpx's read timeout restarts with every byte, so an endpoint that sends only `: ping` keep-alives,
 or endless deltas, would otherwise never stop.
@@ -237,8 +238,12 @@ class OpenAICompatClient:
         except httpx.HTTPError as exc:
             raise LLMError("connection", type(exc).__name__) from exc
         if status >= 400:
-            if tools and status in (400, 404, 422, 500, 501) and _refuses_tools(bytes(raw)):
+            if tools and status in (400, 404, 422, 501) and _refuses_tools(bytes(raw)):
                 raise LLMError("no_tools", str(status))
+            if tools and status == 500 and _refuses_tools(bytes(raw)):
+                # a 500 naming tools is a refusal on some builds but also a fault while handling one
+                # call: the single-shot prompt this time, tools offered again on the next question
+                raise LLMError("no_tools_now", str(status))
             raise LLMError("http", str(status))
         try:
             message = json.loads(raw)["choices"][0]["message"]
