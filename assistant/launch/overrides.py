@@ -12,6 +12,7 @@ the whole subtree; the last override of a path wins. `_target_` / `*_fn` values 
 from __future__ import annotations
 
 import copy
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from assistant.launch import codes
@@ -107,7 +108,7 @@ def apply_overrides(recipe: Mapping, overrides: Sequence[Override]) -> dict:
     copied: set[int] = {id(out)}
     for o in overrides:
         node = out
-        *heads, last = o.path.split(".")
+        *heads, last = _dotted(o.path)
         for h in heads:
             nxt = node.get(h)
             if not isinstance(nxt, dict):
@@ -121,3 +122,9 @@ def apply_overrides(recipe: Mapping, overrides: Sequence[Override]) -> dict:
         node[last] = o.value if isinstance(o.value, (str, int, float, bool, type(None))) else copy.deepcopy(o.value)
     return out
 
+
+
+@lru_cache(maxsize=1024)
+def _dotted(path: str) -> tuple[str, ...]:
+    # the same launch line is applied to every config it is checked against: split each path once
+    return tuple(path.split("."))

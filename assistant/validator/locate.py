@@ -85,10 +85,17 @@ def _is_bare(tree: yaml.Node) -> bool:
 
 def node_mark(tree: yaml.Node | None, path: str | Sequence[Any]) -> tuple[int, int]:
     """(line, col), 1-based, of the key that names `path`, or of the deepest section above it the file has."""
+    return _mark(tree, _keys(path), tree is not None and _is_bare(tree))
+
+
+def _keys(path: str | Sequence[Any]) -> tuple[str | int, ...]:
+    return _split(path) if isinstance(path, str) else tuple(segments(path))
+
+
+def _mark(tree: yaml.Node | None, keys: tuple[str | int, ...], bare: bool) -> tuple[int, int]:
     if tree is None:
         return 1, 1
-    keys = segments(path)
-    if keys and keys[0] == "distributed" and _is_bare(tree):
+    if keys and keys[0] == "distributed" and bare:
         keys = keys[1:]
     node, mark = tree, tree.start_mark
     for key in keys:
@@ -100,32 +107,48 @@ def node_mark(tree: yaml.Node | None, path: str | Sequence[Any]) -> tuple[int, i
     return mark.line + 1, mark.column + 1
 
 
-def _override_path(o: Any) -> list[str | int]:
-    return segments(o.path)
+@lru_cache(maxsize=256)
+def _mention(leaf: str) -> re.Pattern[str]:
+    # a message names a sibling key as a whole word; compiled once per key, not per finding
+    return re.compile(rf"(?<![\w.]){re.escape(leaf)}(?!\w)")
 
 
-def _names(finding: Finding, keys: list[str | int], opath: list[str | int]) -> bool:
+def _names(finding: Finding, keys: tuple[str | int, ...], opath: tuple[str | int, ...]) -> bool:
     if opath == keys[: len(opath)]:
         return True  # its own key, or a section above it that the override replaced
     if len(opath) < 1 or opath[:-1] != keys[: len(opath) - 1]:
         return False  # a key of another section
     leaf = opath[-1]
-    return isinstance(leaf, str) and re.search(rf"(?<![\w.]){re.escape(leaf)}(?!\w)", finding.message) is not None
+    return isinstance(leaf, str) and _mention(leaf).search(finding.message) is not None
 
 
-def override_for(finding: Finding, overrides: Iterable[Any]) -> Any | None:
-    """The last override that set the finding's key, a section above it, or a sibling its message names."""
-    keys = segments(finding.path)
+def _ordered(overrides: Iterable[Any]) -> list[tuple[Any, tuple[str | int, ...]]]:
+    """The overrides in launch-line order, each with its keys: read once per report, not per finding."""
+    return [(o, _keys(o.path)) for o in sorted(overrides, key=lambda o: getattr(o, "index", 0))]
+
+
+def _last_naming(finding: Finding, keys: tuple[str | int, ...], ordered: list[tuple[Any, tuple]]) -> Any | None:
     hit = None
-    for o in sorted(overrides, key=lambda o: getattr(o, "index", 0)):
-        if _names(finding, keys, _override_path(o)):
+    for o, opath in ordered:
+        if _names(finding, keys, opath):
             hit = o
     return hit
 
 
+def override_for(finding: Finding, overrides: Iterable[Any]) -> Any | None:
+    """The last override that set the finding's key, a section above it, or a sibling its message names."""
+    return _last_naming(finding, _keys(finding.path), _ordered(overrides))
+
+
 def locate(finding: Finding, tree: yaml.Node | None, overrides: Iterable[Any] = (), file: str | None = None) -> Location:
-    line, col = node_mark(tree, finding.path)
-    o = override_for(finding, overrides)
+    return _place(finding, tree, tree is not None and _is_bare(tree), _ordered(overrides), file)
+
+
+def _place(finding: Finding, tree: yaml.Node | None, bare: bool, ordered: list[tuple[Any, tuple]],
+           file: str | None) -> Location:
+    keys = _keys(finding.path)
+    line, col = _mark(tree, keys, bare)
+    o = _last_naming(finding, keys, ordered) if ordered else None
     return Location(file, line, col, getattr(o, "argument", None) if o is not None else None)
 
 
@@ -136,4 +159,5 @@ def locate_report(report: ValidationReport, text: str | bytes | None, file: str 
     if not findings:
         return []
     tree = compose_tree(text)
-    return [(f, locate(f, tree, overrides, file)) for f in findings]
+    bare, ordered = tree is not None and _is_bare(tree), _ordered(overrides)  # once for every finding
+    return [(f, _place(f, tree, bare, ordered, file)) for f in findings]
