@@ -200,7 +200,12 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return judged_body(w, inp, d)
     if not r.ok:
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
+        # "48 GPUs, ep 12 on 64 experts: must ep divide? And what dp_size?": a failure past the mesh (the
+        # validator still derived its sizes) leaves the mesh numbers standing; the asked one is said
+        standing = _standing_line(w, ask, r, d.judged)
         if any(a.kind in ("verdict", "diagnosis") for a in before) and not (d.fix_report is not None and d.fix_report.ok):
+            if standing:
+                w.answer(w.computed(standing))
             return Part()  # the verdict before this ask already said why there are no numbers
         if any(a.kind in ("verdict", "diagnosis", "recommendation") for a in inp.asks) and d.fix_report is not None \
                 and d.fix_report.ok:
@@ -211,6 +216,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
                 w.answer(quantity_line(w, target, d.fix_report, fixed if isinstance(fixed, dict) else None))
             return Part()
         w.answer(verdict_line(w, d))
+        if standing:
+            w.answer(w.computed(standing))
         return judged_body(w, inp, d)
     changed = change_lines(w, inp.query, d)  # "go from 1 node to 4": what the change does, first
     for line in changed:
@@ -229,6 +236,19 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         if line and not _said(w, line):
             w.answer(w.computed(label + line if label and target != "mesh_shape" else line))
     return judged_body(w, inp, d)
+
+
+# the sizes the device mesh alone decides: they exist when only a check after the mesh fails
+_MESH_TARGETS = frozenset({"dp_size", "dp_shard", "dp_replicate", "fsdp_shards", "layout_kind"})
+
+
+def _standing_line(w: Writer, ask, r: ValidationReport, judged: dict | None) -> str | None:
+    """The asked mesh size of a layout that fails a check past the mesh (r.derived is set only when the
+    mesh arithmetic holds, validator/layout.py), else None."""
+    target = getattr(ask, "target", None)
+    if r.derived is None or target not in _MESH_TARGETS or getattr(ask, "layout", None):
+        return None
+    return quantity_line(w, target, r, judged)
 
 
 def _hsdp_by_node(inp: ComposeInput, d, ask):

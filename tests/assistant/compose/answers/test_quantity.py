@@ -24,6 +24,21 @@ def test_a_failing_layout_has_a_verdict_not_quantities(ask):
     assert lead(a.text).startswith("No: ") and not a.validation.ok
 
 
+def test_a_layout_failing_past_the_mesh_still_has_its_dp(ask):
+    # issue 18 (t9 forms): 64 % 12 fails the experts rule, but the mesh builds: dp = 48 / 1 = 48
+    a = ask("48 GPUs, 64 experts, ep 12: must ep divide experts? And what dp_size do we end up with?")
+    first = lead(a.text)
+    assert "64 % 12 = 4" in first and "dp_size = 48" in first
+
+
+def test_follow_on_and_listed_layouts_get_their_own_numbers(ask):
+    a = ask("On 16 GPUs with tp 2, what's dp_size? and with cp 2?")
+    first = lead(a.text)
+    assert "16 / (2 × 1 × 1)" in first and "16 / (2 × 1 × 2)" in first
+    a = ask("Options on 24 GPUs: (a) tp 2 pp 3, (b) tp 4 pp 2, (c) tp 8 pp 4. Is the third option valid?")
+    assert lead(a.text).startswith("No: ") and "8*1*4 = 32" in lead(a.text)
+
+
 def test_experts_per_rank_is_the_stated_count_over_ep(ask):
     # a phrasing and numbers of our own: 96 experts over ep 8 on 16 GPUs -> 12 per rank
     a = ask("My MoE has 96 routed experts. With 16 GPUs and ep_size 8, how many experts sit on each GPU?")
