@@ -24,19 +24,19 @@ def test_a_failing_layout_has_a_verdict_not_quantities(ask):
     assert lead(a.text).startswith("No: ") and not a.validation.ok
 
 
-def test_a_layout_failing_past_the_mesh_still_has_its_dp(ask):
+@pytest.mark.parametrize("question, in_lead", [
     # issue 18 (t9 forms): 64 % 12 fails the experts rule, but the mesh builds: dp = 48 / 1 = 48
-    a = ask("48 GPUs, 64 experts, ep 12: must ep divide experts? And what dp_size do we end up with?")
-    first = lead(a.text)
-    assert "64 % 12 = 4" in first and "dp_size = 48" in first
-
-
-def test_follow_on_and_listed_layouts_get_their_own_numbers(ask):
-    a = ask("On 16 GPUs with tp 2, what's dp_size? and with cp 2?")
-    first = lead(a.text)
-    assert "16 / (2 × 1 × 1)" in first and "16 / (2 × 1 × 2)" in first
-    a = ask("Options on 24 GPUs: (a) tp 2 pp 3, (b) tp 4 pp 2, (c) tp 8 pp 4. Is the third option valid?")
-    assert lead(a.text).startswith("No: ") and "8*1*4 = 32" in lead(a.text)
+    ("48 GPUs, 64 experts, ep 12: must ep divide experts? And what dp_size do we end up with?",
+     ("64 % 12 = 4", "dp_size = 48")),
+    # an elliptic follow-on: dp of tp 2, then of tp 2 with cp 2
+    ("On 16 GPUs with tp 2, what's dp_size? and with cp 2?", ("16 / (2 × 1 × 1)", "16 / (2 × 1 × 2)")),
+    # the third layout listed: 8 * 4 = 32 does not divide 24
+    ("Options on 24 GPUs: (a) tp 2 pp 3, (b) tp 4 pp 2, (c) tp 8 pp 4. Is the third option valid?",
+     ("No: ", "8*1*4 = 32")),
+])
+def test_each_layout_asked_about_gets_its_own_numbers(ask, question, in_lead):
+    first = lead(ask(question).text)
+    assert all(part in first for part in in_lead), first
 
 
 def test_experts_per_rank_is_the_stated_count_over_ep(ask):
