@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 from assistant.datafile import read_yaml
 from assistant.understand.follow_on import follow_on_sizes, referenced_layout
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
+from assistant.understand.inverse import solve_target
 from assistant.understand.intent import load_table, neutralised
 from assistant.understand.params import MAX_PROSE_CHARS, extract_params, history_spans, normalize, tame
 from assistant.understand.pasted import split_pasted
@@ -638,6 +639,11 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 continue  # the quoted message is diagnosed last (below), as the story's, not this run's
             if listed and kind == "verdict":
                 target = listed
+            solved = solve_target(raw, previous) if kind == "quantity" else None
+            if solved:
+                # "what local_batch_size gives grad-acc 4?": the input that makes the output come out as asked
+                add(kind, text, *solved)
+                continue
             add(kind, text, target, (listed or layout) if kind == "quantity" else None)
         last_clause_asks = asks[added:]
         if own:
@@ -669,7 +675,11 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         fallback = "verdict"
     if not asks:
         kind = fallback
-        add(kind, prose.strip()[:300] or question.strip()[:300], None)
+        text = prose.strip()[:300] or question.strip()[:300]
+        # "..., which pipeline microbatch size gives 8 microbatches?" read with no confident kind: still an
+        # inverse quantity when its exact parts say so
+        solved = solve_target(text) if kind in ("quantity", "fact", "recommendation") and has_layout else None
+        add("quantity" if solved else kind, text, *(solved or (None,)))
         asks += unsure[:MAX_ASKS - len(asks)]
     if quoted and not any(a.kind == "diagnosis" for a in asks):
         add("diagnosis", prose.strip()[:300], quoted)  # an error message quoted in prose is explained too

@@ -10,6 +10,7 @@ import copy
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.scaled import CHANGED_TARGETS, change_lines
+from assistant.compose.answers.solved_lines import solved_line, solved_value
 from assistant.compose.answers import recommendation
 from assistant.compose.answers.quantity_lines import (
     derived_sizes, experts_of, layers_of, layout_targets, no_ep_class, quantity_line,
@@ -134,8 +135,43 @@ def _write_allowed(w: Writer, inp: ComposeInput, ask) -> Part | None:
     return Part(report=d.report, strategy=derived.strategy if derived else None, judged=d.judged)
 
 
+def _write_solved(w: Writer, inp: ComposeInput, ask) -> Part | None:
+    """"what local_batch_size gives grad-acc 4?": the input value, then the validator's word on the layout
+    with it set (a value the arithmetic gives can still fail another check)."""
+    d = inp.diagnosis
+    if d is None or d.report is None:
+        # nothing stated to solve on: the recommended layout's numbers, as the other quantities take them
+        plan = inp.plan
+        if plan is None or not plan.report.ok or (found := solved_value(ask, plan.report, recommendation.plan_recipe(plan),
+                                                                        inp.query)) is None:
+            return None
+        w.answer(w.computed(solved_line(w, found)))
+        return Part(report=plan.report, strategy=plan.strategy, judged=recommendation.plan_recipe(plan))
+    found = solved_value(ask, d.report, d.judged, inp.query)
+    if found is None:
+        return None
+    w.answer(w.computed(solved_line(w, found)))
+    field, value = found[0], found[1]
+    rows = field_table().get(field)
+    if value and rows and isinstance(d.judged, dict):
+        recipe = copy.deepcopy(d.judged)
+        put_path(recipe, f"{rows[0].section}.{field}", value)
+        sit = inp.query.situation
+        for key in ("global_batch_size", "local_batch_size"):
+            if key != field and isinstance(getattr(sit, key), int):
+                put_path(recipe, f"step_scheduler.{key}", getattr(sit, key))  # the user's, not a default
+        # a global_batch_size the user never gave is upstream's default: its divisibility is not theirs
+        soft = _ESTIMATES | (_DEFAULT_GBS if sit.global_batch_size is None else frozenset())
+        r = rejudge(inp.query, d, recipe, None).report
+        if r is not None and not r.ok and (failing := [f for f in r.errors if f.code not in soft]):
+            w.bullets([w.finding(f) for f in failing], heading="warnings")
+    return Part(report=d.report, strategy=d.report.derived.strategy if d.report.derived else None, judged=d.judged)
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if (part := _write_world_needed(w, inp, ask)) is not None:
+        return part
+    if (part := _write_solved(w, inp, ask)) is not None:
         return part
     if (part := _write_allowed(w, inp, ask)) is not None:
         return part

@@ -30,6 +30,11 @@ def test_a_failing_layout_has_a_verdict_not_quantities(ask):
      ("64 % 12 = 4", "dp_size = 48")),
     # an elliptic follow-on: dp of tp 2, then of tp 2 with cp 2
     ("On 16 GPUs with tp 2, what's dp_size? and with cp 2?", ("16 / (2 × 1 × 1)", "16 / (2 × 1 × 2)")),
+    # inverse: dp = 64 / 8 = 8, local_batch_size = 512 / (4 * 8) = 16; microbatches: 16 / 4 = 4
+    ("global_batch_size 512 on 64 GPUs with tp 8: what local_batch_size gives grad-acc 4?",
+     ("`local_batch_size: 16`", "512 / (4 × 8) = 16")),
+    ("local_batch_size 16，pp 4，想要 4 个 microbatch，pp_microbatch_size 填几？",
+     ("`pp_microbatch_size: 4`", "16 / 4 = 4")),
     # the third layout listed: 8 * 4 = 32 does not divide 24
     ("Options on 24 GPUs: (a) tp 2 pp 3, (b) tp 4 pp 2, (c) tp 8 pp 4. Is the third option valid?",
      ("No: ", "8*1*4 = 32")),
