@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from assistant.datafile import read_yaml
-from assistant.understand.follow_on import follow_on_sizes, referenced_layout
+from assistant.understand.follow_on import follow_on_sizes, referenced_layout, short_size
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
 from assistant.understand.inverse import solve_target
 from assistant.understand.intent import load_table, neutralised
@@ -338,7 +338,8 @@ def _values_target(clause: str, about: str) -> str | None:
         if _GBS.search(text):
             return "values:global_batch_size"
         # a number's values are counted; a name's ("activation_checkpointing 能填哪些值") are the field's facts
-        field = next((r.key for r in field_table().mentioned(text) if not r.is_strategy_name), None)
+        field = next((r.key for r in field_table().mentioned(text) if not r.is_strategy_name), None) \
+            or short_size(text)  # "ep 可以取哪些值": a size by its short name
         if field and field_table().get(field)[0].type.startswith("int"):
             return f"values:{field}"
         if field:
@@ -639,6 +640,9 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 continue  # the quoted message is diagnosed last (below), as the story's, not this run's
             if listed and kind == "verdict":
                 target = listed
+            if kind == "quantity" and target in (None, "allowed_values") and own is None:
+                # "which ep_size values work? What is the largest of those?": the values asked just before
+                target = next((a.target for a in last_clause_asks if (a.target or "").startswith("values:")), target)
             solved = solve_target(raw, previous) if kind == "quantity" else None
             if solved:
                 # "what local_batch_size gives grad-acc 4?": the input that makes the output come out as asked

@@ -26,6 +26,16 @@ _ORDINALS: tuple[tuple[re.Pattern[str], int], ...] = (
 )
 
 
+# "ep", "PP" written alone: the size field by its short name
+_SHORT = re.compile(r"(?<![A-Za-z0-9_])(?P<key>tp|pp|cp|ep|dp)(?![A-Za-z0-9_])", re.I)
+
+
+def short_size(text: str) -> str | None:
+    """The size field a text names by its short name only ("ep 可以取哪些值": `ep_size`), else None."""
+    m = _SHORT.search(text or "")
+    return _key(m.group("key")) if m else None
+
+
 def _key(short: str) -> str:
     return f"{short.lower()}_size"
 
