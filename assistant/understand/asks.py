@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from assistant.datafile import read_yaml
+from assistant.understand.follow_on import follow_on_sizes, referenced_layout, short_size
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
+from assistant.understand.inverse import solve_target
 from assistant.understand.intent import load_table, neutralised
 from assistant.understand.params import MAX_PROSE_CHARS, extract_params, history_spans, normalize, tame
 from assistant.understand.pasted import split_pasted
@@ -336,7 +338,8 @@ def _values_target(clause: str, about: str) -> str | None:
         if _GBS.search(text):
             return "values:global_batch_size"
         # a number's values are counted; a name's ("activation_checkpointing 能填哪些值") are the field's facts
-        field = next((r.key for r in field_table().mentioned(text) if not r.is_strategy_name), None)
+        field = next((r.key for r in field_table().mentioned(text) if not r.is_strategy_name), None) \
+            or short_size(text)  # "ep 可以取哪些值": a size by its short name
         if field and field_table().get(field)[0].type.startswith("int"):
             return f"values:{field}"
         if field:
@@ -563,9 +566,23 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     batch = to_read + stated
     modelled_all = dict(zip(batch, read(batch))) if batch else {}
     modelled = {c: modelled_all[c] for c in to_read}
+    last_clause_asks: list[Ask] = []  # the asks the clause before added: an elliptic follow-on repeats them
     for clause in cut:
         if _announces(clause, whole):
             continue
+        # asked by its own mark ("and with cp 2?", "ep4 pp2 呢"); "with tp 8 pp 2, what's dp?" is a condition
+        sizes = follow_on_sizes(clause) if has_layout and last_clause_asks \
+            and (clause in marked or clause.rstrip().endswith("呢")) else None
+        if sizes:
+            # "ep8 pp4 的话 dp 是多少？ep4 pp2 呢？", "what's dp_size? and with cp 2?": the asks before, on these sizes
+            for a in last_clause_asks:
+                if a.kind == "quantity":
+                    add("quantity", clause, a.target, sizes)
+                elif a.kind == "verdict":
+                    add("verdict", clause, sizes)
+            previous = clause
+            continue
+        added = len(asks)
         if clause not in marked and not _QUESTION_FORM.search(clause) and _reports_error(clause):
             continue  # "报 `ValueError: ddp does not support ...`。": the error itself; its diagnosis answers it
         kinds = cue_kinds(clause)
@@ -616,10 +633,23 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         context = named_in if named is not None else previous
         about = f"{context}, {clause}" if own is None and context and not _PRONOUN.search(clause) else clause
         error = pasted.errors[0].strip().splitlines()[-1][:200] if pasted.errors else None
+        # "tp 2 pp 2, tp 4 pp 1 or tp 8 pp 1 ... the second option": the listed layout the clause points at
+        listed = referenced_layout(raw, whole) if has_layout else None
         for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout, by_model):
             if kind == "diagnosis" and raw in told_before and quoted and not (pasted.configs or pasted.errors):
                 continue  # the quoted message is diagnosed last (below), as the story's, not this run's
-            add(kind, text, target, layout if kind == "quantity" else None)
+            if listed and kind == "verdict":
+                target = listed
+            if kind == "quantity" and target in (None, "allowed_values") and own is None:
+                # "which ep_size values work? What is the largest of those?": the values asked just before
+                target = next((a.target for a in last_clause_asks if (a.target or "").startswith("values:")), target)
+            solved = solve_target(raw, previous) if kind == "quantity" else None
+            if solved:
+                # "what local_batch_size gives grad-acc 4?": the input that makes the output come out as asked
+                add(kind, text, *solved)
+                continue
+            add(kind, text, target, (listed or layout) if kind == "quantity" else None)
+        last_clause_asks = asks[added:]
         if own:
             named, named_in = own, clause
         previous = clause
@@ -649,7 +679,11 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         fallback = "verdict"
     if not asks:
         kind = fallback
-        add(kind, prose.strip()[:300] or question.strip()[:300], None)
+        text = prose.strip()[:300] or question.strip()[:300]
+        # "..., which pipeline microbatch size gives 8 microbatches?" read with no confident kind: still an
+        # inverse quantity when its exact parts say so
+        solved = solve_target(text) if kind in ("quantity", "fact", "recommendation") and has_layout else None
+        add("quantity" if solved else kind, text, *(solved or (None,)))
         asks += unsure[:MAX_ASKS - len(asks)]
     if quoted and not any(a.kind == "diagnosis" for a in asks):
         add("diagnosis", prose.strip()[:300], quoted)  # an error message quoted in prose is explained too

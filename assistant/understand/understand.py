@@ -18,6 +18,7 @@ from assistant.index.glossary import Glossary, load_glossary
 from assistant.understand.advice import advice_reader, with_advice
 from assistant.understand.ask_model import ClauseEncoders, clause_reader
 from assistant.understand.asks import clauses, detect_asks, rescued_intent
+from assistant.understand.follow_on import layouts
 from assistant.understand.intent import detect_injection, score_intents
 from assistant.understand.language import resolve_language
 from assistant.understand.scale import find_scale
@@ -234,7 +235,7 @@ def understand(
     if is_follow_up and scored.score < _WEAK_INTENT:
         asks = _asks_carried(asks, question, earlier_user[-1], prev_intent or intent)
     asked = {a.target for a in asks if a.kind == "quantity" and a.target}
-    stated = unquestioned(situation.stated, asked, pasted.prose)
+    stated = unquestioned(own_sizes(situation.stated, asks, question), asked, pasted.prose)
     if stated is not situation.stated:
         dropped = set(situation.stated.sizes) - set(stated.sizes)
         situation = replace(situation, stated=stated)
@@ -251,6 +252,28 @@ def understand(
         situation=situation,
         asks=asks,
     )
+
+
+def own_sizes(stated: Stated, asks: tuple[Ask, ...], question: str) -> Stated:
+    """The stated sizes without those only another layout asked about proposes: in "tp 2 on 16 GPUs,
+    what's dp_size? and with cp 2?" or "tp 4: valid? and with tp 8 pp 2, what's dp?" the cp 2 and the
+    pp 2 are the asks' layouts (Ask.layout, a verdict's size target), not the user's. A size the first
+    layout the question writes names stays the user's."""
+    proposed: dict[str, int] = {}
+    for a in asks:
+        for sizes in (a.layout, a.target if a.kind == "verdict" else None):
+            for kv in (sizes or "").split(","):
+                k, _, v = kv.partition("=")
+                if k in SIZE_KEYS and v.isdigit():
+                    proposed.setdefault(k, int(v))
+    if not proposed or not stated.sizes:
+        return stated
+    listed = layouts(question)
+    if len(listed) < 2:
+        return stated  # one layout written: the sizes are the user's
+    later = {(k, v) for lay in listed[1:] for k, v in lay.items()}
+    sizes = {k: v for k, v in stated.sizes.items() if k in listed[0] or proposed.get(k) != v or (k, v) not in later}
+    return stated if sizes == dict(stated.sizes) else replace(stated, sizes=sizes)
 
 
 _QUOTED_SPAN = re.compile(r"[\"'“‘「][^\"'”’」\n]{1,200}[\"'”’」]")

@@ -127,6 +127,16 @@ class Layout:
         denom = local_batch_size * self.dp
         return global_batch_size // denom if denom > 0 and global_batch_size % denom == 0 else None
 
+    def local_batch_for(self, global_batch_size: int, grad_acc_steps: int) -> int | None:
+        """The local_batch_size that makes `grad_acc_steps` of StepScheduler's quotient: global / (steps * dp);
+        None when no whole size does."""
+        denom = grad_acc_steps * self.dp
+        return global_batch_size // denom if denom > 0 and global_batch_size % denom == 0 else None
+
+    def global_batch_for(self, local_batch_size: int, grad_acc_steps: int) -> int:
+        """The global_batch_size that makes `grad_acc_steps`: steps * local * dp."""
+        return grad_acc_steps * local_batch_size * self.dp
+
     def derived(self, grad_acc_steps: int | None = None) -> Derived:
         ddp = self.strategy == "ddp"
         ep_shard = self.ep_shard

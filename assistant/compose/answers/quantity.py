@@ -10,6 +10,7 @@ import copy
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.scaled import CHANGED_TARGETS, change_lines
+from assistant.compose.answers.solved_lines import solved_line, solved_value
 from assistant.compose.answers import recommendation
 from assistant.compose.answers.quantity_lines import (
     derived_sizes, experts_of, layers_of, layout_targets, no_ep_class, quantity_line,
@@ -134,8 +135,43 @@ def _write_allowed(w: Writer, inp: ComposeInput, ask) -> Part | None:
     return Part(report=d.report, strategy=derived.strategy if derived else None, judged=d.judged)
 
 
+def _write_solved(w: Writer, inp: ComposeInput, ask) -> Part | None:
+    """"what local_batch_size gives grad-acc 4?": the input value, then the validator's word on the layout
+    with it set (a value the arithmetic gives can still fail another check)."""
+    d = inp.diagnosis
+    if d is None or d.report is None:
+        # nothing stated to solve on: the recommended layout's numbers, as the other quantities take them
+        plan = inp.plan
+        if plan is None or not plan.report.ok or (found := solved_value(ask, plan.report, recommendation.plan_recipe(plan),
+                                                                        inp.query)) is None:
+            return None
+        w.answer(w.computed(solved_line(w, found)))
+        return Part(report=plan.report, strategy=plan.strategy, judged=recommendation.plan_recipe(plan))
+    found = solved_value(ask, d.report, d.judged, inp.query)
+    if found is None:
+        return None
+    w.answer(w.computed(solved_line(w, found)))
+    field, value = found[0], found[1]
+    rows = field_table().get(field)
+    if value and rows and isinstance(d.judged, dict):
+        recipe = copy.deepcopy(d.judged)
+        put_path(recipe, f"{rows[0].section}.{field}", value)
+        sit = inp.query.situation
+        for key in ("global_batch_size", "local_batch_size"):
+            if key != field and isinstance(getattr(sit, key), int):
+                put_path(recipe, f"step_scheduler.{key}", getattr(sit, key))  # the user's, not a default
+        # a global_batch_size the user never gave is upstream's default: its divisibility is not theirs
+        soft = _ESTIMATES | (_DEFAULT_GBS if sit.global_batch_size is None else frozenset())
+        r = rejudge(inp.query, d, recipe, None).report
+        if r is not None and not r.ok and (failing := [f for f in r.errors if f.code not in soft]):
+            w.bullets([w.finding(f) for f in failing], heading="warnings")
+    return Part(report=d.report, strategy=d.report.derived.strategy if d.report.derived else None, judged=d.judged)
+
+
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if (part := _write_world_needed(w, inp, ask)) is not None:
+        return part
+    if (part := _write_solved(w, inp, ask)) is not None:
         return part
     if (part := _write_allowed(w, inp, ask)) is not None:
         return part
@@ -200,7 +236,12 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return judged_body(w, inp, d)
     if not r.ok:
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
+        # "48 GPUs, ep 12 on 64 experts: must ep divide? And what dp_size?": a failure past the mesh (the
+        # validator still derived its sizes) leaves the mesh numbers standing; the asked one is said
+        standing = _standing_line(w, ask, r, d.judged)
         if any(a.kind in ("verdict", "diagnosis") for a in before) and not (d.fix_report is not None and d.fix_report.ok):
+            if standing:
+                w.answer(w.computed(standing))
             return Part()  # the verdict before this ask already said why there are no numbers
         if any(a.kind in ("verdict", "diagnosis", "recommendation") for a in inp.asks) and d.fix_report is not None \
                 and d.fix_report.ok:
@@ -211,6 +252,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
                 w.answer(quantity_line(w, target, d.fix_report, fixed if isinstance(fixed, dict) else None))
             return Part()
         w.answer(verdict_line(w, d))
+        if standing:
+            w.answer(w.computed(standing))
         return judged_body(w, inp, d)
     changed = change_lines(w, inp.query, d)  # "go from 1 node to 4": what the change does, first
     for line in changed:
@@ -229,6 +272,19 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         if line and not _said(w, line):
             w.answer(w.computed(label + line if label and target != "mesh_shape" else line))
     return judged_body(w, inp, d)
+
+
+# the sizes the device mesh alone decides: they exist when only a check after the mesh fails
+_MESH_TARGETS = frozenset({"dp_size", "dp_shard", "dp_replicate", "fsdp_shards", "layout_kind"})
+
+
+def _standing_line(w: Writer, ask, r: ValidationReport, judged: dict | None) -> str | None:
+    """The asked mesh size of a layout that fails a check past the mesh (r.derived is set only when the
+    mesh arithmetic holds, validator/layout.py), else None."""
+    target = getattr(ask, "target", None)
+    if r.derived is None or target not in _MESH_TARGETS or getattr(ask, "layout", None):
+        return None
+    return quantity_line(w, target, r, judged)
 
 
 def _hsdp_by_node(inp: ComposeInput, d, ask):

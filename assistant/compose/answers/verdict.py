@@ -278,8 +278,10 @@ def asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None:
     dist = (d.judged or {}).get("distributed")
     if not isinstance(dist, dict) or not getattr(ask, "text", "") or is_whole_question(ask, inp.query):
         return None
-    # the clause's own values first; a clause that states none ("那些也会挂吗") is read in its sentence
-    found = _stated_change(read(ask), dist, d) or _stated_change(read_sentence(inp.query, ask), dist, d)
+    # the layout understanding put on the ask ("Is the third option valid?": the third one listed), then
+    # the clause's own values; a clause that states none ("那些也会挂吗") is read in its sentence
+    found = _target_change(ask, dist) or _stated_change(read(ask), dist, d) \
+        or _stated_change(read_sentence(inp.query, ask), dist, d)
     if found is None and read(ask).back_reference:
         # "... have a pipeline: section while pp_size is 1. Do those fail too?": "those" are the sentence before
         found = _stated_change(read_sentence(inp.query, ask, back=1), dist, d)
@@ -301,6 +303,17 @@ def asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None:
     if judged.report is None:
         return None
     return replace(judged, pasted=False) if d.pasted else judged
+
+
+def _target_change(ask, dist: dict) -> tuple | None:
+    """The sizes a verdict's target names (`tp_size=8,pp_size=4`, Ask.layout's form) that differ from the
+    judged layout, as `_stated_change` gives them; None when the target is no layout."""
+    target = getattr(ask, "target", None) or ""
+    pairs = [kv.split("=", 1) for kv in target.split(",")] if "=" in target else []
+    if not pairs or not all(k in _SIZES and v.isdigit() for k, v in pairs):
+        return None
+    changed = {k: int(v) for k, v in pairs if dist.get(k, 1) != int(v)}
+    return (changed, {}, None, None) if changed else None
 
 
 def _stated_change(said: Reading, dist: dict, d: Diagnosis) -> tuple | None:

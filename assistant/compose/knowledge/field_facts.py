@@ -38,6 +38,7 @@ class _Phrases:
     suppress: dict[str, frozenset[str]]
     value_needed: tuple[re.Pattern[str], ...]
     not_asked: dict[str, tuple[re.Pattern[str], ...]]
+    differ: re.Pattern[str]
 
     def say(self, phrase: str, lang: str, **values: Any) -> str:
         entry = self.text[phrase]
@@ -63,7 +64,8 @@ def _phrases() -> _Phrases:
                     tuple(re.compile(p, re.IGNORECASE) for p in data["value_asked"]),
                     {k: frozenset(v) for k, v in data["suppress"].items()},
                     tuple(re.compile(p, re.IGNORECASE) for p in data["value_needed"]),
-                    {k: tuple(re.compile(p, re.IGNORECASE) for p in v) for k, v in data["not_asked"].items()})
+                    {k: tuple(re.compile(p, re.IGNORECASE) for p in v) for k, v in data["not_asked"].items()},
+                    re.compile(data["differ_words"], re.IGNORECASE))
 
 
 def _asks_at(question: str) -> list[tuple[int, str]]:
@@ -102,7 +104,8 @@ def judges_value(question: str) -> bool:
 def _value_in_question(r: "_Renderer") -> "_NamedValue | None":
     """The named value to judge: one the field rejects, or one the question asks about."""
     value = r.named_value()
-    if value is not None and (not value.ok or any(pat.search(r.q) for pat in r.p.value_asked + r.p.value_needed)):
+    if value is not None and (not value.ok or any(pat.search(r.q) for pat in r.p.value_asked + r.p.value_needed)
+                              or r.compared(value) is not None):
         return value
     return None
 
@@ -138,11 +141,14 @@ def field_facts(refs: Sequence[FieldRef], question: str, lang: str) -> FieldFact
     # "FSDP2 in capitals?" asks about the spelling; "should I ...?" is advice, unless it names a value
     # the user believes they must set ("I have to set reduce_dtype: float32 myself?")
     needed = any(pat.search(question) for pat in p.value_needed)
+    value = None
     if "case" not in kinds and ("advice" not in kinds or needed):
         value = _value_in_question(r)
         if value is not None:
             asks.append((value.pos, "value"))
-    asks.sort(key=lambda pk: (pk[1] not in p.decisions, pk[0]))
+    # a value the field rejects is the answer's "no" whatever else is asked ("partial with fsdp2?")
+    rejected = value is not None and not value.ok if "value" in {k for _, k in asks} else False
+    asks.sort(key=lambda pk: (not (rejected and pk[1] == "value"), pk[1] not in p.decisions, pk[0]))
     lines: list[str] = []
     answered = 0
     for pos, kind in asks or [(0, "meaning")]:
@@ -320,12 +326,37 @@ class _Renderer:
         self.main = ref
         return [self.say("advice", path=ref.path, note=ref.note(self.lang))]
 
+    def compared(self, named: "_NamedValue") -> tuple[str, Any] | None:
+        """The other value of the same field a comparison question names ("`none` vs `null`", "\"on\" the
+        same as true?") and what upstream reads it as; None when the question compares nothing."""
+        if not any(p.search(self.q) for _, pats in self.p.asks if _ == "same" for p in pats):
+            return None
+        ref = named.ref
+        spelled = {_show(a).lower() for a in ref.allowed} | set(ref.value_aliases) | {"null", "none", "~", "true", "false"}
+        for m in re.finditer(r"(?<![\w.])[A-Za-z_~][A-Za-z0-9_]*(?![\w])", self.q):
+            word = m.group(0)
+            if word.lower() in spelled and word.lower() != named.raw.lower() and m.start() != named.pos:
+                verdict = _judge(ref, word)
+                if verdict is not None and verdict[0]:
+                    return word, verdict[1]
+        return None
+
     def value(self, pos: int) -> list[str]:
         named = self.named_value()
         if named is None:
             return []
         ref, raw, ok, conv = named.ref, named.raw, named.ok, named.read_as
         self.main = ref
+        other = self.compared(named) if ok else None
+        if other is not None:
+            b, conv_b = other
+            # a field's own spellings ("on") are its normaliser's; the rest the loader's translate_value
+            source = ref.upstream if {raw.lower(), b.lower()} & set(ref.value_aliases) \
+                else "config/loader.py translate_value"
+            if _show(conv).lower() == _show(conv_b).lower():
+                key = "value_same_no_difference" if self.p.differ.search(self.q) else "value_same_yes"
+                return [self.say(key, a=raw, b=b, conv=_show(conv), source=source)]
+            return [self.say("value_differ", a=raw, b=b, ca=_show(conv), cb=_show(conv_b), source=source)]
         is_default = ok and _is_default(ref, conv)
         if is_default and any(pat.search(self.q) for pat in self.p.value_needed):
             self.done.add("default")
@@ -355,7 +386,9 @@ class _Renderer:
                 for m in pat.finditer(self.q):
                     group = "v" if m.group("v") else "w"  # a cue pattern may name the value `w` in a second branch
                     raw = m.group(group).rstrip(".-")
-                    if raw.lower() in self.p.not_values or raw.lower() == ref.key or (
+                    # a quoted word is a value whatever it is ("on" in `activation_checkpointing: "on"`)
+                    quoted = m.start(group) > 0 and self.q[m.start(group) - 1] in "\"'“‘"
+                    if raw.lower() in self.p.not_values and not quoted or raw.lower() == ref.key or (
                             self.t.get(raw) and raw.lower() not in {_show(a).lower() for a in ref.allowed}):
                         continue
                     verdict = _judge(ref, raw)

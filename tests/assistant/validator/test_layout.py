@@ -120,3 +120,10 @@ def test_mesh_ok_agrees_with_mesh_errors_on_every_small_layout():
                                                         (1, 2, 4), (1, 2, 3), (1, 2), (1, 2, 8), (1, 2, 4)):
         lay = Layout.of(strategy, world, tp=tp, pp=pp, cp=cp, ep=ep, dp_replicate=dpr)
         assert lay.mesh_ok == (lay.mesh_errors() == [])
+
+
+def test_batch_sizes_solved_back_from_the_grad_acc_steps_agree_with_the_forward_quotient():
+    lay = Layout.of("fsdp2", 64, tp=8)  # dp 8
+    assert lay.local_batch_for(512, 4) == 16 and lay.grad_acc_steps(512, 16) == 4
+    assert lay.local_batch_for(100, 4) is None  # 100 / (4 * 8) is no whole size
+    assert lay.global_batch_for(2, 4) == 64 and lay.grad_acc_steps(64, 2) == 4

@@ -24,6 +24,26 @@ def test_a_failing_layout_has_a_verdict_not_quantities(ask):
     assert lead(a.text).startswith("No: ") and not a.validation.ok
 
 
+@pytest.mark.parametrize("question, in_lead", [
+    # issue 18 (t9 forms): 64 % 12 fails the experts rule, but the mesh builds: dp = 48 / 1 = 48
+    ("48 GPUs, 64 experts, ep 12: must ep divide experts? And what dp_size do we end up with?",
+     ("64 % 12 = 4", "dp_size = 48")),
+    # an elliptic follow-on: dp of tp 2, then of tp 2 with cp 2
+    ("On 16 GPUs with tp 2, what's dp_size? and with cp 2?", ("16 / (2 × 1 × 1)", "16 / (2 × 1 × 2)")),
+    # inverse: dp = 64 / 8 = 8, local_batch_size = 512 / (4 * 8) = 16; microbatches: 16 / 4 = 4
+    ("global_batch_size 512 on 64 GPUs with tp 8: what local_batch_size gives grad-acc 4?",
+     ("`local_batch_size: 16`", "512 / (4 × 8) = 16")),
+    ("local_batch_size 16，pp 4，想要 4 个 microbatch，pp_microbatch_size 填几？",
+     ("`pp_microbatch_size: 4`", "16 / 4 = 4")),
+    # the third layout listed: 8 * 4 = 32 does not divide 24
+    ("Options on 24 GPUs: (a) tp 2 pp 3, (b) tp 4 pp 2, (c) tp 8 pp 4. Is the third option valid?",
+     ("No: ", "8*1*4 = 32")),
+])
+def test_each_layout_asked_about_gets_its_own_numbers(ask, question, in_lead):
+    first = lead(ask(question).text)
+    assert all(part in first for part in in_lead), first
+
+
 def test_experts_per_rank_is_the_stated_count_over_ep(ask):
     # a phrasing and numbers of our own: 96 experts over ep 8 on 16 GPUs -> 12 per rank
     a = ask("My MoE has 96 routed experts. With 16 GPUs and ep_size 8, how many experts sit on each GPU?")

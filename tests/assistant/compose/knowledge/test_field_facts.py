@@ -326,3 +326,20 @@ def test_a_config_class_name_lists_its_fields_with_defaults():
 def test_whether_a_block_is_needed_is_when_it_is_read():
     # "需不需要写 pipeline 块": the block's meaning (required when pp_size > 1), not its drop note
     assert "`pp_size > 1` 时必须提供" in answer("32 卡 pp 4，需不需要写 pipeline 块？", "zh")[0]
+
+
+@pytest.mark.parametrize("question, lang, first", [
+    # config/loader.py translate_value: "none" -> None, the same as YAML null
+    ("Is there any difference between `dp_size: none` and `dp_size: null`?", "en",
+     "No difference: `none` and `null` are both read as `null`"),
+    ("dp_size 写 none 和写 null 有区别吗？", "zh", "没有区别：`none` 和 `null` 都会被读成 `null`"),
+    # _normalize_activation_checkpointing: a quoted "on" is a value, read as true
+    ('Is activation_checkpointing: "on" the same as true?', "en", "Yes, the same: `on` and `true` are both read as `true`"),
+])
+def test_two_values_compared_by_how_upstream_reads_them(question, lang, first):
+    assert answer(question, lang)[0].startswith(first)
+
+
+def test_a_rejected_value_leads_before_what_the_strategy_accepts():
+    lines = answer("Can I set activation_checkpointing: partial with fsdp2?")
+    assert lines[0].startswith("No: `distributed.activation_checkpointing` does not accept `partial`")
