@@ -27,7 +27,7 @@ def read_run(path: Path) -> dict[str, str]:
     for line in f.read_text(encoding="utf-8").splitlines():
         if line.strip():
             rec = json.loads(line)
-            out[rec["case"]] = rec.get("text") or ""
+            out[rec["case"]] = rec.get("answer") or ""
     return out
 
 
