@@ -36,6 +36,8 @@ class Budget:
     min_shared: int = 3
     min_share: dict[str, float] = field(default_factory=lambda: {"en": 0.5, "zh": 0.5})
     stopwords: frozenset[str] = frozenset()
+    keep_items: dict[str, int] = field(default_factory=dict)
+    min_asks: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path = BUDGET_PATH) -> "Budget":
@@ -44,7 +46,8 @@ class Budget:
         return cls(raw["base"], raw["per_ask"], frozenset(raw["yaml_asked_kinds"]), tuple(raw["trim"]),
                    raw.get("later") or {}, int(rel.get("min_shared", 3)),
                    {k: float(v) for k, v in (rel.get("min_share") or {"en": 0.5, "zh": 0.5}).items()},
-                   frozenset(str(w).lower() for w in rel.get("stopwords", ())))
+                   frozenset(str(w).lower() for w in rel.get("stopwords", ())), dict(raw.get("keep_items") or {}),
+                   dict(raw.get("min_asks") or {}))
 
     def allowance(self, asks: Sequence, lang: str) -> int:
         """Characters the body may take for these asks (before any YAML that stays). Asks read from
@@ -134,12 +137,17 @@ def trim(w: Writer, asks: Sequence, query=None, b: Budget | None = None) -> list
     if _body_len(w) <= limit:
         return []
     trimmed: list[str] = []
+    n_clauses = len({a.text for a in asks})
     for r in b.trim:
+        if n_clauses < b.min_asks.get(r, 0):
+            continue
         # the last ask's material first: the first ask is usually the one the message is about
         for seg in sorted((s for s in w.segments if not s.dropped and r in (role(s, asks, b), f"{role(s, asks, b)}.{s.kind}")),
                           key=lambda s: -s.ask):
             if seg.shape == "bullets":
-                for i in reversed([i for i, item in enumerate(seg.items) if not _protected(item, keys, clauses, b, w.lang)]):
+                keep = b.keep_items.get(r, 0)
+                for i in reversed([i for i, item in enumerate(seg.items)
+                                   if i >= keep and not _protected(item, keys, clauses, b, w.lang)]):
                     del seg.items[i]
                     trimmed.append(r)
                     if _body_len(w) <= limit:
