@@ -38,6 +38,7 @@ class Budget:
     stopwords: frozenset[str] = frozenset()
     keep_items: dict[str, int] = field(default_factory=dict)
     min_asks: dict[str, int] = field(default_factory=dict)
+    later_share: float = 1.0
 
     @classmethod
     def load(cls, path: Path = BUDGET_PATH) -> "Budget":
@@ -47,7 +48,7 @@ class Budget:
                    raw.get("later") or {}, int(rel.get("min_shared", 3)),
                    {k: float(v) for k, v in (rel.get("min_share") or {"en": 0.5, "zh": 0.5}).items()},
                    frozenset(str(w).lower() for w in rel.get("stopwords", ())), dict(raw.get("keep_items") or {}),
-                   dict(raw.get("min_asks") or {}))
+                   dict(raw.get("min_asks") or {}), float(raw.get("later_share", 1.0)))
 
     def allowance(self, asks: Sequence, lang: str) -> int:
         """Characters the body may take for these asks (before any YAML that stays). Asks read from
@@ -60,7 +61,8 @@ class Budget:
             table = self.later if i and a.kind in self.later else self.per_ask
             n = table.get(a.kind, fallback)[lang]
             by_clause[a.text] = max(n, by_clause.get(a.text, 0))
-        return self.base[lang] + sum(by_clause.values())
+        first, *rest = list(by_clause.values()) or [0]
+        return int(self.base[lang] + first + self.later_share * sum(rest))
 
 
 @lru_cache(maxsize=1)
