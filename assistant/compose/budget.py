@@ -83,6 +83,12 @@ def _body_len(w: Writer) -> int:
     return len(w.render(sources=False).rstrip())
 
 
+def _matches(entry: str, seg: Segment, asks: Sequence, b: Budget) -> bool:
+    """A `trim` entry names a role, a role as one kind wrote it, or a role as a later ask wrote it."""
+    r = role(seg, asks, b)
+    return entry in (r, f"{r}.{seg.kind}") or (entry == f"{r}.later" and seg.ask > 0)
+
+
 def dropped_code(w: Writer) -> str:
     """The code blocks the budget took out, as one text (to tell whether a config left the answer)."""
     return "\n".join("\n".join(s.lines) for s in w.segments if s.dropped and s.shape == "code")
@@ -144,7 +150,7 @@ def trim(w: Writer, asks: Sequence, query=None, b: Budget | None = None) -> list
         if n_clauses < b.min_asks.get(r, 0):
             continue
         # the last ask's material first: the first ask is usually the one the message is about
-        for seg in sorted((s for s in w.segments if not s.dropped and r in (role(s, asks, b), f"{role(s, asks, b)}.{s.kind}")),
+        for seg in sorted((s for s in w.segments if not s.dropped and _matches(r, s, asks, b)),
                           key=lambda s: -s.ask):
             if seg.shape == "bullets":
                 keep = b.keep_items.get(r, 0)

@@ -100,3 +100,17 @@ def test_asks_of_one_clause_share_its_allowance():
     assert one == two
     assert b.allowance((Ask("quantity", "a"), Ask("verdict", "b")), "en") > one
     assert b.allowance((Ask("verdict", "b"),), "zh") < b.allowance((Ask("verdict", "b"),), "en")
+
+
+def test_later_clauses_get_a_share_and_later_fields_go():
+    b = budget()
+    one, two = b.allowance((Ask("verdict", "a"),), "en"), b.allowance((Ask("verdict", "a"), Ask("verdict", "b")), "en")
+    assert one < two < 2 * one - b.base["en"]  # the second clause gets less than the first
+    w = Writer("en", Phrases.load(), Citer([], "en"))
+    w.ask_index, w.kind = 0, "verdict"
+    w.answer("Yes: valid.")
+    w.ask_index, w.kind = 1, "config"
+    w.answer("Your layout as YAML:")
+    w.bullets(["field explained " * 30], heading="fields")
+    tiny = Budget({"en": 0}, {k: {"en": 60} for k in ("verdict", "config", "unknown")}, frozenset(), ("fields.later",))
+    assert trim(w, (Ask("verdict", "is it valid?"), Ask("config", "the yaml")), b=tiny) == ["fields.later"]
