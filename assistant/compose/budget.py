@@ -9,7 +9,6 @@ numbers are untouched: every `[n]` left in the text still points at the same sou
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Sequence
 import yaml
 
 from assistant.compose.writer import Segment, Writer
-from assistant.understand.cues import read, read_prose
+from assistant.understand.cues import read, read_prose, words
 from assistant.understand.query import SIZE_KEYS
 
 BUDGET_PATH = Path(__file__).with_name("budget.yaml")
@@ -105,26 +104,11 @@ def named_fields(query) -> frozenset[str]:
                      if r.key not in SIZE_KEYS and r.key not in _EVERYWHERE)
 
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{2,}|[\u4e00-\u9fff]+")
-
-
-def words(text: str, stop: frozenset[str]) -> frozenset[str]:
-    """Identifiers and English words of 3+ letters, and Chinese character pairs, stopwords left out."""
-    out: set[str] = set()
-    for m in _WORD.finditer(text.lower()):
-        w = m.group(0).strip(".")
-        if "\u4e00" <= w[0] <= "\u9fff":
-            out.update(p for p in (w[i:i + 2] for i in range(len(w) - 1)) if p not in stop)
-        elif len(w) >= 3 and w not in stop:
-            out.add(w)
-    return frozenset(out)
-
-
 def _protected(text: str, keys: frozenset[str], clauses: Sequence[frozenset[str]], b: Budget, lang: str) -> bool:
     """A named field or strategy, or enough of one ask clause's words (budget.yaml `relevance`)."""
     if any(k in text for k in keys):
         return True
-    mine = words(text, b.stopwords)
+    mine = words(text) - b.stopwords
     share = b.min_share.get(lang, b.min_share.get("en", 0.5))
     for c in clauses:
         shared = len(mine & c)
@@ -137,7 +121,7 @@ def trim(w: Writer, asks: Sequence, query=None, b: Budget | None = None) -> list
     """Drop supporting material in budget order until the body fits; returns the roles trimmed."""
     b = b or budget()
     keys = named_fields(query)
-    clauses = [c for c in dict.fromkeys(words(a.text, b.stopwords) for a in asks) if c]
+    clauses = [c for c in dict.fromkeys(read(a).words - b.stopwords for a in asks) if c]
     limit = b.allowance(asks, w.lang)
     kept_yaml = sum(len("\n".join(s.lines)) for s in w.segments if s.shape == "code"
                     and role(s, asks, b) == "yaml_asked")
