@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from assistant.compose.answers import REGISTRY, ComposeInput, Part, asks_of, write as write_ask
+from assistant.compose.budget import dropped_code, trim
 from assistant.compose.citations import Citer
 from assistant.compose.knowledge.corrected import plan_corrections
 from assistant.compose.coverage import cannot_tell, covered
@@ -299,6 +300,7 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
         if i == corrected.at:
             say_corrections(w, corrected)
         before = (len(w.leads), len(w.lines))
+        w.ask_index = i
         parts.append(write_ask(w, inp, a))
         if not covered(before, w, a, corrected.asks[:i]):
             uncovered.append(a)
@@ -306,9 +308,12 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
                 cannot_tell(w, a.text)  # nothing else in the lead would answer it
     if len(corrected.asks) <= corrected.at:
         say_corrections(w, corrected)
+    trim(w, corrected.asks, inp.query)  # over its asks' budget: supporting material goes, each ask's lead stays
     # The answer's verdict is the first one given: the user's layout before any recommendation.
     main = next((p for p in parts if p.report is not None), None) or next((p for p in parts if p.yaml), Part())
     strategy = main.strategy or next((p.strategy for p in parts if p.strategy), None)
-    return Composed(w.render(), main.yaml, main.report, strategy, main.judged, list(corrected.kinds), list(w.leads),
-                    w.uncited, main.shown_report, [f"{a.kind}: {a.text}" for a in uncovered])
+    # a config the budget took out of the text is not shown beside it either
+    shown = None if main.yaml and main.yaml.rstrip("\n") in dropped_code(w) else main.yaml
+    return Composed(w.render(), shown, main.report, strategy, main.judged, list(corrected.kinds), list(w.leads),
+                    w.uncited, main.shown_report if shown else None, [f"{a.kind}: {a.text}" for a in uncovered])
 

@@ -7,6 +7,7 @@ arithmetic, the config, the reasons), then the sources. Sentences that state a k
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from assistant.compose.citations import Citer, source_lines, with_citation
@@ -16,6 +17,29 @@ from assistant.validator.report import Finding, ValidationReport
 
 FENCE = "```"
 FEATURE_ORDER = ("tp", "pp", "cp", "ep", "sp", "hsdp", "ac", "packing", "mixed_precision", "grad_sync")
+
+
+@dataclass
+class Segment:
+    """One block of the body as it was written, so compose/budget.py can drop it whole (or a bullet
+    list item by item) when the answer is over its budget: the heading it opened (`section`, its lines in
+    `head`), its shape (para, bullets, code, block), the ask it answers (`ask`, an index into the asks)
+    and the kind of the module that wrote it (`kind`, after any handoff)."""
+    lines: list[str]
+    section: str | None = None
+    head: list[str] = field(default_factory=list)
+    shape: str = "block"
+    ask: int = -1
+    kind: str = ""
+    items: list[str] = field(default_factory=list)  # a bullet list's items, in order
+    dropped: bool = False
+
+    def render(self) -> list[str]:
+        if self.dropped:
+            return []
+        if self.shape == "bullets":
+            return self.head + [f"- {i}" for i in self.items] + [""] if self.items else []
+        return self.head + self.lines
 
 
 class Writer:
@@ -31,6 +55,12 @@ class Writer:
         self.shown: set[str] = set()  # code blocks already in the answer
         self.written: set[str] = set()  # paragraphs and bullet items already in the body
         self._pending: list[str] = []  # a heading waits for the first new content under it
+        self._pending_key: str | None = None
+        # which ask, and which kind's module, is writing now (set by offline.compose and answers.write):
+        # each lead and each body segment remembers them, for the budget
+        self.ask_index, self.kind = -1, ""
+        self.lead_asks: list[int] = []
+        self.segments: list[Segment] = []
 
     # --- sentences -------------------------------------------------------------------------
     def fact(self, key: str, *, required: bool = False, section: str = "facts", **values) -> str | None:
@@ -79,6 +109,7 @@ class Writer:
         """A direct answer to one ask: it goes into the lead paragraph, before any body."""
         if sentence and sentence not in self.leads:
             self.leads.append(sentence)
+            self.lead_asks.append(self.ask_index)
 
     def notice(self, sentence: str) -> None:
         self.notices.append(sentence)
@@ -90,10 +121,11 @@ class Writer:
     def para(self, text: str | None) -> None:
         if text and text not in self.written:
             self.written.add(text)
-            self.block([text, ""])
+            self.block([text, ""], shape="para")
 
     def heading(self, key: str, suffix: str = "") -> None:
         self._pending = [f"**{self.p.heading(key, self.lang)}**{suffix}", ""]
+        self._pending_key = key
 
     def bullets(self, items: Sequence[str | None], heading: str | None = None) -> None:
         items = list(dict.fromkeys(i for i in items if i and i not in self.written))
@@ -102,7 +134,7 @@ class Writer:
         if heading:
             self.heading(heading)
         self.written.update(items)
-        self.block([f"- {i}" for i in items] + [""])
+        self.block([f"- {i}" for i in items] + [""], shape="bullets", items=items)
 
     def code(self, text: str, lang: str = "yaml") -> bool:
         """A fenced block, once: a second ask that would show the same config refers to the first."""
@@ -110,13 +142,19 @@ class Writer:
         if body in self.shown:
             return False
         self.shown.add(body)
-        self.block([f"{FENCE}{lang}", body, FENCE, ""])
+        self.block([f"{FENCE}{lang}", body, FENCE, ""], shape="code")
         return True
 
-    def block(self, lines: list[str]) -> None:
+    def block(self, lines: list[str], *, shape: str = "block", items: Sequence[str] = ()) -> None:
         """Lines as they are (a nested list), after the heading that waits for them."""
         self.lines += self._pending + lines
-        self._pending = []
+        self.segments.append(Segment(list(lines), self._pending_key if self._pending else None, self._pending,
+                                     shape, self.ask_index, self.kind, list(items)))
+        self._pending, self._pending_key = [], None
+
+    def body_lines(self) -> list[str]:
+        """The body as it stands after any trimming (compose/budget.py marks segments dropped)."""
+        return [line for s in self.segments for line in s.render()]
 
     def render(self, *, sources: bool = True) -> str:
         out = [f"_{n}_" for n in self.notices]
@@ -124,7 +162,7 @@ class Writer:
             out.append("")
         if self.leads:
             out += ["\n".join(self.leads), ""]
-        out += self.lines
+        out += self.body_lines()
         if sources and self.citer.sources:
             out += [f"**{self.p.heading('sources', self.lang)}**", "", *source_lines(self.citer.sources), ""]
         return "\n".join(out).strip() + "\n"

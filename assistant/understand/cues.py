@@ -74,6 +74,23 @@ _CAMEL = re.compile(r"[a-z0-9][A-Z]")  # MeshContext, FSDP2Config; not GPUs or H
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
 # a line break between a word and a lowercase word is a hard wrap inside the sentence ("our other configs
 # keep a\npipeline: block with pp_size 1"), not its end
+# a text's words for overlap tests: identifiers and English words of 3+ letters, and Chinese character
+# pairs (Chinese has no spaces; a pair is the smallest unit that still means something)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{2,}|[\u4e00-\u9fff]+")
+
+
+def words(text: str) -> frozenset[str]:
+    """The words of any text (an answer's sentence as well as a clause), lower case."""
+    out: set[str] = set()
+    for m in _WORD.finditer((text or "").lower()):
+        w = m.group(0).strip(".")
+        if "\u4e00" <= w[0] <= "\u9fff":
+            out.update(w[i:i + 2] for i in range(len(w) - 1))
+        elif len(w) >= 3:
+            out.add(w)
+    return frozenset(out)
+
+
 _SENTENCE_END = re.compile(r"[.!?。！？]\s*|(?<![\w,])\n\s*|\n(?![a-z])\s*")
 # a clause that points back at what the sentence before it describes
 _BACK_REFERENCE = re.compile(r"\b(?:those|these|they|them)\b|那些|这些|它们", re.I)
@@ -306,6 +323,11 @@ class Reading:
     def quoted_messages(self) -> tuple[str, ...]:
         """Each quoted message ("which file raises 'must be >= pp_size'?"), lower case, spaces collapsed."""
         return tuple(re.sub(r"\s+", " ", q.lower()) for q in _QUOTED_MESSAGE.findall(self._text))
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """The clause's words (`words`): what compose/budget.py matches a supporting sentence against."""
+        return words(self._text)
 
     @cached_property
     def fields(self) -> tuple[FieldRef, ...]:

@@ -23,6 +23,7 @@ def write(w, inp: ComposeInput, ask) -> Part:
     kind: a loop of handoffs ends with what the last module wrote)."""
     kind, seen = ask.kind, set()
     while True:
+        w.kind = kind  # the body segments it writes are this kind's (compose/budget.py)
         part = REGISTRY[kind].write(w, inp, ask)
         seen.add(kind)
         if part.handoff is None or part.handoff in seen or part.handoff not in REGISTRY:

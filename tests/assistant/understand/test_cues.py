@@ -43,3 +43,12 @@ def test_named_sizes_only_on_one_short_line():
     assert read(Ask("verdict", "is ep_size 8 valid?")).named_sizes == ("ep_size",)
     assert Reading("is ep_size 8 valid?\nand tp_size 2").named_sizes == ()
     assert Reading("").named_sizes == () and Reading("").pipeline_block is None
+
+
+def test_words_are_identifiers_english_words_and_chinese_pairs():
+    from assistant.understand.cues import read, words
+
+    assert words("what length does packing pad with cp_size 2?") == {"what", "length", "does", "packing", "pad",
+                                                                      "with", "cp_size"}
+    assert words("每条序列") == {"每条", "条序", "序列"}
+    assert read(Ask("fact", "is `reshard_after_forward` on?")).words == {"reshard_after_forward"}

@@ -1,0 +1,154 @@
+"""The answer's length budget: each ask's direct statement always stays; what supports it goes first
+when the body is longer than the asks warrant (issue 18: long real-user messages got answers that
+buried the direct answers under every retrieved paragraph, pitfall and config).
+
+The budget and the order in which roles are trimmed are data (budget.yaml); this module only measures
+and drops. It runs after every ask is written and before the text is rendered, so coverage (each ask
+has its lead) is decided on what was written, and a trimmed lead is never an ask's first. Citation
+numbers are untouched: every `[n]` left in the text still points at the same source.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import yaml
+
+from assistant.compose.writer import Segment, Writer
+from assistant.understand.cues import read, read_prose, words
+from assistant.understand.query import SIZE_KEYS
+
+BUDGET_PATH = Path(__file__).with_name("budget.yaml")
+YAML_UNASKED = "yaml_unasked"
+_EVERYWHERE = frozenset({"strategy", "fsdp2"})
+
+
+@dataclass(frozen=True)
+class Budget:
+    base: dict[str, int]
+    per_ask: dict[str, dict[str, int]]
+    yaml_asked_kinds: frozenset[str]
+    trim: tuple[str, ...]
+    later: dict[str, dict[str, int]] = field(default_factory=dict)
+    min_shared: int = 3
+    min_share: dict[str, float] = field(default_factory=lambda: {"en": 0.5, "zh": 0.5})
+    stopwords: frozenset[str] = frozenset()
+    keep_items: dict[str, int] = field(default_factory=dict)
+    min_asks: dict[str, int] = field(default_factory=dict)
+    later_share: float = 1.0
+
+    @classmethod
+    def load(cls, path: Path = BUDGET_PATH) -> "Budget":
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        rel = raw.get("relevance") or {}
+        return cls(raw["base"], raw["per_ask"], frozenset(raw["yaml_asked_kinds"]), tuple(raw["trim"]),
+                   raw.get("later") or {}, int(rel.get("min_shared", 3)),
+                   {k: float(v) for k, v in (rel.get("min_share") or {"en": 0.5, "zh": 0.5}).items()},
+                   frozenset(str(w).lower() for w in rel.get("stopwords", ())), dict(raw.get("keep_items") or {}),
+                   dict(raw.get("min_asks") or {}), float(raw.get("later_share", 1.0)))
+
+    def allowance(self, asks: Sequence, lang: str) -> int:
+        """Characters the body may take for these asks (before any YAML that stays). Asks read from
+        one clause ("what are dp_size and ep_shard?" is two quantities) share that clause's allowance:
+        the largest of their kinds'."""
+        lang = lang if lang in self.base else "en"
+        fallback = self.per_ask["unknown"]
+        by_clause: dict[str, int] = {}
+        for i, a in enumerate(asks):
+            table = self.later if i and a.kind in self.later else self.per_ask
+            n = table.get(a.kind, fallback)[lang]
+            by_clause[a.text] = max(n, by_clause.get(a.text, 0))
+        first, *rest = list(by_clause.values()) or [0]
+        return int(self.base[lang] + first + self.later_share * sum(rest))
+
+
+@lru_cache(maxsize=1)
+def budget() -> Budget:
+    return Budget.load()
+
+
+def role(seg: Segment, asks: Sequence, b: Budget) -> str:
+    """What a body segment is, in budget.yaml's `trim` vocabulary."""
+    if seg.shape == "code":
+        ask = asks[seg.ask] if 0 <= seg.ask < len(asks) else None
+        asked = seg.kind in b.yaml_asked_kinds or seg.ask == 0 or (ask is not None and read(ask).requests_yaml)
+        return "yaml_asked" if asked else YAML_UNASKED
+    return seg.section or f"{seg.shape}.{seg.kind}"
+
+
+def _body_len(w: Writer) -> int:
+    return len(w.render(sources=False).rstrip())
+
+
+def _matches(entry: str, seg: Segment, asks: Sequence, b: Budget) -> bool:
+    """A `trim` entry names a role, a role as one kind wrote it, or a role as a later ask wrote it."""
+    r = role(seg, asks, b)
+    return entry in (r, f"{r}.{seg.kind}") or (entry == f"{r}.later" and seg.ask > 0)
+
+
+def dropped_code(w: Writer) -> str:
+    """The code blocks the budget took out, as one text (to tell whether a config left the answer)."""
+    return "\n".join("\n".join(s.lines) for s in w.segments if s.dropped and s.shape == "code")
+
+
+def named_fields(query) -> frozenset[str]:
+    """The option fields and strategies the user's own prose names (`sequence_parallel`, `megatron_fsdp`):
+    a supporting sentence about one of them answers what was asked, so the budget keeps it. Sizes are
+    answered by the leads' arithmetic, and `strategy` and the default `fsdp2` are named by nearly every
+    message; none of them counts."""
+    if query is None:
+        return frozenset()
+    return frozenset(r.key for r in read_prose(query).fields
+                     if r.key not in SIZE_KEYS and r.key not in _EVERYWHERE)
+
+
+def _protected(text: str, keys: frozenset[str], clauses: Sequence[frozenset[str]], b: Budget, lang: str) -> bool:
+    """A named field or strategy, or enough of one ask clause's words (budget.yaml `relevance`)."""
+    if any(k in text for k in keys):
+        return True
+    mine = words(text) - b.stopwords
+    share = b.min_share.get(lang, b.min_share.get("en", 0.5))
+    for c in clauses:
+        shared = len(mine & c)
+        if shared >= b.min_shared and shared >= share * len(c):
+            return True
+    return False
+
+
+def trim(w: Writer, asks: Sequence, query=None, b: Budget | None = None) -> list[str]:
+    """Drop supporting material in budget order until the body fits; returns the roles trimmed."""
+    b = b or budget()
+    keys = named_fields(query)
+    clauses = [c for c in dict.fromkeys(read(a).words - b.stopwords for a in asks) if c]
+    limit = b.allowance(asks, w.lang)
+    kept_yaml = sum(len("\n".join(s.lines)) for s in w.segments if s.shape == "code"
+                    and role(s, asks, b) == "yaml_asked")
+    limit += kept_yaml
+    if _body_len(w) <= limit:
+        return []
+    trimmed: list[str] = []
+    n_clauses = len({a.text for a in asks})
+    for r in b.trim:
+        if n_clauses < b.min_asks.get(r, 0):
+            continue
+        # the last ask's material first: the first ask is usually the one the message is about
+        for seg in sorted((s for s in w.segments if not s.dropped and _matches(r, s, asks, b)),
+                          key=lambda s: -s.ask):
+            if seg.shape == "bullets":
+                keep = b.keep_items.get(r, 0)
+                for i in reversed([i for i, item in enumerate(seg.items)
+                                   if i >= keep and not _protected(item, keys, clauses, b, w.lang)]):
+                    del seg.items[i]
+                    trimmed.append(r)
+                    if _body_len(w) <= limit:
+                        return trimmed
+            elif seg.shape == "para" and _protected("\n".join(seg.lines), keys, clauses, b, w.lang):
+                continue
+            else:
+                seg.dropped = True
+                trimmed.append(r)
+                if _body_len(w) <= limit:
+                    return trimmed
+    return trimmed
