@@ -288,6 +288,11 @@ def _topology(text: str, v: Vocab) -> _Topo:
         )
         if m:
             topo.nodes, topo.gpn = _num(m.group(1)) or 1, _num(m.group(2))
+            # "8 nodes, 64 GPUs": with nothing that says "per node", a count above a node's 8 that the
+            # nodes divide is the total, as in the Chinese "8 机 64 卡" above
+            per_node = re.search(r"\bx\b|\*|with|of|each|having|containing|per|apiece|piece|每|各", m.group(0), re.I)
+            if topo.gpn and not per_node and topo.gpn > 8 and topo.gpn % topo.nodes == 0:
+                topo.total, topo.gpn = topo.gpn, topo.gpn // topo.nodes
     # "8 GPUs x 4 nodes", "8 cards per node across 4 machines"
     if topo.nodes is None:
         m = take(rf"{n}\s*{cls}?\s*(?:{gpu_noun})\s*(?:x|\*|times|on\s+each\s+of|per\s+node\s*(?:x|\*|on|across|,)?)\s*{n}\s*(?:{nw}|{znw})")

@@ -34,6 +34,10 @@ EN = [
     ("4 nodes with 8 H100s each", {"nodes": 4, "gpus_per_node": 8, "world_size": 32, "gpu": "h100-80gb"}),
     ("2 machines of 4 GPUs", {"nodes": 2, "gpus_per_node": 4, "world_size": 8}),
     ("16 GPUs across 2 nodes", {"world_size": 16, "nodes": 2, "gpus_per_node": 8}),
+    # a count above one node's 8 that the nodes divide, with no "each" / "per node", is the total
+    ("Llama 3 70B on 8 nodes, 64 GPUs H100", {"world_size": 64, "nodes": 8, "gpus_per_node": 8}),
+    ("3 nodes, 24 GPUs total", {"world_size": 24, "nodes": 3, "gpus_per_node": 8}),
+    ("2 nodes, 8 GPUs each", {"world_size": 16, "nodes": 2, "gpus_per_node": 8}),
     ("64 GPUs", {"world_size": 64}),
     ("on 32 A100s", {"world_size": 32, "gpu": "a100-80gb"}),
     ("a single GPU", {"world_size": 1}),
