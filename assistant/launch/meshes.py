@@ -6,11 +6,16 @@
   size (student ranks first).
 - A generate config (examples/diffusion/generate/generate.py) with `distributed: null`: generate.py
   skips the distributed setup, so there is no mesh to check.
+- A speculative-decoding recipe (mesh_optional.yaml: Eagle, DFlash, ...) with no `distributed:` section:
+  it builds no mesh and runs DDP over the world.
 """
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Callable, Mapping
+
+from assistant.datafile import read_yaml
 
 from assistant.launch import codes
 from assistant.validator import ValidationReport, check_world, validate
@@ -21,6 +26,20 @@ from assistant.validator.report import Finding
 def is_generate_without_mesh(recipe: Any) -> bool:
     return (isinstance(recipe, Mapping) and "distributed" in recipe and recipe["distributed"] is None
             and "recipe" not in recipe and isinstance(recipe.get("inference"), Mapping))
+
+
+MESH_OPTIONAL: dict[str, str] = read_yaml(Path(__file__).resolve().parent / "mesh_optional.yaml")
+
+
+def mesh_optional(recipe: Any) -> str | None:
+    """The recipe class name when it builds a mesh only from a distributed: section and has none, else None."""
+    if not isinstance(recipe, Mapping) or "distributed" in recipe:
+        return None
+    target = recipe.get("recipe")
+    if isinstance(target, Mapping):
+        target = target.get("_target_")
+    name = target.rsplit(".", 1)[-1].strip() if isinstance(target, str) else None
+    return name if name in MESH_OPTIONAL else None
 
 
 def reads_fsdp_section(recipe: Any) -> str | None:
@@ -107,6 +126,9 @@ def validate_meshes(recipe: Any, *, world_size: int, gpus_per_node: int, **kwarg
         recipe = load_yaml(recipe)
     if is_generate_without_mesh(recipe):
         return _not_read("MW-W-LAUNCH-NO-MESH", "distributed", world_size, gpus_per_node)
+    if name := mesh_optional(recipe):
+        return _not_read("MW-W-LAUNCH-MESH-OPTIONAL", "distributed", world_size, gpus_per_node, recipe=name,
+                         file=MESH_OPTIONAL[name])
     if section := reads_fsdp_section(recipe):
         return _not_read("MW-W-LAUNCH-NOT-DISTRIBUTED", section, world_size, gpus_per_node, section=section)
     kd = check_kd(recipe, world_size, gpus_per_node, lambda r, **kw: validate(r, **{**kwargs, **kw}))

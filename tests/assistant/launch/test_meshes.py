@@ -38,3 +38,18 @@ def test_generate_with_null_distributed():
     assert is_generate_without_mesh({"model": {}, "inference": {}, "distributed": None})
     assert not is_generate_without_mesh({"recipe": "X", "inference": {}, "distributed": None})
     assert not is_generate_without_mesh({"inference": {}, "distributed": {"backend": "nccl"}})
+
+
+def test_a_speculative_recipe_with_no_distributed_section_builds_no_mesh():
+    # train_eagle3.py / train_dflash.py: `if self.cfg.get("distributed", None) is not None:` builds the
+    # mesh, else the draft runs under DDP over every rank; train_ft reads cfg.distributed and fails
+    from assistant.launch.meshes import validate_meshes
+
+    eagle = {"recipe": "TrainEagle3Recipe", "dist_env": {"backend": "nccl"}, "recipe_args": {"ttt_steps": 7}}
+    r = validate_meshes(eagle, world_size=8, gpus_per_node=8)
+    assert r.ok and r.codes == ["MW-W-LAUNCH-MESH-OPTIONAL"] and r.warnings[0].message_zh
+    assert validate_meshes({**eagle, "recipe": "TrainDominoRecipe"}, world_size=8, gpus_per_node=8).ok
+    with_section = {**eagle, "distributed": {"tp_size": 3}}
+    assert "MW-E-WORLD-DIVISIBLE" in validate_meshes(with_section, world_size=8, gpus_per_node=8).codes
+    ft = {**eagle, "recipe": "TrainFinetuneRecipeForNextTokenPrediction"}
+    assert validate_meshes(ft, world_size=8, gpus_per_node=8).codes == ["MW-E-DIST-NOT-MAPPING"]
