@@ -41,14 +41,16 @@ _L = {
            "errors": "Errors", "warnings": "Warnings", "mirrors": "mirrors", "memory": "Memory per GPU (estimate)",
            "fix": "Suggested fix (re-validated)", "nofix": "No automatic fix found.", "params": "params",
            "grads": "grads", "optim": "optimizer", "acts": "activations", "total": "total", "of": "of",
-           "assume": "assumptions", "argument": "set by", "world_from": "world size from"},
+           "assume": "assumptions", "argument": "set by", "world_from": "world size from", "ranks": "ranks",
+           "shared": "on this same mesh (separate_meshes is false: recipes/llm/kd.py builds the teacher on the student's setup)"},
     "zh": {"valid": "通过", "invalid": "不通过", "at": "world_size 为", "nodes": "节点 x", "node": "节点 x", "gpus": "GPU",
            "strategy": "strategy", "mesh": "device mesh", "moe": "MoE mesh (ep_shard, ep)，每个流水线阶段",
            "ddp": "无 device mesh（DDP 在每个 rank 上复制整个模型）", "gacc": "梯度累积步数",
            "errors": "错误", "warnings": "警告", "mirrors": "对应上游", "memory": "每 GPU 显存（估算）",
            "fix": "建议的修改（已重新校验）", "nofix": "没有找到自动修复方案。", "params": "参数",
            "grads": "梯度", "optim": "优化器状态", "acts": "激活", "total": "合计", "of": "/",
-           "assume": "假设", "argument": "来自参数", "world_from": "world size 来自"},
+           "assume": "假设", "argument": "来自参数", "world_from": "world size 来自", "ranks": "rank",
+           "shared": "与上面同一个 mesh（separate_meshes 为 false：recipes/llm/kd.py 在 student 的 setup 上构建 teacher）"},
 }
 
 
@@ -88,6 +90,14 @@ def render(report: ValidationReport, lang: str = "en", located: Sequence[tuple[F
             lines.append(f"  {t['moe']} = ({d.moe_mesh_shape[0]}, {d.moe_mesh_shape[1]})")
         if d.grad_acc_steps is not None:
             lines.append(f"  {t['gacc']}: {d.grad_acc_steps}")
+    for m in report.meshes:
+        head = f"  {m.label} ({t['ranks']} {m.ranks[0]}-{m.ranks[1]}): "
+        o = m.derived
+        if m.shared or o is None:
+            lines.append(head + (t["shared"] if m.shared else "-"))
+            continue
+        shape = f", {t['mesh']} ({', '.join(o.mesh_dim_names)}) = ({', '.join(map(str, o.mesh_shape))})" if o.mesh_shape else ""
+        lines.append(f"{head}{o.strategy}: dp {o.dp_size}, tp {o.tp_size}, pp {o.pp_size}, cp {o.cp_size}, ep {o.ep_size}{shape}")
     for title, findings in ((t["errors"], report.errors), (t["warnings"], report.warnings)):
         if not findings:
             continue

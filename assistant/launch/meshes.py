@@ -3,7 +3,8 @@
 - Knowledge distillation with `separate_meshes: true` (recipes/kd_utils.py create_kd_distributed_setups):
   the student (`distributed`) and the teacher (`teacher_distributed`) each need an explicit dp_size,
   their sizes dp*tp*pp*cp must add up to the world, DDP is refused, and each mesh is built at its own
-  size (student ranks first).
+  size (student ranks first); the report's `meshes` holds the teacher's. Without it the teacher is built
+  on the student's mesh (recipes/llm/kd.py setup), which `meshes` says.
 - A generate config (examples/diffusion/generate/generate.py) with `distributed: null`: generate.py
   skips the distributed setup, so there is no mesh to check.
 - A speculative-decoding recipe (mesh_optional.yaml: Eagle, DFlash, ...) with no `distributed:` section:
@@ -20,7 +21,7 @@ from assistant.datafile import read_yaml
 from assistant.launch import codes
 from assistant.validator import ValidationReport, check_world, validate
 from assistant.validator.coerce import load_yaml, translate_value
-from assistant.validator.report import Finding
+from assistant.validator.report import Finding, OtherMesh
 
 
 def is_generate_without_mesh(recipe: Any) -> bool:
@@ -109,8 +110,9 @@ def check_kd(recipe: Mapping, world: int, gpus_per_node: int,
             errors.append(codes.finding("MW-E-KD-DDP", f"{label}.strategy", label=label))
     errors = [*s_rep.errors, *(_moved(f, "teacher_distributed") for f in t_rep.errors), *errors]
     warnings = [*s_rep.warnings, *(_moved(f, "teacher_distributed") for f in t_rep.warnings)]
+    teacher_mesh = OtherMesh("teacher_distributed", (s_size, world - 1), t_rep.derived, shared=False)
     return ValidationReport(ok=not errors, errors=tuple(errors), warnings=tuple(warnings), derived=s_rep.derived,
-                            memory=s_rep.memory, world_size=world, gpus_per_node=gpus_per_node)
+                            memory=s_rep.memory, world_size=world, gpus_per_node=gpus_per_node, meshes=(teacher_mesh,))
 
 
 def _not_read(code: str, path: str, world: int, gpus_per_node: int, **values: Any) -> ValidationReport:
@@ -134,4 +136,9 @@ def validate_meshes(recipe: Any, *, world_size: int, gpus_per_node: int, **kwarg
     kd = check_kd(recipe, world_size, gpus_per_node, lambda r, **kw: validate(r, **{**kwargs, **kw}))
     if kd is not None:
         return kd
-    return validate(recipe, world_size=world_size, gpus_per_node=gpus_per_node, **kwargs)
+    report = validate(recipe, world_size=world_size, gpus_per_node=gpus_per_node, **kwargs)
+    if isinstance(recipe, Mapping) and _is_kd(recipe) and report.derived is not None:
+        # one shared mesh: kd.py builds the teacher on the student's own DistributedSetup (the same sizes,
+        # strategy and MoE config; with PP a copy of the student's pipeline config), so the teacher is on it too
+        report = replace(report, meshes=(OtherMesh("teacher_model", (0, world_size - 1), report.derived, shared=True),))
+    return report
