@@ -1,8 +1,6 @@
 """A model's verdict on the sizes a sentence names, judged by the validator (gate/prose_verdicts.py)."""
 from __future__ import annotations
 
-import pytest
-
 from assistant.compose.gate.check import complete_fragment
 from assistant.compose.gate.prose_verdicts import disagreement, polarity
 from assistant.datafile import dump_yaml
@@ -14,16 +12,15 @@ def judge(sentence: str, world: int = 16, before: str = ""):
     return disagreement(sentence, world, check, complete_fragment, (), before=before)
 
 
-@pytest.mark.parametrize("sentence, said", [
-    ("tp_size 8 with pp_size 3 works on 16 GPUs.", True),
-    ("That layout runs fine.", True),
-    ("tp 3 won't work here.", False),
-    ("tp_size 8 和 pp_size 3 在 16 卡上没问题。", True),
-    ("tp 3 在 8 卡上跑不起来。", False),
-    ("FSDP2 shards the parameters over dp.", None),
-])
-def test_polarity(sentence, said):
-    assert polarity(sentence) is said
+POLARITY = {  # sentence -> what it says of the layout (None: no verdict)
+    "tp_size 8 with pp_size 3 works on 16 GPUs.": True, "That layout runs fine.": True,
+    "tp 3 won't work here.": False, "tp_size 8 和 pp_size 3 在 16 卡上没问题。": True,
+    "tp 3 在 8 卡上跑不起来。": False, "FSDP2 shards the parameters over dp.": None,
+}
+
+
+def test_polarity():
+    assert {s: polarity(s) for s in POLARITY} == POLARITY
 
 
 def test_a_verdict_the_validator_refutes_is_found_with_its_codes():
