@@ -3,7 +3,7 @@
 - Knowledge distillation with `separate_meshes: true` (recipes/kd_utils.py create_kd_distributed_setups):
   the student (`distributed`) and the teacher (`teacher_distributed`) each need an explicit dp_size,
   their sizes dp*tp*pp*cp must add up to the world, DDP is refused, and each mesh is built at its own
-  size (student ranks first); the report's `meshes` holds the teacher's. Without it the teacher is built
+  size (student ranks first), an offloaded teacher is refused (kd.py setup); the report's `meshes` holds the teacher's. Without it the teacher is built
   on the student's mesh (recipes/llm/kd.py setup), which `meshes` says.
 - A generate config (examples/diffusion/generate/generate.py) with `distributed: null`: generate.py
   skips the distributed setup, so there is no mesh to check.
@@ -108,6 +108,8 @@ def check_kd(recipe: Mapping, world: int, gpus_per_node: int,
     for label, section in (("distributed", student), ("teacher_distributed", teacher)):
         if str(translate_value(section.get("strategy", "fsdp2"))).lower() == "ddp":
             errors.append(codes.finding("MW-E-KD-DDP", f"{label}.strategy", label=label))
+    if translate_value(recipe.get("offload_teacher_model", False)):  # kd.py setup, once the meshes are built
+        errors.append(codes.finding("MW-E-KD-OFFLOAD-SEPARATE", "offload_teacher_model"))
     errors = [*s_rep.errors, *(_moved(f, "teacher_distributed") for f in t_rep.errors), *errors]
     warnings = [*s_rep.warnings, *(_moved(f, "teacher_distributed") for f in t_rep.warnings)]
     teacher_mesh = OtherMesh("teacher_distributed", (s_size, world - 1), t_rep.derived, shared=False)

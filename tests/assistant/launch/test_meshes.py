@@ -90,3 +90,11 @@ def test_the_text_and_json_reports_show_the_teacher_mesh(tmp_path, capsys):
     assert main(["validate", str(p), "--world-size", "4", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert [(m["label"], m["ranks"], m["shared"]) for m in d["meshes"]] == [("teacher_distributed", [2, 3], False)]
+
+
+def test_separate_meshes_refuse_an_offloaded_teacher():
+    # recipes/llm/kd.py setup: `if self.separate_meshes: if self._offload_teacher_model: raise ValueError(...)`
+    assert check_kd({**KD, "offload_teacher_model": True}, 4, 8, validate).codes == ["MW-E-KD-OFFLOAD-SEPARATE"]
+    assert check_kd({**KD, "offload_teacher_model": "false"}, 4, 8, validate).ok  # translated as upstream does
+    shared = {k: v for k, v in KD.items() if k not in ("separate_meshes", "teacher_distributed")}
+    assert check_kd({**shared, "offload_teacher_model": True}, 2, 8, validate) is None  # one mesh: offload is fine
