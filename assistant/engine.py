@@ -344,6 +344,8 @@ class Assistant:
             unparseable=ph.say("gate_unparseable", lang),
             exempt_yaml=d.yaml_text if d is not None and d.pasted else None,
             fragment_bases=tuple(b for b in bases if isinstance(b, dict)),
+            verdict_note=lambda layout, w, reasons, works: ph.say("gate_verdict_fails" if works else "gate_verdict_passes",
+                                                                  lang, layout=layout, world=w, reasons=reasons),
         )
 
     def _scrub(self, text: str) -> str:

@@ -103,3 +103,36 @@ def test_the_readme_github_actions_steps_run(tmp_path):
     jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(log)
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
     assert uris == {"recipes/bad.yaml"}
+
+
+def test_the_shipped_hook_on_a_typical_repository_judges_only_its_recipes(tmp_path):
+    """The shipped hook as a repository gets it (its manifest's entry, args, types and exclude, run as a
+    local hook so nothing is installed): the repository's own .pre-commit-config.yaml, its GitHub
+    workflow and a compose file are no recipes and must not fail the commit; a bad recipe still does."""
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    (shipped,) = yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    hook = {k: shipped[k] for k in ("id", "name", "entry", "types", "args", "exclude") if k in shipped}
+    config = {"repos": [{"repo": "local", "hooks": [{**hook, "language": "system"}]}]}
+    root = tmp_path / "project"
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / "recipes").mkdir()
+    (root / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    (root / ".github" / "workflows" / "ci.yml").write_text(
+        "name: ci\non: [pull_request]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: pytest -q ${{ matrix.args }}\n", encoding="utf-8")
+    (root / "docker-compose.yml").write_text("services:\n  app:\n    image: python:3.11\n", encoding="utf-8")
+    (root / "recipes" / "good.yaml").write_text(GOOD, encoding="utf-8")
+    env = _env(tmp_path)
+    run = lambda *cmd: subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=120)  # noqa: E731
+    assert run("git", "init", "-q").returncode == 0 and run("git", "add", "-A").returncode == 0
+    cmd = [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never", "--verbose"]
+    passed = run(*cmd)
+    assert passed.returncode == 0 and "Passed" in passed.stdout, passed.stdout + passed.stderr
+    assert "MW-E-" not in passed.stdout and "MW-W-" not in passed.stdout
+    (root / "recipes" / "bad.yaml").write_text(BAD, encoding="utf-8")
+    assert run("git", "add", "-A").returncode == 0
+    failed = run(*cmd)
+    assert failed.returncode == 1 and "recipes/bad.yaml:3:3: [MW-E-WORLD-DIVISIBLE]" in failed.stdout
+    assert not re.search(r"(ci|docker-compose)\.yml:\d", failed.stdout)  # no finding placed in them
+    assert ".github/workflows/ci.yml: not a recipe" in failed.stdout  # said, and skipped

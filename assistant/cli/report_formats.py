@@ -41,14 +41,16 @@ _L = {
            "errors": "Errors", "warnings": "Warnings", "mirrors": "mirrors", "memory": "Memory per GPU (estimate)",
            "fix": "Suggested fix (re-validated)", "nofix": "No automatic fix found.", "params": "params",
            "grads": "grads", "optim": "optimizer", "acts": "activations", "total": "total", "of": "of",
-           "assume": "assumptions", "argument": "set by", "world_from": "world size from"},
+           "assume": "assumptions", "argument": "set by", "world_from": "world size from", "ranks": "ranks",
+           "shared": "on this same mesh (separate_meshes is false: recipes/llm/kd.py builds the teacher on the student's setup)"},
     "zh": {"valid": "通过", "invalid": "不通过", "at": "world_size 为", "nodes": "节点 x", "node": "节点 x", "gpus": "GPU",
            "strategy": "strategy", "mesh": "device mesh", "moe": "MoE mesh (ep_shard, ep)，每个流水线阶段",
            "ddp": "无 device mesh（DDP 在每个 rank 上复制整个模型）", "gacc": "梯度累积步数",
            "errors": "错误", "warnings": "警告", "mirrors": "对应上游", "memory": "每 GPU 显存（估算）",
            "fix": "建议的修改（已重新校验）", "nofix": "没有找到自动修复方案。", "params": "参数",
            "grads": "梯度", "optim": "优化器状态", "acts": "激活", "total": "合计", "of": "/",
-           "assume": "假设", "argument": "来自参数", "world_from": "world size 来自"},
+           "assume": "假设", "argument": "来自参数", "world_from": "world size 来自", "ranks": "rank",
+           "shared": "与上面同一个 mesh（separate_meshes 为 false：recipes/llm/kd.py 在 student 的 setup 上构建 teacher）"},
 }
 
 
@@ -88,6 +90,14 @@ def render(report: ValidationReport, lang: str = "en", located: Sequence[tuple[F
             lines.append(f"  {t['moe']} = ({d.moe_mesh_shape[0]}, {d.moe_mesh_shape[1]})")
         if d.grad_acc_steps is not None:
             lines.append(f"  {t['gacc']}: {d.grad_acc_steps}")
+    for m in report.meshes:
+        head = f"  {m.label} ({t['ranks']} {m.ranks[0]}-{m.ranks[1]}): "
+        o = m.derived
+        if m.shared or o is None:
+            lines.append(head + (t["shared"] if m.shared else "-"))
+            continue
+        shape = f", {t['mesh']} ({', '.join(o.mesh_dim_names)}) = ({', '.join(map(str, o.mesh_shape))})" if o.mesh_shape else ""
+        lines.append(f"{head}{o.strategy}: dp {o.dp_size}, tp {o.tp_size}, pp {o.pp_size}, cp {o.cp_size}, ep {o.ep_size}{shape}")
     for title, findings in ((t["errors"], report.errors), (t["warnings"], report.warnings)):
         if not findings:
             continue
@@ -122,11 +132,18 @@ def _error_text(c: Checked, lang: str) -> str:
 def text(results: Sequence[Checked], lang: str = "en") -> str:
     """One block per target; a heading names the file and world size when there is more than one."""
     t = _t(lang)
-    blocks = []
+    blocks: list[str] = []
+    said: set[str | None] = set()
     for c in results:
         head = f"== {c.target.file} @ world_size {c.target.world_size} ==" if len(results) > 1 else ""
         if c.target.world_source:
             head = "\n".join(x for x in (head, f"({t['world_from']} {c.target.world_source})") if x)
+        if c.skipped is not None:
+            if c.target.file not in said:  # once per file, not once per world size
+                said.add(c.target.file)
+                name = f"{c.target.file}: " if c.target.file not in (None, "-") else ""
+                blocks.append(name + c.skipped[1 if lang == "zh" else 0])
+            continue
         if c.report is None:
             continue  # said on standard error by the command (unusable_lines)
         body = render(c.report, lang, c.located)
@@ -136,7 +153,7 @@ def text(results: Sequence[Checked], lang: str = "en") -> str:
 
 def unusable_lines(results: Sequence[Checked], lang: str = "en") -> list[str]:
     """`file: why` for each unusable target (the bare reason when the call had one target)."""
-    bad = [c for c in results if c.report is None]
+    bad = [c for c in results if c.report is None and c.skipped is None]
     lines = [_error_text(c, lang) if len(results) == 1 else f"{c.target.file}: {_error_text(c, lang)}" for c in bad]
     return list(dict.fromkeys(lines))  # an unreadable file is said once, not once per world size
 
@@ -165,6 +182,9 @@ def error_json(en: str, zh: str) -> dict:
 def checked_json(c: Checked) -> dict:
     t = c.target
     head = {"file": t.file, "world_source": t.world_source}
+    if c.skipped is not None:
+        return {**head, "ok": None, "skipped": {"message": c.skipped[0], "message_zh": c.skipped[1]},
+                "world_size": t.world_size, "gpus_per_node": t.gpus_per_node}
     if c.report is None:
         e = c.error
         return {**head, **error_json(e.message if e else "", e.message_zh if e else ""),
@@ -176,7 +196,7 @@ def json_text(results: Sequence[Checked], exit_code: int) -> str:
     """One target: its report object (the shape one file always had). More: {ok, exit_code, reports}."""
     if len(results) == 1:
         return json.dumps(checked_json(results[0]), ensure_ascii=False, default=str, allow_nan=False)
-    oks = [c.report.ok if c.report is not None else None for c in results]
+    oks = [c.report.ok if c.report is not None else None for c in results if c.skipped is None]
     ok = None if None in oks else all(oks)
     return json.dumps({"ok": ok, "exit_code": exit_code, "reports": [checked_json(c) for c in results]},
                       ensure_ascii=False, default=str, allow_nan=False)
@@ -213,6 +233,8 @@ def github(results: Sequence[Checked], lang: str = "en", fail_on_warnings: bool 
     lines = []
     for c in results:
         world = c.target.world_size
+        if c.skipped is not None:
+            continue  # the text report below says it; an annotation would mark a file nobody has to fix
         if c.report is None:
             lines.append(_annotation("error", _error_text(c, lang), file=c.target.file, line=1, col=1,
                                      title="meshwise validate: unusable input"))
@@ -258,6 +280,8 @@ def sarif(results: Sequence[Checked], lang: str = "en", fail_on_warnings: bool =
     out, notes = [], []
     for c in results:
         t = c.target
+        if c.skipped is not None:
+            continue
         if c.report is None:
             notes.append({"level": "error", "message": {"text": f"{t.file}: {_error_text(c, lang)}"},
                           "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(t.file)}}}]})
@@ -305,15 +329,18 @@ def sarif_text(results: Sequence[Checked], lang: str = "en", fail_on_warnings: b
 
 def junit(results: Sequence[Checked], lang: str = "en", fail_on_warnings: bool = False) -> str:
     """One <testcase> per file and world size: <failure> when invalid (or warned, with
-    fail_on_warnings), <error> when unusable; the full report in <system-out>."""
+    fail_on_warnings), <error> when unusable, <skipped> when no recipe; the full report in <system-out>."""
     suite = ET.Element("testsuite", name="meshwise validate", tests=str(len(results)))
-    failures = errors = 0
+    failures = errors = skipped = 0
     for c in results:
         t = c.target
         case = ET.SubElement(suite, "testcase", classname="meshwise.validate",
                              name=f"{t.file} @ world_size {t.world_size}" if t.world_size else str(t.file), file=t.file)
         code = c.exit_code(fail_on_warnings)
-        if c.report is None:
+        if c.skipped is not None:
+            skipped += 1
+            ET.SubElement(case, "skipped", message=c.skipped[1 if lang == "zh" else 0])
+        elif c.report is None:
             errors += 1
             ET.SubElement(case, "error", message=_error_text(c, lang), type="unusable-input")
         elif code:
@@ -327,6 +354,7 @@ def junit(results: Sequence[Checked], lang: str = "en", fail_on_warnings: bool =
         out.text = text([c], lang)
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
     root = ET.Element("testsuites", name="meshwise", tests=str(len(results)), failures=str(failures), errors=str(errors))
     root.append(suite)
     return ET.tostring(root, encoding="unicode", xml_declaration=True)

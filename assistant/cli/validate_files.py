@@ -4,6 +4,8 @@ A `Target` is one (file, world size) pair; a file checked at several world sizes
 `check` reads the file (byte cap before the body), validates it and places each finding
 (validator/locate.py); an unusable file is that target's error, never the end of the call. The call's
 exit code is the worst of its targets: 2 unusable > 1 invalid (or, with fail_on_warnings, a warning) > 0.
+A file whose YAML is no recipe (validator.is_recipe_like: a workflow, a .pre-commit-config.yaml) is skipped
+and says so, exit 0: a pre-commit hook over every YAML file of a repository meets many of them.
 """
 from __future__ import annotations
 
@@ -13,12 +15,14 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from assistant.launch.meshes import validate_meshes
-from assistant.validator import UnusableInput, ValidationReport
-from assistant.validator.coerce import MAX_BYTES
+from assistant.validator import UnusableInput, ValidationReport, check_world, is_recipe_like
+from assistant.validator.coerce import MAX_BYTES, load_yaml
 from assistant.validator.locate import Location, locate_report
 from assistant.validator.report import Finding
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNUSABLE = 0, 1, 2
+NOT_A_RECIPE = ("not a recipe (no recipe section such as distributed: or model:, and no distributed key), skipped",
+                "不是 recipe（没有 distributed:、model: 等 recipe 段，也没有 distributed 字段），已跳过")
 
 
 @dataclass(frozen=True)
@@ -43,8 +47,11 @@ class Checked:
     report: ValidationReport | None
     located: tuple[tuple[Finding, Location], ...] = ()
     error: UnusableInput | None = None  # the input could not be read or is not a recipe
+    skipped: tuple[str, str] | None = None  # (en, zh): the YAML is no recipe, so nothing was judged
 
     def exit_code(self, fail_on_warnings: bool = False) -> int:
+        if self.skipped is not None:
+            return EXIT_VALID
         if self.error is not None or self.report is None:
             return EXIT_UNUSABLE
         if not self.report.ok or (fail_on_warnings and self.report.warnings):
@@ -75,6 +82,11 @@ def check(target: Target, text: bytes | None = None, **validate_kw: Any) -> Chec
         if text is None and target.file is not None:
             text = read_input(target.file)
         recipe = text if target.recipe is None else target.recipe
+        if isinstance(recipe, (bytes, bytearray)):
+            check_world(target.world_size, target.gpus_per_node)  # a bad world size is said before the text
+            recipe = load_yaml(recipe)  # locate.py reuses the tree of this last text read
+        if not is_recipe_like(recipe):
+            return Checked(target, None, skipped=NOT_A_RECIPE)
         # the meshes the launch builds: one, KD's student + teacher, or none (assistant/launch/meshes.py)
         report = validate_meshes(recipe, world_size=target.world_size, gpus_per_node=target.gpus_per_node, **validate_kw)
     except UnusableInput as exc:

@@ -224,7 +224,7 @@ def read_launched(args: argparse.Namespace, name: str | None, launch: Launch | N
     try:
         data = coerce.load_yaml(read_input(name))
     except UnusableInput as exc:
-        if explicit is None and (launch is None or launch.world is None) and env is None and not args.ci \
+        if explicit is None and (launch is None or (launch.world or launch.fallback_world) is None) and env is None and not args.ci \
                 and not args.print_config:
             # nothing says the world size either: say that first, as validate always has
             raise UnusableInput(f"{_NO_WORLD[0]} (and: {exc.message})", f"{_NO_WORLD[1]}（另外：{exc.message_zh}）") from None

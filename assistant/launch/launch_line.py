@@ -7,7 +7,9 @@
 - `torchrun [torchrun options] -m nemo_automodel.cli.app cfg.yaml overrides`: the same app, under
   torchrun's `--nnodes` x `--nproc-per-node` (an elastic MIN:MAX is refused).
 - `torchrun [options] recipes/llm/train_ft.py -c cfg overrides` (or any recipe script / module, or
-  `python script.py -c cfg`): the script's parse_args_and_load_config reads all its arguments.
+  `python script.py -c cfg`, `python -m nemo_automodel.recipes.llm.train_ft --config cfg`): the script's
+  parse_args_and_load_config reads all its arguments. With python alone nothing sets WORLD_SIZE, so
+  initialize_distributed runs one process (init_utils.get_world_size_safe); the environment's WORLD_SIZE wins.
 """
 from __future__ import annotations
 
@@ -145,11 +147,16 @@ def _torchrun_world(nnodes: str | None, nproc: str | None, said: str) -> tuple[W
     return make(n, g, f"torchrun {where} on the launch line", f"启动命令中的 torchrun {where}"), []
 
 
+_ONE_PROCESS = make(1, 1, "python with no torchrun: one process (WORLD_SIZE unset is 1: init_utils.py "
+                         "get_world_size_safe)",
+                    "不经 torchrun 直接用 python 运行：单进程（未设置 WORLD_SIZE 时为 1：init_utils.py get_world_size_safe）")
+
+
 def _script(toks: list[str], i: int, world: WorldSize | None, form: str,
             warns: list[LaunchWarning] | None = None) -> Launch:
     config, overrides, w = split_argv(toks[i:], offset=i)
     return Launch(config_path=config, overrides=overrides, world=world, warnings=tuple((warns or []) + list(w)),
-                  tokens=tuple(toks), form=form)
+                  tokens=tuple(toks), form=form, fallback_world=_ONE_PROCESS if form == "script" else None)
 
 
 def _app(toks: list[str], i: int, world: WorldSize | None, form: str,

@@ -3,24 +3,44 @@
 - Knowledge distillation with `separate_meshes: true` (recipes/kd_utils.py create_kd_distributed_setups):
   the student (`distributed`) and the teacher (`teacher_distributed`) each need an explicit dp_size,
   their sizes dp*tp*pp*cp must add up to the world, DDP is refused, and each mesh is built at its own
-  size (student ranks first).
+  size (student ranks first), an offloaded teacher is refused (kd.py setup); the report's `meshes` holds the teacher's. Without it the teacher is built
+  on the student's mesh (recipes/llm/kd.py setup), which `meshes` says.
 - A generate config (examples/diffusion/generate/generate.py) with `distributed: null`: generate.py
   skips the distributed setup, so there is no mesh to check.
+- A speculative-decoding recipe (mesh_optional.yaml: Eagle, DFlash, ...) with no `distributed:` section:
+  it builds no mesh and runs DDP over the world.
 """
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Callable, Mapping
+
+from assistant.datafile import read_yaml
 
 from assistant.launch import codes
 from assistant.validator import ValidationReport, check_world, validate
 from assistant.validator.coerce import load_yaml, translate_value
-from assistant.validator.report import Finding
+from assistant.validator.report import Finding, OtherMesh
 
 
 def is_generate_without_mesh(recipe: Any) -> bool:
     return (isinstance(recipe, Mapping) and "distributed" in recipe and recipe["distributed"] is None
             and "recipe" not in recipe and isinstance(recipe.get("inference"), Mapping))
+
+
+MESH_OPTIONAL: dict[str, str] = read_yaml(Path(__file__).resolve().parent / "mesh_optional.yaml")
+
+
+def mesh_optional(recipe: Any) -> str | None:
+    """The recipe class name when it builds a mesh only from a distributed: section and has none, else None."""
+    if not isinstance(recipe, Mapping) or "distributed" in recipe:
+        return None
+    target = recipe.get("recipe")
+    if isinstance(target, Mapping):
+        target = target.get("_target_")
+    name = target.rsplit(".", 1)[-1].strip() if isinstance(target, str) else None
+    return name if name in MESH_OPTIONAL else None
 
 
 def reads_fsdp_section(recipe: Any) -> str | None:
@@ -88,10 +108,13 @@ def check_kd(recipe: Mapping, world: int, gpus_per_node: int,
     for label, section in (("distributed", student), ("teacher_distributed", teacher)):
         if str(translate_value(section.get("strategy", "fsdp2"))).lower() == "ddp":
             errors.append(codes.finding("MW-E-KD-DDP", f"{label}.strategy", label=label))
+    if translate_value(recipe.get("offload_teacher_model", False)):  # kd.py setup, once the meshes are built
+        errors.append(codes.finding("MW-E-KD-OFFLOAD-SEPARATE", "offload_teacher_model"))
     errors = [*s_rep.errors, *(_moved(f, "teacher_distributed") for f in t_rep.errors), *errors]
     warnings = [*s_rep.warnings, *(_moved(f, "teacher_distributed") for f in t_rep.warnings)]
+    teacher_mesh = OtherMesh("teacher_distributed", (s_size, world - 1), t_rep.derived, shared=False)
     return ValidationReport(ok=not errors, errors=tuple(errors), warnings=tuple(warnings), derived=s_rep.derived,
-                            memory=s_rep.memory, world_size=world, gpus_per_node=gpus_per_node)
+                            memory=s_rep.memory, world_size=world, gpus_per_node=gpus_per_node, meshes=(teacher_mesh,))
 
 
 def _not_read(code: str, path: str, world: int, gpus_per_node: int, **values: Any) -> ValidationReport:
@@ -107,9 +130,17 @@ def validate_meshes(recipe: Any, *, world_size: int, gpus_per_node: int, **kwarg
         recipe = load_yaml(recipe)
     if is_generate_without_mesh(recipe):
         return _not_read("MW-W-LAUNCH-NO-MESH", "distributed", world_size, gpus_per_node)
+    if name := mesh_optional(recipe):
+        return _not_read("MW-W-LAUNCH-MESH-OPTIONAL", "distributed", world_size, gpus_per_node, recipe=name,
+                         file=MESH_OPTIONAL[name])
     if section := reads_fsdp_section(recipe):
         return _not_read("MW-W-LAUNCH-NOT-DISTRIBUTED", section, world_size, gpus_per_node, section=section)
     kd = check_kd(recipe, world_size, gpus_per_node, lambda r, **kw: validate(r, **{**kwargs, **kw}))
     if kd is not None:
         return kd
-    return validate(recipe, world_size=world_size, gpus_per_node=gpus_per_node, **kwargs)
+    report = validate(recipe, world_size=world_size, gpus_per_node=gpus_per_node, **kwargs)
+    if isinstance(recipe, Mapping) and _is_kd(recipe) and report.derived is not None:
+        # one shared mesh: kd.py builds the teacher on the student's own DistributedSetup (the same sizes,
+        # strategy and MoE config; with PP a copy of the student's pipeline config), so the teacher is on it too
+        report = replace(report, meshes=(OtherMesh("teacher_model", (0, world_size - 1), report.derived, shared=True),))
+    return report

@@ -6,7 +6,7 @@ the overrides are set in order (CI's layers first with `ci`, then the launch lin
 after the file), each value resolved in its turn. The world size: explicit flags, else `ci:` with
 `ci`, else the recipe's launcher section when the line is `automodel` (cli/app.py sends the job there
 and ignores --nproc-per-node), else the launch line or sbatch script, else the launcher section, else
-the environment.
+the environment, else the launch's fallback (one process for `python script.py`).
 """
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def _world(recipe: Mapping, launch: Launch | None, env: Mapping[str, str] | None
                   line_world, world_from_recipe(recipe, ci=False), world_from_env(env) if env is not None else None]
     found = [w for w in candidates if w is not None]
     if not found:
-        return None
+        return launch.fallback_world if launch else None
     chosen = found[0]
     other = next((w for w in found[1:] if w.world_size != chosen.world_size), None)
     if other is not None:

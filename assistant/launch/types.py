@@ -45,6 +45,9 @@ class Launch:
     tokens: tuple[str, ...] = ()  # the line as shell words, for the edited line of a fix
     form: str = ""  # "automodel", "torchrun-module", "torchrun-script", "script"; "sbatch" when no command was found
     nproc_argument: str | None = None  # the --nproc-per-node argument of an automodel line, as typed
+    # the world when nothing else says it: `python script.py` with no torchrun runs one process unless the
+    # launch environment sets WORLD_SIZE (init_utils.get_world_size_safe), so the environment comes first
+    fallback_world: WorldSize | None = None
 
 
 class LaunchError(UnusableInput):

@@ -12,12 +12,12 @@ from typing import Any
 
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_WORLD_SIZE
 from assistant.validator import coerce, fix, rules
-from assistant.validator.check import check_once, is_whole_recipe
+from assistant.validator.check import check_once, is_recipe_like, is_whole_recipe
 from assistant.validator.layout import Layout
 from assistant.validator.report import Derived, Finding, MemoryEstimate, UnusableInput, ValidationReport
 
 __all__ = ["validate", "UnusableInput", "ValidationReport", "Finding", "Derived", "MemoryEstimate", "Layout",
-           "MAX_WORLD_SIZE", "check_world", "is_whole_recipe"]
+           "MAX_WORLD_SIZE", "check_world", "is_recipe_like", "is_whole_recipe"]
 
 
 def _count(value: Any, name: str) -> int:

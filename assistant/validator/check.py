@@ -7,13 +7,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant.validator import coerce, rules
+from assistant.validator import coerce, rules, schema
 from assistant.validator.report import Derived, MemoryEstimate, ValidationReport
 
 
 def is_whole_recipe(data: dict) -> bool:
     """A mapping with a `distributed:` key or any other recipe section is a recipe; else a bare mapping."""
     return not rules.RECIPE_KEYS.isdisjoint(data)
+
+
+# the keys that make a mapping with no recipe section a bare `distributed:` section
+_DISTRIBUTED_KEYS = schema.SIZE_KEYS | schema.ALL_STRATEGY_FIELDS | {"strategy", "pipeline", "moe", *schema.META_KEYS}
+
+
+def is_recipe_like(data: Any) -> bool:
+    """Whether a file's YAML is a recipe or a bare `distributed:` section. A mapping with neither a recipe
+    section nor a distributed key (a repository's .pre-commit-config.yaml, a GitHub workflow, a list
+    document) is no recipe: upstream never loads it as one, and judging it reports `repos is not an
+    option of strategy fsdp2` (on a copy of upstream with the shipped hook, 57 such files: workflows, CI lists, docs)."""
+    return isinstance(data, dict) and (is_whole_recipe(data) or not _DISTRIBUTED_KEYS.isdisjoint(data))
 
 
 def check_once(data: Any, world: int, gpn: int, facts: Any, gpu_facts: Any,

@@ -124,6 +124,15 @@ class MemoryEstimate:
         return self.assumptions_zh if lang == "zh" and self.assumptions_zh else self.assumptions
 
 
+@dataclass(frozen=True)
+class OtherMesh:
+    """A mesh the launch builds beside the one `derived` describes: knowledge distillation's teacher."""
+    label: str  # the section behind it: "teacher_distributed" (its own mesh), "teacher_model" (the shared one)
+    ranks: tuple[int, int]  # its first and last global rank
+    derived: Derived | None
+    shared: bool  # built on the student's own mesh (kd_utils.create_kd_distributed_setups, separate_meshes false)
+
+
 @quick_init
 @dataclass(frozen=True)
 class ValidationReport:
@@ -136,6 +145,7 @@ class ValidationReport:
     fix: str | Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
     world_size: int | None = None
     gpus_per_node: int | None = None
+    meshes: tuple[OtherMesh, ...] = ()  # the other meshes the launch builds (assistant/launch/meshes.py)
 
     @property
     def suggested_fix(self) -> str | None:
@@ -155,6 +165,8 @@ class ValidationReport:
 
     def to_dict(self) -> dict:
         d = asdict(replace(self, fix=self.suggested_fix))
+        if not d["meshes"]:
+            del d["meshes"]  # only a launch with another mesh (KD's teacher) has the key
         return {("suggested_fix" if k == "fix" else k): v for k, v in d.items()}
 
 

@@ -333,3 +333,24 @@ def test_the_fix_the_model_shows_is_the_answers_yaml_with_its_own_report(tool_en
     assert j["judged"] == layout and j["judged_validation"]["ok"] is False
     assert "pp_size: 2" in j["yaml"] and j["yaml_validation"]["ok"] and j["yaml_validation"]["world_size"] == 40
     assert not schema_errors(a)
+
+
+def test_a_prose_verdict_on_a_layout_no_tool_checked_is_caught_by_the_gate(tool_engine, replay, mw_assistant):
+    # the user states no layout; the model proposes one in prose and calls it fine without a tool call:
+    # tp 8 x pp 3 = 24 does not divide 16 (MW-E-WORLD-DIVISIBLE), so the sentence cannot stand
+    wrong = ("Use fsdp2 with tp_size 8 and pp_size 3 across the two nodes; that runs fine on your 16 GPUs.\n\n"
+             "FSDP2 shards the rest of the model over dp.\n")
+    play(replay, STRATEGY_Q, {"content": wrong}, single_shot=wrong)
+    a = tool_engine.ask(AskRequest(question=STRATEGY_Q))
+    assert a.llm_path == "tools" and not a.tool_calls
+    assert "runs fine on your 16 GPUs" not in a.text and "MW-E-WORLD-DIVISIBLE" in a.text
+    assert "FSDP2 shards the rest of the model over dp." in a.text  # the rest of the prose stands
+    # the single-shot path (a server without tools) goes through the same gate
+    with ReplayServer([Fixture(match=STRATEGY_Q, single_shot=wrong)], refuse_tools=True) as plain:
+        s = engine_for(mw_assistant, plain.url).ask(AskRequest(question=STRATEGY_Q))
+    assert s.llm_path == "single_shot" and "runs fine on your 16 GPUs" not in s.text and "MW-E-WORLD-DIVISIBLE" in s.text
+    # a verdict the validator gives stands: tp 8 x pp 2 = 16 runs on 16 GPUs
+    right = "Use fsdp2 with tp_size 8 and pp_size 2 across the two nodes; that runs fine on your 16 GPUs.\n"
+    play(replay, STRATEGY_Q, {"content": right})
+    a = tool_engine.ask(AskRequest(question=STRATEGY_Q))
+    assert "that runs fine on your 16 GPUs" in a.text and "MW-E-WORLD-DIVISIBLE" not in a.text

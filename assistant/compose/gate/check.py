@@ -13,7 +13,8 @@ keys, `pp_size: 2`, with no `distributed:` mapping) names values of a layout, no
 completed, over each layout the answer is about (`fragment_bases`) and with the blocks its own sizes
 require (`pipeline: {}` for `pp_size > 1`), and stands when one completion passes (`tp_size: 3` on 8 GPUs
 fails every one). With `strip_claims`, prose that passes its own verdict ("validated by
-Meshwise") is dropped: the verdict is the validator's.
+Meshwise") is dropped: the verdict is the validator's; with `verdict_note`, so is a sentence whose verdict
+on the sizes it names in prose ("tp_size 8 and pp_size 3 runs fine") the validator refutes (prose_verdicts.py).
 
 Works on a stream: complete lines pass through once the block they belong to is settled (a later
 block, a blank line, its closing fence), a block holding a config is judged whole. `gate_text` is the
@@ -25,7 +26,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from assistant.compose.gate.claims import drop_claims, has_claim
+from assistant.compose.gate.claims import drop_claims, has_claim, sentences
 from assistant.compose.gate.config_blocks import FoundConfig, find_config, find_prose_config, mark_invalid, strip_model_marker
 from assistant.compose.gate.config_text import candidates, first_holding
 from assistant.compose.gate.markdown_blocks import code_blocks, parser, settled, source_lines, top_starts
@@ -46,6 +47,7 @@ class GateResult:
     marked: list[str] = field(default_factory=list)  # configs Meshwise showed under its own "invalid" mark
     markers_dropped: int = 0  # lines of model text that carried a marker shaped like Meshwise's
     claims_dropped: int = 0
+    verdicts_dropped: int = 0  # model sentences whose verdict on the sizes they name the validator refutes
     echo_dropped: int = 0  # model lines that copied the prompt back or repeated an earlier line
 
 
@@ -73,6 +75,9 @@ class GatePolicy:
     model_text: bool = False
     # the layouts (recipe mappings) the answer is about: a prose fragment is judged completed over each
     fragment_bases: tuple[dict, ...] = ()
+    # text from a model: a sentence whose verdict on the sizes it names the validator does not give is
+    # dropped, and this note (layout, world, reasons, it said "works") said in its place (prose_verdicts.py)
+    verdict_note: Callable[[str, int | None, str, bool], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -222,7 +227,28 @@ class StreamGate:
         kept = line if self.policy.keep_claims else drop_claims(line)
         if kept != line:
             self.result.claims_dropped += 1
-        return kept
+        return self._verdicts(kept) if self.policy.verdict_note is not None and kept.strip() else kept
+
+    def _verdicts(self, line: str) -> str:
+        """The line without its sentences whose verdict on the sizes they name the validator refutes,
+        and the gate's note for each in their place."""
+        from assistant.compose.gate.prose_verdicts import disagreement
+        from assistant.datafile import dump_yaml
+
+        p = self.policy
+        end = line[len(line.rstrip("\n")):]
+        kept, notes = [], []
+        for s in sentences(line.rstrip("\n")):
+            d = disagreement(s, p.world_size, lambda recipe: p.check(dump_yaml(recipe, sort_keys=False)),
+                             complete_fragment, p.fragment_bases, before=" ".join(kept))
+            if d is None:
+                kept.append(s)
+                continue
+            self.result.verdicts_dropped += 1
+            notes.append(f"> {p.verdict_note(d.layout, p.world_size, d.reasons, d.positive)}")
+        if not notes:
+            return line
+        return "".join(f"{x}\n" for x in ([" ".join(kept)] if kept else []) + notes) + ("" if end else "")
 
     def _echoed(self, line: str) -> bool:
         """A copy of the prompt (a section name opens it, a blank line ends it) or a line said before:

@@ -20,10 +20,15 @@ def has_claim(text: str) -> bool:
     return any(p.search(text) for p in _patterns())
 
 
+def sentences(text: str) -> list[str]:
+    """The sentences of one line (a sentence ends at . ! ? ; and their Chinese forms)."""
+    return [s for s in _SENTENCE_END.split(text) if s]
+
+
 def drop_claims(line: str) -> str:
     """The line without its sentences that claim a verdict; "" when nothing else was on it."""
     if not has_claim(line):
         return line
     end = line[len(line.rstrip("\r\n")):]
-    kept = [s for s in _SENTENCE_END.split(line.rstrip("\r\n")) if s and not has_claim(s)]
+    kept = [s for s in sentences(line.rstrip("\r\n")) if not has_claim(s)]
     return (" ".join(kept) + end) if kept else ""

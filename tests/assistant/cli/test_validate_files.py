@@ -49,3 +49,20 @@ def test_a_file_is_read_once_for_all_its_world_sizes(tmp_path, monkeypatch):
     out = check_all([Target(str(p), w, 8) for w in (1, 2, 4, 8)] + [Target(str(tmp_path / "none.yaml"), 8, 8)])
     assert reads == [str(p), str(tmp_path / "none.yaml")]
     assert [c.report.world_size for c in out[:4]] == [1, 2, 4, 8] and out[4].error is not None
+
+
+WORKFLOW = b"name: ci\non: [pull_request]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.sha }}\n"
+PRE_COMMIT = b"repos:\n  - repo: local\n    hooks:\n      - id: x\n        entry: echo $file\n"
+
+
+def test_a_yaml_with_no_recipe_or_distributed_key_is_skipped_not_judged():
+    # a repository's own .pre-commit-config.yaml, a workflow, a list document: upstream never loads them
+    # as a recipe, so the hook must not report "repos is not an option of strategy fsdp2" on them
+    for text in (WORKFLOW, PRE_COMMIT, b"- id: meshwise-validate\n  entry: meshwise validate\n", b"{}\n"):
+        c = check(Target("x.yaml", 8, 8), text)
+        assert c.report is None and c.error is None and c.skipped is not None, text
+        assert c.exit_code() == 0 and c.exit_code(fail_on_warnings=True) == 0
+        assert "not a recipe" in c.skipped[0] and c.skipped[1]
+    # a bare distributed mapping is still judged, and so is a recipe with any recipe section
+    assert not check(Target("b.yaml", 8, 8), b"tp_size: 3\n").report.ok
+    assert check(Target("r.yaml", 8, 8), b"model:\n  pretrained_model_name_or_path: x\n").report is not None

@@ -225,3 +225,26 @@ def test_a_launcher_flag_typed_after_the_file_is_named_not_silently_set(cfg, cap
     assert main(["validate", cfg, "--nproc_per_node=4", "--world-size", "8", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert [w["code"] for w in d["launch_warnings"]] == ["MW-W-LAUNCH-LAUNCHER-FLAG"] and d["world_size"] == 8
+
+
+@pytest.mark.parametrize("line", [
+    "python recipes/llm/train_ft.py -c {cfg} --distributed.tp_size 2",
+    "python -m nemo_automodel.recipes.llm.train_ft --config {cfg} --distributed.tp_size=2",
+    "python3 examples/llm_finetune/finetune.py --config {cfg} --distributed.tp_size 2",
+])
+def test_a_recipe_run_by_python_alone_is_one_process(cfg, capsys, line):
+    # no torchrun: nothing sets WORLD_SIZE, so initialize_distributed runs one process
+    # (components/distributed/init_utils.py get_world_size_safe), and tp_size 2 cannot divide 1
+    code = main(["validate", "--launch", line.format(cfg=cfg), "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert code == 1 and d["world_size"] == 1 and "MW-E-WORLD-DIVISIBLE" in d["codes"], d
+    assert "WORLD_SIZE" in d["world_source"] and "get_world_size_safe" in d["world_source"]
+    assert d["overrides"][0]["path"] == "distributed.tp_size" and d["overrides"][0]["value"] == 2
+    # WORLD_SIZE in the launch environment is what upstream reads, with no warning that they differ
+    assert main(["validate", "--launch", line.format(cfg=cfg), "--env", "WORLD_SIZE=8", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["world_size"] == 8 and not d["launch_warnings"], d
+    # and torchrun's own count for the same script
+    torch = "torchrun --nproc-per-node 8 recipes/llm/train_ft.py --config {cfg}".format(cfg=cfg)
+    assert main(["validate", "--launch", torch, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["world_size"] == 8

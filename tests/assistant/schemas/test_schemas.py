@@ -66,7 +66,10 @@ def test_cli_shapes_match_the_validate_schema(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.yaml").write_text("distributed:\n  tp_size: 2\n", encoding="utf-8")
     (tmp_path / "b.yaml").write_text("distributed:\n  ep_size: 16\n", encoding="utf-8")
-    runs = [["a.yaml", "--world-size", "8"], ["b.yaml", "--world-size", "8"], ["missing.yaml", "--world-size", "8"],
+    (tmp_path / "wf.yml").write_text("on: [push]\njobs: {}\n", encoding="utf-8")  # not a recipe: skipped
+    (tmp_path / "kd.yaml").write_text("recipe: KnowledgeDistillationRecipeForNextTokenPrediction\nseparate_meshes: true\n"
+                                      "distributed: {dp_size: 2}\nteacher_distributed: {dp_size: 2}\n", encoding="utf-8")
+    runs = [["kd.yaml", "--world-size", "4"], ["wf.yml", "--world-size", "8"], ["a.yaml", "wf.yml", "--world-size", "8"], ["a.yaml", "--world-size", "8"], ["b.yaml", "--world-size", "8"], ["missing.yaml", "--world-size", "8"],
             ["a.yaml", "b.yaml", "missing.yaml", "--world-size", "8,16"], ["a.yaml"],
             ["a.yaml", "--world-size", "8", "--model", "llama-3.1-8b", "--gpu", "h100-80gb"]]
     for argv in runs:
