@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 from functools import cached_property, lru_cache
+from typing import Any
 
 from assistant.understand.asks import _CONDITION, _WHAT_HAPPENS, _capability, _kinds_in, cue_kinds, load_asks, quoted_error
 from assistant.understand.params import extract_params, history_spans, mask_formulas, normalize
 from assistant.understand.query import Params
 from assistant.understand.scale import find_scale
 from assistant.understand.stated import pipeline_block_stated
+from assistant.understand.wishes import wished_values
 from assistant.validator.fields import FieldRef, field_table
 from assistant.validator.upstream_errors import match_upstream_error
 
@@ -324,6 +326,11 @@ class Reading:
     def pipeline_block(self) -> str | None:
         """"absent", "present" or None: the pipeline block stated left out or written."""
         return pipeline_block_stated(self._text) if self._text else None
+
+    @cached_property
+    def wished(self) -> tuple[tuple[str, Any], ...]:
+        """(key below `distributed:`, value) the text wishes a config to have: "param bf16", "把 AC 打开"."""
+        return wished_values(self._text)
 
     def says(self, word: str) -> bool:
         """The word occurs in the text as written (a finding's key named in the clause)."""
