@@ -49,13 +49,13 @@ def _phrases() -> Phrases:
     return Phrases.load()
 
 
-def _cues(question: str, keys) -> bool:
-    return bool(_phrases().cued(question, keys))
+def _cues(said, keys) -> bool:
+    return bool(_phrases().cued(read(said), keys))
 
 
-def _refused(question: str) -> bool:
+def _refused(query) -> bool:
     """The question's words single out a fact that says the feature asked about cannot be used."""
-    return _cues(question, _phrases().refusing_facts)
+    return _cues(query, _phrases().refusing_facts)
 
 
 def plan_asks(asks: tuple, query) -> tuple:
@@ -112,7 +112,7 @@ def plan_asks(asks: tuple, query) -> tuple:
     if query.intent == "python_api" and not errors:
         # "how do I pass MoE settings from Python?": the Python API (with its facts) is the config asked for
         asks = tuple(Ask("config", a.text) if a.kind in ("fact", "recommendation") else a for a in asks)
-    if _refused(query.text) and any(a.kind in ("verdict", "recommendation", "config") for a in asks):
+    if _refused(query) and any(a.kind in ("verdict", "recommendation", "config") for a in asks):
         # "this tied-embedding model with pp_size 2: does it run?": the model, not the layout, says no;
         # the fact that it cannot is the answer, not a verdict on sizes or a PP layout
         asks = tuple(Ask("fact", a.text, a.target) if a.kind in ("verdict", "recommendation", "config") else a
@@ -237,7 +237,7 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
             return Ask("diagnosis", ask.text, ask.target)
         kinds = [k for k in said.kinds if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
-    if ask.kind in ("quantity", "verdict") and not _has_numbers(query) and _phrases().cued(query.text, _phrases().answering_facts):
+    if ask.kind in ("quantity", "verdict") and not _has_numbers(query) and _cues(query, _phrases().answering_facts):
         return Ask("fact", ask.text, ask.target)  # "is dp_replicate_size the number of nodes?": a fact answers it
     if ask.kind == "quantity" and not sit.pasted.configs and not sit.pasted.errors and (
             said.why or (said.definition and not _has_numbers(query))):
@@ -266,7 +266,7 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
         return Ask("recommendation", ask.text)
     if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
             and not said.needs and not set(asked_kinds(ask.text)) & _STATED_FACTS \
-            and not _cues(ask.text, (*_phrases().answering_quantities, *_phrases().answering_facts)) and not said.worth \
+            and not _cues(ask, (*_phrases().answering_quantities, *_phrases().answering_facts)) and not said.worth \
             and not said.mechanism and not (judged_elsewhere and _about_a_feature(ask)):
         # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,
         # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes), and a

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 from functools import cached_property, lru_cache
+from pathlib import Path
 from typing import Any
 
+from assistant.datafile import read_yaml
 from assistant.understand.asks import _CONDITION, _WHAT_HAPPENS, _capability, _kinds_in, cue_kinds, load_asks, quoted_error
 from assistant.understand.params import extract_params, history_spans, mask_formulas, normalize
 from assistant.understand.query import Params
@@ -91,6 +93,20 @@ _COMPARED = (
     re.compile(rf"(?:从|from)\s*{_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
     re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
 )
+_CUES = Path(__file__).with_name("cues.yaml")
+
+
+@lru_cache(maxsize=1)
+def _fact_cues() -> dict[str, tuple[str, ...]]:
+    """cues.yaml `fact_cues`: fact key -> its cues, lower case."""
+    return {str(k): tuple(str(c).lower() for c in v or ()) for k, v in read_yaml(_CUES)["fact_cues"].items()}
+
+
+def fact_cue_keys() -> tuple[str, ...]:
+    """The fact keys cues.yaml cues (compose/phrases.py checks each names a fact it holds)."""
+    return tuple(_fact_cues())
+
+
 _NOT_A_SIZE = re.compile(r"\s*(?:gpus?|nodes?|cards?|卡|张|台|个|节点|b\b|k\b)", re.I)
 
 
@@ -332,6 +348,13 @@ class Reading:
         """(key below `distributed:`, value) the text wishes a config to have: "param bf16", "把 AC 打开"."""
         return wished_values(self._text)
 
+    @cached_property
+    def cued_facts(self) -> tuple[str, ...]:
+        """The facts whose cues (cues.yaml fact_cues) the text holds, in the table's order; a cue "a + b"
+        needs every part."""
+        q = self._text.lower()
+        return tuple(k for k, cues in _fact_cues().items() if any(all(part in q for part in c.split(" + ")) for c in cues))
+
     def says(self, word: str) -> bool:
         """The word occurs in the text as written (a finding's key named in the clause)."""
         return word in self._text
@@ -349,6 +372,11 @@ class Reading:
 @lru_cache(maxsize=4096)
 def _reading(text: str) -> Reading:
     return Reading(text)
+
+
+def reading_of(text: str) -> Reading:
+    """The reading of a text built from the question (an ask's clause joined to it)."""
+    return _reading(text)
 
 
 def read(said, fallback=None) -> Reading:

@@ -21,8 +21,7 @@ from assistant.compose.knowledge.scope import names_the_domain, neighbour_topic
 from assistant.compose.knowledge.field_facts import asked_kinds, field_facts, inert_lines, judges_value, stated_size
 from assistant.compose.writer import Writer, features_of
 from assistant.planner.plan import Plan
-from assistant.understand.cues import read
-from assistant.understand.params import mask_formulas
+from assistant.understand.cues import read, reading_of
 from assistant.understand.query import Query
 from assistant.understand.stated import recipe_of
 from assistant.validator.fields import field_table
@@ -69,19 +68,19 @@ def _named_topic_facts(w: Writer, inp: ComposeInput, ask) -> list[str]:
     return [k for k in keys if any("_" in t and q.says_any_case(t) for t in w.p.facts[k].terms)]
 
 
-def _cued(w: Writer, question: str) -> list[str]:
-    """Facts the question's words single out ("pad" -> the packing-with-CP padding rule)."""
-    return w.p.cued(question)
+def _cued(w: Writer, said) -> list[str]:
+    """Facts the words of a reading single out ("pad" -> the packing-with-CP padding rule)."""
+    return w.p.cued(said)
 
 
-def _asked_first(w: Writer, keys: Sequence[str], question: str) -> list[str]:
-    """Facts the question's words cue, then facts about an identifier it names ("must
+def _asked_first(w: Writer, keys: Sequence[str], said) -> list[str]:
+    """Facts the reading's words cue, then facts about an identifier it names ("must
     local_batch_size be 1?"): they answer it and go first; the rest keep their order."""
-    q = mask_formulas(question).lower()  # "(dp_size × cp_size) % ep_size" names the EP rule, not dp_size
-    cued = set(_cued(w, question))
+    cued = set(_cued(w, said))
 
     def named(key: str) -> bool:
-        return any("_" in t and t.lower() in q for t in w.p.facts[key].terms)
+        # "(dp_size × cp_size) % ep_size" names the EP rule, not dp_size (says_any_case masks formulas)
+        return any("_" in t and said.says_any_case(t) for t in w.p.facts[key].terms)
 
     return [k for k in keys if k in cued] + [k for k in keys if k not in cued and named(k)] + \
         [k for k in keys if k not in cued and not named(k)]
@@ -119,9 +118,10 @@ def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True, lead: bool 
     rank = {k: min(ks.index(k) for ks in per_group if k in ks) for k in keys}
     keys.sort(key=lambda k: (-shared[k], rank[k]))
     # a fact the question's words single out answers a part of it: it comes on top of the topics' share
-    cue_text = f"{query.text} {asked}"  # the ask's clause as understood ("a pipline block" read as "pipeline")
-    limit = _MAX_HOWTO_FACTS + min(1, len(set(_cued(w, cue_text)) & set(keys)))
-    facts = _facts(w, inp, _asked_first(w, keys, cue_text), limit)
+    # the ask's clause as understood ("a pipline block" read as "pipeline")
+    said = reading_of(f"{query.text} {asked}")
+    limit = _MAX_HOWTO_FACTS + min(1, len(set(_cued(w, said)) & set(keys)))
+    facts = _facts(w, inp, _asked_first(w, keys, said), limit)
     if facts and lead:
         w.answer(facts.pop(0))
     w.bullets(facts)
@@ -312,11 +312,11 @@ def _answering(w: Writer, inp: ComposeInput, ask=None) -> bool:
     """A fact the question's words single out that answers it by itself ("tie_word_embeddings ... pp?",
     "does CP keep my attention_mask?"): it leads, the features' facts follow as the body. In a message
     of several asks only this ask's own clause cues it: the words of another ask answer that one."""
-    keys = [k for k in _cued(w, inp.query.text) if k in w.p.answering_facts]
+    keys = [k for k in _cued(w, read(inp.query)) if k in w.p.answering_facts]
     others = [a for a in inp.asks if a is not ask and a.kind in ("fact", "quantity") and bool(a.text)]
     if ask is not None and getattr(ask, "text", "") and others:
-        own = [k for k in _cued(w, ask.text) if k in w.p.answering_facts]
-        elsewhere = {k for a in others for k in _cued(w, a.text)}
+        own = [k for k in _cued(w, read(ask)) if k in w.p.answering_facts]
+        elsewhere = {k for a in others for k in _cued(w, read(a))}
         if not own and any(f"facts.{k}" in w.stated for k in keys):
             # an earlier ask of the question said it ("..., or are they the same GPUs?"); a clause that
             # names a field of its own ("what dtype goes between stages when pipeline.dtype is unset?")
@@ -412,7 +412,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         picked = select_sentences(ask.text, w.citer.sources, w.lang)
         if picked:
             return retrieved(w, inp, ask)
-    cued = [] if asked_kinds(text) or judged else (_cued(w, inp.query.text) or _named_topic_facts(w, inp, ask))
+    cued = [] if asked_kinds(text) or judged else (_cued(w, read(inp.query)) or _named_topic_facts(w, inp, ask))
     # a topic narrower than a feature leads, unless the question also names a field of its own ("zero_dp_strategy")
     topical = any(t in w.p.lead_topics for t in inp.query.topics) and not judged and not named
     if not cued and not topical and fields(w, inp, ask) is not None:
@@ -420,7 +420,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # what the named strategy does with the field first ("does ddp read dp_size?"), then the features'
         keys = list(w.p.limitations.get(inp.query.params.strategy or "", ()))
         keys += [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
-        w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text), _MAX_TOPIC_FACTS))
+        w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), read(inp.query)), _MAX_TOPIC_FACTS))
         return Part()
     # another ask of the question judges or shows the user's layout (a diagnosis too: "写成 2.0 了，会咋样？
     # 报错吗"): this one states the fact only

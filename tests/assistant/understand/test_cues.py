@@ -43,3 +43,19 @@ def test_named_sizes_only_on_one_short_line():
     assert read(Ask("verdict", "is ep_size 8 valid?")).named_sizes == ("ep_size",)
     assert Reading("is ep_size 8 valid?\nand tp_size 2").named_sizes == ()
     assert Reading("").named_sizes == () and Reading("").pipeline_block is None
+
+
+def test_a_fact_cue_with_parts_needs_every_part():
+    from assistant.understand.cues import reading_of
+
+    assert "replicate_not_nodes" in reading_of("Is dp_replicate_size the number of nodes?").cued_facts
+    assert "replicate_not_nodes" in reading_of("dp_replicate_size 就是节点数吗").cued_facts
+    assert "replicate_not_nodes" not in reading_of("how many nodes do I need for 70B?").cued_facts
+
+
+def test_the_experts_rule_is_cued_by_its_own_words():
+    from assistant.understand.cues import reading_of
+
+    assert "ep_experts" in reading_of("Quick q: does ep_size have to divide the number of experts?").cued_facts
+    assert "ep_experts" in reading_of("ep_size 必须整除专家数吗").cued_facts
+    assert "ep_experts" not in reading_of("We have 64 experts; what ep_size fits 48 GPUs?").cued_facts
