@@ -16,7 +16,6 @@ from assistant.compose.coverage import cannot_tell, covered
 from assistant.compose.knowledge.corrected import say as say_corrections
 from assistant.compose.knowledge.field_facts import asked_kinds, inert_lines
 from assistant.compose.phrases import Phrases
-from assistant.compose.knowledge.scope import is_off_topic, neighbour_topic
 from assistant.compose.writer import FEATURE_ORDER, Writer
 from assistant.understand.cues import read, read_prose
 from assistant.understand.query import SIZE_KEYS, Ask
@@ -64,7 +63,7 @@ def plan_asks(asks: tuple, query) -> tuple:
     if len(asks) == 1 and asks[0].kind == "nonsense":
         return asks  # understanding found nothing asked (keyboard mash): nothing to reconcile
     sit = query.situation
-    if is_off_topic(query.text) and not (sit.stated.sizes or sit.stated.options or sit.pasted.configs
+    if read(query).off_topic and not (sit.stated.sizes or sit.stated.options or sit.pasted.configs
                                          or sit.pasted.errors or sit.world_size):
         # "帮我写个周报，内容就是这周调了调 FSDP2": other work that names the domain in passing
         return (Ask("out_of_scope", query.text),)
@@ -229,7 +228,7 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
     if ask.kind not in ("out_of_scope", "nonsense") and query.intent == "out_of_scope" and not sit.stated.any() \
             and not sit.pasted.configs and not sit.pasted.errors and not set(query.topics) & set(FEATURE_ORDER):
         return Ask("out_of_scope", ask.text)  # "what LoRA rank?" asks a number, but not one of ours
-    if ask.kind == "out_of_scope" and neighbour_topic(ask.text) is None and not is_off_topic(ask.text) and (
+    if ask.kind == "out_of_scope" and said.neighbour_topic is None and not said.off_topic and (
             query.intent not in ("out_of_scope", "nonsense") or sit.pasted.errors or sit.stated.any()):
         # "activation checkpointing", a torch CheckpointError: not checkpoint saving; the clause asks
         # what its words ask ("激活检查点怎么开" is a config)

@@ -17,6 +17,7 @@ from typing import Any
 
 from assistant.datafile import read_yaml
 from assistant.understand.asks import _CONDITION, _WHAT_HAPPENS, _capability, _kinds_in, cue_kinds, load_asks, quoted_error
+from assistant.understand.off_topic import is_off_topic, names_the_domain, neighbour_topic
 from assistant.understand.params import extract_params, history_spans, mask_formulas, normalize
 from assistant.understand.query import Params
 from assistant.understand.scale import find_scale
@@ -354,6 +355,21 @@ class Reading:
         needs every part."""
         q = self._text.lower()
         return tuple(k for k, cues in _fact_cues().items() if any(all(part in q for part in c.split(" + ")) for c in cues))
+
+    @cached_property
+    def neighbour_topic(self) -> str | None:
+        """The neighbouring topic the text is about ("slurm", "checkpoints", "peft"; off_topic.yaml)."""
+        return neighbour_topic(self._text)
+
+    @cached_property
+    def off_topic(self) -> bool:
+        """A poem, the weather, a restaurant: not about distributed training at all."""
+        return is_off_topic(self._text)
+
+    @cached_property
+    def names_domain(self) -> bool:
+        """Distributed training named (sizes, strategies, GPUs, sharding ...)."""
+        return names_the_domain(self._text)
 
     def says(self, word: str) -> bool:
         """The word occurs in the text as written (a finding's key named in the clause)."""

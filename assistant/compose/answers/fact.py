@@ -17,7 +17,6 @@ from assistant.compose.answers.recommendation import (
 )
 from assistant.compose.citations import with_citation
 from assistant.compose.knowledge.extract import select_sentences
-from assistant.compose.knowledge.scope import names_the_domain, neighbour_topic
 from assistant.compose.knowledge.field_facts import asked_kinds, field_facts, inert_lines, judges_value, stated_size
 from assistant.compose.writer import Writer, features_of
 from assistant.planner.plan import Plan
@@ -388,8 +387,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if _answering(w, inp, ask):
         return Part()
     _strategy_on_field(w, inp)
-    text = getattr(ask, "text", "") or inp.query.text
-    if neighbour_topic(text) is not None and not names_the_domain(inp.query.text) \
+    if read(ask, inp.query).neighbour_topic is not None and not read(inp.query).names_domain \
             and not read(inp.query).fields:
         # "do I have to write model code for the new Qwen3?": a neighbouring topic, told where upstream
         # documents it, not the nearest distributed-training fact

@@ -234,16 +234,15 @@ def question_reads() -> dict[str, list[tuple[str, int]]]:
     return out
 
 
-# The modules that still read the question's text, and how many reads each holds at most (32 in all;
-# 130 before understand/cues.py, 47 before wishes.py and cues.yaml fact_cues). verdict, diagnosis,
-# quantity, quantity_lines, scaled, judge, writer, coverage, offline, location, phrases and wished read
-# none; what is left is compose's own cue tables (field_phrases.yaml, corrections.yaml,
-# extract_cues.yaml, scope.yaml) and fact.py's field-question choice.
+# The modules that still read the question's text, and how many reads each holds at most (27 in all;
+# 130 before understand/cues.py, 47 before wishes.py, cues.yaml fact_cues and off_topic.py). verdict, diagnosis,
+# quantity, quantity_lines, scaled, judge, writer, coverage, offline, location, phrases, wished and
+# scope read none; what is left is compose's own cue tables (field_phrases.yaml, corrections.yaml,
+# extract_cues.yaml) and fact.py's field-question choice.
 ALLOWED: dict[str, int] = {
     "assistant/compose/knowledge/field_facts.py": 9,
     "assistant/compose/knowledge/corrections.py": 7,
     "assistant/compose/knowledge/extract.py": 7,
-    "assistant/compose/knowledge/scope.py": 5,
     "assistant/compose/answers/fact.py": 4,
 }
 
