@@ -253,7 +253,7 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
             query.intent in ("howto", "limitations", "code_location") or not _has_numbers(query)
             or not read(query).quantity_targets):
         return Ask("fact", ask.text)  # "pad to a multiple of how much?": a number the docs state, not one we derive
-    if ask.kind == "verdict" and said.what_happens and inert_lines(query.text, query.lang):
+    if ask.kind == "verdict" and said.what_happens and inert_lines(read(query).field_question, query.lang):
         # "tp_size=1 and enable_async_tensor_parallel: true, what happens?": nothing, at those sizes; the
         # field's inert fact is what the run does (read on the whole question, which names the field)
         return Ask("fact", query.text, ask.target)
@@ -264,7 +264,7 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
     if ask.kind == "fact" and said.layout_wish:
         return Ask("recommendation", ask.text)
     if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
-            and not said.needs and not set(asked_kinds(ask.text)) & _STATED_FACTS \
+            and not said.needs and not set(asked_kinds(said.field_question)) & _STATED_FACTS \
             and not _cues(ask, (*_phrases().answering_quantities, *_phrases().answering_facts)) and not said.worth \
             and not said.mechanism and not (judged_elsewhere and _about_a_feature(ask)):
         # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,

@@ -17,6 +17,7 @@ from typing import Any
 
 from assistant.datafile import read_yaml
 from assistant.understand.asks import _CONDITION, _WHAT_HAPPENS, _capability, _kinds_in, cue_kinds, load_asks, quoted_error
+from assistant.understand.field_question import FieldQuestion
 from assistant.understand.off_topic import is_off_topic, names_the_domain, neighbour_topic
 from assistant.understand.params import extract_params, history_spans, mask_formulas, normalize
 from assistant.understand.query import Params
@@ -357,6 +358,11 @@ class Reading:
         return tuple(k for k, cues in _fact_cues().items() if any(all(part in q for part in c.split(" + ")) for c in cues))
 
     @cached_property
+    def field_question(self) -> FieldQuestion:
+        """What the text asks about the fields it names (field_question.py): kinds, values, sizes."""
+        return FieldQuestion(self._text)
+
+    @cached_property
     def neighbour_topic(self) -> str | None:
         """The neighbouring topic the text is about ("slurm", "checkpoints", "peft"; off_topic.yaml)."""
         return neighbour_topic(self._text)
@@ -405,6 +411,19 @@ def read(said, fallback=None) -> Reading:
 def read_prose(query) -> Reading:
     """The reading of the question's own prose (what was pasted taken out)."""
     return _reading(query.situation.pasted.prose)
+
+
+def _loose(text: str) -> str:
+    return re.sub(r"[\s:：,，?？。.!！]+", " ", text).strip().lower()
+
+
+def read_unclaimed(query, asks) -> Reading:
+    """The reading of the question without the clauses of `asks` (clauses are normalised: compared
+    loosely, lower case, punctuation and spaces as one space): what no ask of them took."""
+    rest = _loose(query.text)
+    for a in asks:
+        rest = rest.replace(_loose(a.text), " ")
+    return _reading(rest)
 
 
 def sentence_of(question: str, clause: str, back: int = 0) -> str:
