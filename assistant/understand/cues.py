@@ -17,6 +17,7 @@ from typing import Any
 
 from assistant.datafile import read_yaml
 from assistant.understand.asks import _CONDITION, _WHAT_HAPPENS, _capability, _kinds_in, cue_kinds, load_asks, quoted_error
+from assistant.understand.claims import Claim
 from assistant.understand.field_question import FieldQuestion
 from assistant.understand.off_topic import is_off_topic, names_the_domain, neighbour_topic
 from assistant.understand.params import extract_params, history_spans, mask_formulas, normalize
@@ -356,6 +357,16 @@ class Reading:
         needs every part."""
         q = self._text.lower()
         return tuple(k for k, cues in _fact_cues().items() if any(all(part in q for part in c.split(" + ")) for c in cues))
+
+    @property
+    def text_given(self) -> bool:
+        """The text holds more than white space."""
+        return bool(self._text.strip())
+
+    @cached_property
+    def claim(self) -> Claim:
+        """What the text claims (claims.py): a claim made at all, the claims of claims.yaml, a default."""
+        return Claim(self._text)
 
     @cached_property
     def field_question(self) -> FieldQuestion:

@@ -234,14 +234,13 @@ def question_reads() -> dict[str, list[tuple[str, int]]]:
     return out
 
 
-# The modules that still read the question's text, and how many reads each holds at most (16 in all;
-# 130 before understand/cues.py, 47 before wishes.py, cues.yaml fact_cues, off_topic.py and
-# field_question.py). verdict, diagnosis,
+# The modules that still read the question's text, and how many reads each holds at most (9 in all;
+# 130 before understand/cues.py, 47 before wishes.py, cues.yaml fact_cues, off_topic.py,
+# field_question.py and claims.py). verdict, diagnosis,
 # quantity, quantity_lines, scaled, judge, writer, coverage, offline, location, phrases, wished,
-# scope and field_facts read none; what is left is compose's own cue tables (corrections.yaml,
-# extract_cues.yaml) and fact.py's joined texts (reading_of).
+# scope, field_facts and corrections read none; what is left is extract.py (extract_cues.yaml: the
+# question's terms weighed against chunk sentences) and fact.py's joined texts (reading_of).
 ALLOWED: dict[str, int] = {
-    "assistant/compose/knowledge/corrections.py": 7,
     "assistant/compose/knowledge/extract.py": 7,
     "assistant/compose/answers/fact.py": 2,
 }

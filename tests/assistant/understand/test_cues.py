@@ -59,3 +59,13 @@ def test_the_experts_rule_is_cued_by_its_own_words():
     assert "ep_experts" in reading_of("Quick q: does ep_size have to divide the number of experts?").cued_facts
     assert "ep_experts" in reading_of("ep_size 必须整除专家数吗").cued_facts
     assert "ep_experts" not in reading_of("We have 64 experts; what ep_size fits 48 GPUs?").cued_facts
+
+
+def test_a_claim_is_read_with_the_words_it_is_about():
+    from assistant.understand.cues import reading_of
+
+    claim = reading_of("ep_size 必须等于 dp_size 对吧？").claim
+    assert claim.makes_claim and [k for k, _ in claim.rows] == ["ep-equals-dp"] and claim.holds("ep-equals-dp")
+    said = reading_of("enable_fsdp2_prefetch defaults to True, so prefetching is on?").claim
+    assert [(d.raw, d.value) for d in said.defaults_claimed] == [("True", True)]
+    assert not reading_of("默认是 true 还是 false？ enable_fsdp2_prefetch").claim.defaults_claimed
