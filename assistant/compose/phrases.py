@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from assistant.datafile import read_yaml
-from assistant.understand.cues import Reading, fact_cue_keys
+from assistant.understand.cues import Reading, fact_cue_keys, fact_roles
 
 
 PHRASES_PATH = Path(__file__).with_name("phrases.yaml")
@@ -47,6 +47,7 @@ class Phrases:
     feature_names: dict[str, dict[str, str]]
     strategy_can: dict = field(default_factory=dict)  # strategy -> the fact stating what it does support
     worked: dict = field(default_factory=dict)  # fact key -> the same rule worked out on the user's stated sizes
+    # understand/cues.yaml's roles of the cued facts, checked against `facts` here
     answering_facts: tuple[str, ...] = ()  # facts that lead when the question's words cue them
     refusing_facts: tuple[str, ...] = ()  # facts that say the asked feature cannot be used: no config beside them
     answering_quantities: dict[str, str] = field(default_factory=dict)  # answering fact -> quantity on the user's layout
@@ -90,9 +91,9 @@ class Phrases:
             feature_names=data["feature_names"],
             worked=dict(data.get("worked") or {}),
             strategy_can={str(k): str(v) for k, v in (data.get("strategy_can") or {}).items()},
-            answering_facts=tuple(str(k) for k in data.get("answering_facts") or ()),
-            refusing_facts=tuple(str(k) for k in data.get("refusing_facts") or ()),
-            answering_quantities={str(k): str(v) for k, v in (data.get("answering_quantities") or {}).items()},
+            answering_facts=fact_roles().answering,
+            refusing_facts=fact_roles().refusing,
+            answering_quantities=dict(fact_roles().quantities),
             advice_against={str(k): str(v) for k, v in (data.get("advice_against") or {}).items()},
         )
         p._check()

@@ -2,8 +2,8 @@
 here so that compose/ matches no pattern on the question's text (issue 18). compose/ asks
 `read(ask).yes_no`, never `_YES_NO.search(ask.text)`.
 
-A Reading is keyed by its text and each flag is read on first use: compose/ still builds asks of its
-own (offline.plan_asks reconciles them), and a flag read late, on the same text, is the same answer.
+A Reading is keyed by its text and each flag is read on first use: planned.py builds asks of its own
+when it reconciles them, and a flag read late, on the same text, is the same answer.
 The patterns are the exact ones compose/ held before they moved (answers identical, benchmarks/
 answers_diff.py); the ones asks.py owns (`_WHAT_HAPPENS`, `_CONDITION`, `_capability`) are read
 through it, not copied.
@@ -11,6 +11,7 @@ through it, not copied.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,23 @@ _CUES = Path(__file__).with_name("cues.yaml")
 def _fact_cues() -> dict[str, tuple[str, ...]]:
     """cues.yaml `fact_cues`: fact key -> its cues, lower case."""
     return {str(k): tuple(str(c).lower() for c in v or ()) for k, v in read_yaml(_CUES)["fact_cues"].items()}
+
+
+@dataclass(frozen=True)
+class FactRoles:
+    """cues.yaml: the cued facts that answer a question on their own, the quantity that completes one,
+    and those that refuse the feature asked about."""
+    answering: tuple[str, ...]
+    quantities: dict[str, str]
+    refusing: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+def fact_roles() -> FactRoles:
+    d = read_yaml(_CUES)
+    return FactRoles(tuple(str(k) for k in d.get("answering_facts") or ()),
+                     {str(k): str(v) for k, v in (d.get("answering_quantities") or {}).items()},
+                     tuple(str(k) for k in d.get("refusing_facts") or ()))
 
 
 def fact_cue_keys() -> tuple[str, ...]:

@@ -146,6 +146,13 @@ class FieldQuestion:
                 return default
         return None
 
+    @cached_property
+    def inert_refs(self) -> tuple[FieldRef, ...]:
+        """The fields named that do nothing at the sizes the question states (fields.yaml `inert_when`:
+        "tp_size 1 with sequence_parallel true")."""
+        return tuple(r for r in self.refs
+                     if r.inert_when and all(self.stated_size(k) == v for k, v in r.inert_when.items()))
+
     @property
     def value_cue_count(self) -> int:
         return len(_cues().value_cues)

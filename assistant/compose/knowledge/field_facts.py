@@ -494,10 +494,9 @@ def inert_lines(fq: FieldQuestion, lang: str) -> list[tuple[FieldRef, str]]:
     sequence_parallel true"), with the sentence that says so in the field reference's words and the
     user's value (as named_value reads it; `true` when none is named)."""
     out = []
-    for r in fq.refs:
-        if r.inert_when and all(fq.stated_size(k) == v for k, v in r.inert_when.items()):
-            named = _Renderer(_phrases(), field_table(), lang, fq, [r]).named_value()
-            out.append((r, r.inert(lang).format(value=_show(named.read_as) if named is not None else "true")))
+    for r in fq.inert_refs:
+        named = _Renderer(_phrases(), field_table(), lang, fq, [r]).named_value()
+        out.append((r, r.inert(lang).format(value=_show(named.read_as) if named is not None else "true")))
     return out
 
 
