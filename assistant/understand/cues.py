@@ -23,6 +23,7 @@ from assistant.understand.field_question import FieldQuestion
 from assistant.understand.off_topic import is_off_topic, names_the_domain, neighbour_topic
 from assistant.understand.params import extract_params, history_spans, mask_formulas, normalize
 from assistant.understand.query import Params
+from assistant.understand.question_terms import QuestionTerms
 from assistant.understand.scale import find_scale
 from assistant.understand.stated import pipeline_block_stated
 from assistant.understand.wishes import wished_values
@@ -380,6 +381,11 @@ class Reading:
     def text_given(self) -> bool:
         """The text holds more than white space."""
         return bool(self._text.strip())
+
+    @cached_property
+    def terms(self) -> QuestionTerms:
+        """The text as the extractive answer weighs it (question_terms.py): terms, identifiers, values."""
+        return QuestionTerms(self._text)
 
     @cached_property
     def claim(self) -> Claim:

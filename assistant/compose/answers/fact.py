@@ -284,7 +284,7 @@ def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
     if not asked_kinds(fq) and not judges_value(fq):
         # the reference has no fact of the kind asked ("should I turn it off?", "does ddp read it?"):
         # the kb sentence that answers the question leads, the field's meaning follows
-        picked = select_sentences(asked_ask.text, w.citer.sources, w.lang, limit=1)
+        picked = select_sentences(read(asked_ask), w.citer.sources, w.lang, limit=1)
         if picked:
             w.answer(with_citation(picked[0].sentence, [w.citer.add(picked[0].hit) + 1]))
             w.citer.cited.add(w.citer.add(picked[0].hit) + 1)
@@ -397,7 +397,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if _about_a_module(inp, ask):
         # "distributed: strategy: fsdp2, tp_size: 4. What does it do with the lm_head under TP?": the
         # clause asks about a model module, not about the fields the layout beside it names
-        picked = select_sentences(ask.text, w.citer.sources, w.lang)
+        picked = select_sentences(read(ask), w.citer.sources, w.lang)
         if picked:
             return retrieved(w, inp, ask)
     cued = [] if asked_kinds(fq) or judged else (_cued(w, read(inp.query)) or _named_topic_facts(w, inp, ask))

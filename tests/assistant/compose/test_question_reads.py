@@ -234,14 +234,13 @@ def question_reads() -> dict[str, list[tuple[str, int]]]:
     return out
 
 
-# The modules that still read the question's text, and how many reads each holds at most (9 in all;
+# The modules that still read the question's text, and how many reads each holds at most (2 in all;
 # 130 before understand/cues.py, 47 before wishes.py, cues.yaml fact_cues, off_topic.py,
-# field_question.py and claims.py). verdict, diagnosis,
+# field_question.py, claims.py and question_terms.py). verdict, diagnosis,
 # quantity, quantity_lines, scaled, judge, writer, coverage, offline, location, phrases, wished,
-# scope, field_facts and corrections read none; what is left is extract.py (extract_cues.yaml: the
-# question's terms weighed against chunk sentences) and fact.py's joined texts (reading_of).
+# scope, field_facts, corrections and extract read none; what is left is two texts fact.py joins
+# from the question (`reading_of`, `read_unclaimed`).
 ALLOWED: dict[str, int] = {
-    "assistant/compose/knowledge/extract.py": 7,
     "assistant/compose/answers/fact.py": 2,
 }
 
