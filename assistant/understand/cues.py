@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.datafile import read_yaml
-from assistant.understand.asks import _CONDITION, _WHAT_HAPPENS, _capability, _kinds_in, cue_kinds, load_asks, quoted_error
+from assistant.understand.asks import _CONDITION, _WHAT_HAPPENS, SOFT_WRAP, _capability, _kinds_in, cue_kinds, load_asks, quoted_error
 from assistant.understand.claims import Claim
 from assistant.understand.field_question import FieldQuestion
 from assistant.understand.off_topic import is_off_topic, names_the_domain, neighbour_topic
@@ -81,9 +81,9 @@ _NO_PIPELINE_BLOCK = re.compile(r"\b(?:no|without|missing|forgot(?:\s+the)?)\s+(
 _WORD = re.compile(r"(?<![A-Za-z0-9_])_?[A-Za-z][A-Za-z0-9_]{3,}(?![A-Za-z0-9_])")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")  # MeshContext, FSDP2Config; not GPUs or H100s
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
-# a line break between a word and a lowercase word is a hard wrap inside the sentence ("our other configs
-# keep a\npipeline: block with pp_size 1"), not its end
-_SENTENCE_END = re.compile(r"[.!?。！？]\s*|(?<![\w,])\n\s*|\n(?![a-z])\s*")
+# a sentence ends at its punctuation or at a line break, unless the line is soft-wrapped ("our other
+# configs keep a\npipeline: block with pp_size 1"): asks.SOFT_WRAP, the rule clauses are cut by
+_SENTENCE_END = re.compile(r"[.!?。！？]\s*|\n\s*")
 # a clause that points back at what the sentence before it describes
 _BACK_REFERENCE = re.compile(r"\b(?:those|these|they|them)\b|那些|这些|它们", re.I)
 _SENTENCE = re.compile(r"[^.?!。？！]+[.?!。？！]?")
@@ -467,7 +467,9 @@ def sentence_of(question: str, clause: str, back: int = 0) -> str:
     at = question.find(clause)
     if at < 0:
         return clause
-    starts = [m.end() for m in _SENTENCE_END.finditer(question, 0, at)]
+    wraps = {m.start() + m.group(0).index("\n") for m in SOFT_WRAP.finditer(question)}
+    starts = [m.end() for m in _SENTENCE_END.finditer(question, 0, at)
+              if not (m.group(0)[0] == "\n" and m.start() in wraps)]
     start = starts[-1 - back] if len(starts) > back else 0
     return question[start:at + len(clause)]
 

@@ -69,3 +69,14 @@ def test_a_claim_is_read_with_the_words_it_is_about():
     said = reading_of("enable_fsdp2_prefetch defaults to True, so prefetching is on?").claim
     assert [(d.raw, d.value) for d in said.defaults_claimed] == [("True", True)]
     assert not reading_of("默认是 true 还是 false？ enable_fsdp2_prefetch").claim.defaults_claimed
+
+
+def test_a_sentence_is_cut_where_a_clause_is_not_soft_wrapped():
+    # one rule for both (asks.SOFT_WRAP): a line that goes on in lower case, or after a backtick, is the
+    # same sentence; a line that starts with a capital is a new one
+    from assistant.understand.cues import sentence_of
+
+    q = "Our other configs keep a\n`pipeline:` block with pp_size 1\nDo those fail too?"
+    assert sentence_of(q, "Do those fail too?", back=1) == q
+    assert sentence_of(q, "Do those fail too?") == "Do those fail too?"
+    assert sentence_of("We use tp 2 (for\nnow) and pp 4, ok?", "and pp 4, ok?") == "We use tp 2 (for\nnow) and pp 4, ok?"
