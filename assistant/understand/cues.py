@@ -5,7 +5,7 @@ here so that compose/ matches no pattern on the question's text (issue 18). comp
 A Reading is keyed by its text and each flag is read on first use: planned.py builds asks of its own
 when it reconciles them, and a flag read late, on the same text, is the same answer.
 The patterns are the exact ones compose/ held before they moved (answers identical, benchmarks/
-answers_diff.py); the ones asks.py owns (`_WHAT_HAPPENS`, `_CONDITION`, `_capability`) are read
+answers_diff.py), kept in cues.yaml `patterns` (the facts' cues in `fact_cues`); the ones asks.py owns (`_WHAT_HAPPENS`, `_CONDITION`, `_capability`) are read
 through it, not copied.
 """
 from __future__ import annotations
@@ -30,62 +30,50 @@ from assistant.understand.wishes import wished_values
 from assistant.validator.fields import FieldRef, field_table
 from assistant.validator.upstream_errors import match_upstream_error
 
-# "will it hang?", "会 OOM 吗": a worry about run time, answered by where the run really stops
-_WORRY = re.compile(r"\bhang|\bdeadlock|\boom\b|out of memory|\bcrash|\bdie\b|\bblow up|卡住|卡死|挂起|死锁|爆显存|显存不够|崩|会不会(?:报错|失败|出错)", re.I)
-# a yes/no question ("does it run?", "能跑吗")
-_YES_NO = re.compile(r"^\W*(?:does|do|will|would|can|could|is|are|should)\b|能跑|能不能|行不行|行吗|可以吗|合法吗", re.I)
-_CHANGE_ASKED = re.compile(r"\bchang(?:e|es|ing)\b|\bhappens?\b|\b(?:update|adjust|edit|modify)\b|\bre-?check\b"
-                           r"|改|调整|变|影响|注意", re.I)
-_REQUEST_YAML = re.compile(r"\byaml\b|\bshow\s+me\b|给我|写一?份", re.I)
-_NEEDS = re.compile(r"\bneeds?\b|\brequires?\b|\b(?:have|has)\s+to\b|需要|要不要|是不是要|必须", re.I)
-# "is AC worth it with tp 2?": what the feature costs and buys, not a verdict on the sizes beside it
-_WORTH = re.compile(r"\bworth\b|\bpays?\s+off\b|值得|值不值|有必要(?:开|用)", re.I)
-_FIX_BY_SETTING = re.compile(r"^\W*(?:would|will|does|do|can|could)\s+(?:setting|turning\s+on|enabling|switching\s+on|adding)\b"
-                             r"[^?？]{0,80}?\b(?:fix|solve|help|avoid|cure)\b|(?:开|打开|设置?|加上?)[^?？。]{0,60}(?:能|可以|会)(?:解决|修好|避免|缓解)", re.I)
-# "tp 8 ...: what does sequence_parallel actually change in the TP plan?": how a feature works
-_MECHANISM = re.compile(r"\bwhat\s+(?:does|do|did)\b.{0,60}?\b(?:change|changes|do|recompute|recomputes|shard|split|store|keep)\b"
-                        r"|\bhow\s+(?:does|do)\b.{0,40}?\bwork\b|(?:改变|改动|改)了?[^?？。,，]{0,30}什么|做了什么|重算[^?？。,，]{0,6}什么"
-                        r"|原理|怎么工作", re.I)
-_REQUEST = re.compile(r"[?？]|\b(how|what|which|give|show|write|need|want|should|could|can|please)\b"
-                      r"|怎么|如何|给|写|要|请|帮|哪", re.I)
-# "我 yaml 里写的 moe:", "in my yaml tp_size is 2": the YAML as the place a setting is written
-_YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
-_STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
-# Wishes for a starting layout that asks.yaml reads as facts ("应该从什么样的分布式配置开始？"); to move
-# into asks.yaml's recommendation patterns.
-_LAYOUT_WISH = re.compile(r"什么样的.{0,8}(?:配置|方案)|从.{0,12}(?:配置|方案).{0,4}开始"
-                          r"|\bwhat\s+(?:\w+\s+)?(?:config(?:uration)?|setup|layout)\s+(?:should|to\s+start|would)", re.I)
-_WHY = re.compile(r"^\W*(?:why|how\s+come)\b|为什么|为啥|为何|怎么会", re.I)
-# "what is X": a definition asked
-_DEFINITION = re.compile(r"^\W*(?:what\s+(?:is|are)|what's)\s+(?:an?\s+|the\s+)?`?[a-z_]+`?\s*(?:\?|$|and\b|,)"
-                         r"|什么是|是什么|什么意思|是啥|啥是", re.I)
-# the layout as a whole is asked too, beside a number ("what dp_size, and which strategy?")
-_STRATEGY_ASKED = re.compile(r"\bstrateg|\byaml\b|策略|字段|\bfields?\b", re.I)
-# "combine CP with PP", "TP + CP at the same time", "cp 和 pp 能一起开吗": several features in one layout
-_TOGETHER = re.compile(r"\bcombin\w*|\btogether\b|\bat\s+the\s+same\s+time\b|\bsimultaneous\w*|\balongside\b"
-                       r"|\bmix\b|一起|同时|组合|搭配|混用|叠加|结合", re.I)
-# whether something can be done at all ("is it possible", "支持吗"): wider than a yes/no on a layout
-_POSSIBLE = re.compile(r"^\W*(?:can|could|is\s+it|are|does|do|will|would|may)\b|\b(?:possible|supported|support|allowed)\b"
-                       r"|能|可以|可不可以|支持|行不行|行吗|吗", re.I)
-# "80 层", "80 layers", "(80 decoder layers)": a layer count the user states for a model the table lacks
-_LAYERS_STATED = re.compile(r"(?<![\d.])(\d{1,3})\s*[-‐]?\s*(?:个)?\s*(?:层(?!\s*/)|(?:decoder\s+|transformer\s+|hidden\s+)?layers?\b(?!\s+(?:per|each)))", re.I)
-# "microbatch 数 ≥ 4 倍 stage 数", "4x the number of stages", "four times the stages": a ratio asked for
-_STAGE_RATIO = re.compile(r"(?:micro-?batch|微批)[^.?。？]{0,40}?(?<![\d.])(\d+)\s*(?:倍|x|×|times)(?![\w])[^.?。？\d]{0,40}?(?:stages?|阶段)"
-                          r"|(?<![\d.])(\d+)\s*(?:x|×|times)\s+as\s+many\s+micro-?batch(?:es)?\s+as\s+(?:pipeline\s+)?stages", re.I)
-# an interleaved or zero-bubble schedule named (in the question or a schedule's name)
-INTERLEAVED = re.compile(r"interleaved|zero[\s_-]*bubble|\bzbv\b|dualpipe|looped", re.I)
-_BF16 = re.compile(r"\bbf16\b|bfloat16", re.I)
-# "pp_size 2, no pipeline block written": the layout as stated has none
-_NO_PIPELINE_BLOCK = re.compile(r"\b(?:no|without|missing|forgot(?:\s+the)?)\s+(?:a\s+|the\s+)?`?pipeline`?\s*(?:block|section)"
-                                r"|(?:没写|没有|没加|缺少?|忘了写?)\s*`?pipeline`?\s*(?:块|段|配置)?", re.I)
+_CUES = Path(__file__).with_name("cues.yaml")
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> dict[str, str]:
+    return {str(k): str(v) for k, v in read_yaml(_CUES)["patterns"].items()}
+
+
+def _pattern(name: str) -> re.Pattern[str]:
+    """A cue pattern of cues.yaml `patterns` (the words a flag is read from; the reading is code here)."""
+    return re.compile(_patterns()[name], re.I)
+
+
+# The word cues of the flags below are data (cues.yaml `patterns`); the patterns of the text's own
+# structure (words, sentences, quotes, two sizes compared) stay here with the code that reads them.
+_WORRY = _pattern("worry")
+_YES_NO = _pattern("yes_no")
+_CHANGE_ASKED = _pattern("change_asked")
+_REQUEST_YAML = _pattern("request_yaml")
+_NEEDS = _pattern("needs")
+_WORTH = _pattern("worth")
+_FIX_BY_SETTING = _pattern("fix_by_setting")
+_MECHANISM = _pattern("mechanism")
+_REQUEST = _pattern("request")
+_YAML_AS_PLACE = _pattern("yaml_as_place")
+_STRATEGY_WORD = _pattern("strategy_word")
+_LAYOUT_WISH = _pattern("layout_wish")
+_WHY = _pattern("why")
+_DEFINITION = _pattern("definition")
+_STRATEGY_ASKED = _pattern("strategy_asked")
+_TOGETHER = _pattern("together")
+_POSSIBLE = _pattern("possible")
+_LAYERS_STATED = _pattern("layers_stated")
+_STAGE_RATIO = _pattern("stage_ratio")
+INTERLEAVED = _pattern("interleaved")
+_BF16 = _pattern("bf16")
+_NO_PIPELINE_BLOCK = _pattern("no_pipeline_block")
 _WORD = re.compile(r"(?<![A-Za-z0-9_])_?[A-Za-z][A-Za-z0-9_]{3,}(?![A-Za-z0-9_])")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")  # MeshContext, FSDP2Config; not GPUs or H100s
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
 # a sentence ends at its punctuation or at a line break, unless the line is soft-wrapped ("our other
 # configs keep a\npipeline: block with pp_size 1"): asks.SOFT_WRAP, the rule clauses are cut by
 _SENTENCE_END = re.compile(r"[.!?。！？]\s*|\n\s*")
-# a clause that points back at what the sentence before it describes
-_BACK_REFERENCE = re.compile(r"\b(?:those|these|they|them)\b|那些|这些|它们", re.I)
+_BACK_REFERENCE = _pattern("back_reference")
 _SENTENCE = re.compile(r"[^.?!。？！]+[.?!。？！]?")
 _QUOTED_MESSAGE = re.compile(r"[\"'“‘「]([^\"'”’」\n]{6,200})[\"'”’」]")
 
@@ -98,9 +86,6 @@ _COMPARED = (
     re.compile(rf"(?:从|from)\s*{_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
     re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
 )
-_CUES = Path(__file__).with_name("cues.yaml")
-
-
 @lru_cache(maxsize=1)
 def _fact_cues() -> dict[str, tuple[str, ...]]:
     """cues.yaml `fact_cues`: fact key -> its cues, lower case."""
@@ -129,7 +114,7 @@ def fact_cue_keys() -> tuple[str, ...]:
     return tuple(_fact_cues())
 
 
-_NOT_A_SIZE = re.compile(r"\s*(?:gpus?|nodes?|cards?|卡|张|台|个|节点|b\b|k\b)", re.I)
+_NOT_A_SIZE = _pattern("not_a_size")
 
 
 def compared_sizes(text: str) -> tuple[str, int, int] | None:

@@ -80,3 +80,15 @@ def test_a_sentence_is_cut_where_a_clause_is_not_soft_wrapped():
     assert sentence_of(q, "Do those fail too?", back=1) == q
     assert sentence_of(q, "Do those fail too?") == "Do those fail too?"
     assert sentence_of("We use tp 2 (for\nnow) and pp 4, ok?", "and pp 4, ok?") == "We use tp 2 (for\nnow) and pp 4, ok?"
+
+
+def test_every_cue_pattern_in_the_data_file_is_read_and_compiles():
+    import re
+    from pathlib import Path
+
+    from assistant.understand import cues
+
+    source = Path(cues.__file__).read_text(encoding="utf-8")
+    read_here = set(re.findall(r'_pattern\("(\w+)"\)', source))
+    assert read_here == set(cues._patterns())
+    assert all(cues._pattern(name).search("") is None or True for name in read_here)
