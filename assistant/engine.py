@@ -15,10 +15,10 @@ from typing import Iterator, Mapping
 from assistant.answer import Answer, AskRequest, Turn
 from assistant.compose.knowledge.anchors import Anchor, load_anchors
 from assistant.compose.citations import Citer, source_lines
-from assistant.compose.answers import ComposeInput, asks_of, needs_of
+from assistant.compose.answers import ComposeInput, needs_of
 from assistant.compose.gate.check import GatePolicy, StreamGate, gate_text
 from assistant.compose.knowledge.judge import judge_user_layout, understood_errors
-from assistant.compose.offline import Composed, compose, plan_asks
+from assistant.compose.offline import Composed, compose
 from assistant.compose.phrases import Phrases
 from assistant.config import Settings, load_settings
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, MAX_GPUS_PER_NODE, MAX_WORLD_SIZE
@@ -26,6 +26,7 @@ from assistant.redact import Redactor
 from assistant.retrieve.hit import Hit
 from assistant.understand.ask_model import ClauseEncoders
 from assistant.understand.asks import load_asks
+from assistant.understand.planned import planned_asks
 from assistant.understand.query import Query
 from assistant.validator.report import ValidationReport
 from assistant.wellformed import well_formed_request
@@ -273,7 +274,7 @@ class Assistant:
         q = understand(req.question, history=req.history, lang=req.lang, world_size=req.world_size,
                        gpus_per_node=req.gpus_per_node, model=req.model, gpu=req.gpu,
                        encoders=self._clause_encoders, on_retrieval_text=self._prefetch)
-        asks = plan_asks(asks_of(q), q)
+        asks = planned_asks(q)
         needs = needs_of(asks, q)
         gpn = q.situation.gpus_per_node or DEFAULT_GPUS_PER_NODE
         timings["understand"] = (time.perf_counter() - t) * 1000

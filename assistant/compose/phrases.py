@@ -6,6 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from assistant.datafile import read_yaml
+from assistant.understand.cues import Reading, fact_cue_keys, fact_roles
 
 
 PHRASES_PATH = Path(__file__).with_name("phrases.yaml")
@@ -36,7 +37,6 @@ class Phrases:
     topic_facts: dict[str, tuple[str, ...]]
     lead_topics: tuple[str, ...]
     code_topic_facts: dict[str, tuple[str, ...]]
-    code_cues: dict[str, tuple[str, ...]]
     api_topic_facts: dict[str, tuple[str, ...]]
     pitfalls_by_feature: dict[str, tuple[str, ...]]
     rule_facts: dict[str, tuple[str, ...]]
@@ -47,6 +47,7 @@ class Phrases:
     feature_names: dict[str, dict[str, str]]
     strategy_can: dict = field(default_factory=dict)  # strategy -> the fact stating what it does support
     worked: dict = field(default_factory=dict)  # fact key -> the same rule worked out on the user's stated sizes
+    # understand/cues.yaml's roles of the cued facts, checked against `facts` here
     answering_facts: tuple[str, ...] = ()  # facts that lead when the question's words cue them
     refusing_facts: tuple[str, ...] = ()  # facts that say the asked feature cannot be used: no config beside them
     answering_quantities: dict[str, str] = field(default_factory=dict)  # answering fact -> quantity on the user's layout
@@ -80,7 +81,6 @@ class Phrases:
             topic_facts=lists("topic_facts"),
             lead_topics=tuple(data.get("lead_topics") or ()),
             code_topic_facts=lists("code_topic_facts"),
-            code_cues={str(k): tuple(str(c).lower() for c in v or ()) for k, v in (data.get("code_cues") or {}).items()},
             api_topic_facts=lists("api_topic_facts"),
             pitfalls_by_feature=lists("pitfalls_by_feature"),
             rule_facts=lists("rule_facts"),
@@ -91,9 +91,9 @@ class Phrases:
             feature_names=data["feature_names"],
             worked=dict(data.get("worked") or {}),
             strategy_can={str(k): str(v) for k, v in (data.get("strategy_can") or {}).items()},
-            answering_facts=tuple(str(k) for k in data.get("answering_facts") or ()),
-            refusing_facts=tuple(str(k) for k in data.get("refusing_facts") or ()),
-            answering_quantities={str(k): str(v) for k, v in (data.get("answering_quantities") or {}).items()},
+            answering_facts=fact_roles().answering,
+            refusing_facts=fact_roles().refusing,
+            answering_quantities=dict(fact_roles().quantities),
             advice_against={str(k): str(v) for k, v in (data.get("advice_against") or {}).items()},
         )
         p._check()
@@ -103,7 +103,7 @@ class Phrases:
         # A dangling fact key in a list is a data bug; fail at load, not mid-answer.
         for section in (self.topic_facts, self.code_topic_facts, self.api_topic_facts, self.pitfalls_by_feature,
                         self.rule_facts, self.limitations, {"instead_facts": tuple(self.instead_facts.values()),
-                                                            "code_cues": tuple(self.code_cues),
+                                                            "fact_cues": fact_cue_keys(),
                                                             "strategy_can": tuple(self.strategy_can.values()),
                                                             "refusing_facts": self.refusing_facts,
                                                             "answering_facts": self.answering_facts,
@@ -148,13 +148,9 @@ class Phrases:
             values[name] = a // b
         return entry[lang].format(**values)
 
-    def cued(self, question: str, keys=None) -> list[str]:
-        """The facts whose cues the question's words contain (among `keys` when given). A cue
-        "a + b" needs every part: "dp_replicate + node" singles out the node-count fact, not any
-        question that says "node"."""
-        q = question.lower()
-        return [k for k, cues in self.code_cues.items() if (keys is None or k in keys)
-                and any(all(part in q for part in c.split(" + ")) for c in cues)]
+    def cued(self, reading: Reading, keys=None) -> list[str]:
+        """The facts the reading's words single out (Reading.cued_facts; among `keys` when given)."""
+        return [k for k in reading.cued_facts if keys is None or k in keys]
 
     def heading(self, key: str, lang: str) -> str:
         return self.headings[key][lang]

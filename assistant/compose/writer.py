@@ -13,10 +13,10 @@ from typing import Sequence
 from assistant.compose.citations import Citer, source_lines, with_citation
 from assistant.compose.phrases import Phrases
 from assistant.planner.plan import Step
+from assistant.understand.query import FEATURES as FEATURE_ORDER  # noqa: F401 - the order answers list features in
 from assistant.validator.report import Finding, ValidationReport
 
 FENCE = "```"
-FEATURE_ORDER = ("tp", "pp", "cp", "ep", "sp", "hsdp", "ac", "packing", "mixed_precision", "grad_sync")
 
 
 @dataclass

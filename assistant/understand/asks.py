@@ -81,8 +81,8 @@ def rescued_intent(question: str, intent: str) -> str:
 # A forum post wrapped at a fixed width ("What does the default mp_policy use for\ngradient reduction?"):
 # a line that ends inside an English sentence and a next line that goes on in lower case are one line,
 # or the cut at the line break makes two half-questions. A list item, a capital, a question mark or a
-# colon still starts a clause of its own.
-_SOFT_WRAP = re.compile(r"(?<=[A-Za-z0-9,)`'\"])[ \t]*\n[ \t]*(?=[a-z`]|\((?!\d))")
+# colon still starts a clause of its own. cues.sentence_of cuts the question's sentences by the same rule.
+SOFT_WRAP = re.compile(r"(?<=[A-Za-z0-9,)`'\"])[ \t]*\n[ \t]*(?=[a-z`]|\((?!\d))")
 
 
 def _prose(text: str) -> str:
@@ -90,7 +90,7 @@ def _prose(text: str) -> str:
     and NFKC would make it an ASCII one, so it becomes a clause break first; a full stop ends a clause
     even with no space after it ("16 机反而能跑。想问一下：... 改变了什么"); a soft-wrapped English line
     is joined to the next."""
-    text = _SOFT_WRAP.sub(" ", text.replace("，", "；").replace("。", "。 "))
+    text = SOFT_WRAP.sub(" ", text.replace("，", "；").replace("。", "。 "))
     return tame(normalize(text)[:MAX_PROSE_CHARS])
 
 

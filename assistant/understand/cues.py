@@ -2,87 +2,83 @@
 here so that compose/ matches no pattern on the question's text (issue 18). compose/ asks
 `read(ask).yes_no`, never `_YES_NO.search(ask.text)`.
 
-A Reading is keyed by its text and each flag is read on first use: compose/ still builds asks of its
-own (offline.plan_asks reconciles them), and a flag read late, on the same text, is the same answer.
+A Reading is keyed by its text and each flag is read on first use: planned.py builds asks of its own
+when it reconciles them, and a flag read late, on the same text, is the same answer.
 The patterns are the exact ones compose/ held before they moved (answers identical, benchmarks/
-answers_diff.py); the ones asks.py owns (`_WHAT_HAPPENS`, `_CONDITION`, `_capability`) are read
+answers_diff.py), kept in cues.yaml `patterns` (the facts' cues in `fact_cues`); the ones asks.py owns (`_WHAT_HAPPENS`, `_CONDITION`, `_capability`) are read
 through it, not copied.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Any
 
-from assistant.understand.asks import _CONDITION, _WHAT_HAPPENS, _capability, _kinds_in, cue_kinds, load_asks, quoted_error
+from assistant.datafile import read_yaml
+from assistant.understand.asks import _CONDITION, _WHAT_HAPPENS, SOFT_WRAP, _capability, _kinds_in, cue_kinds, load_asks, quoted_error
+from assistant.understand.claims import Claim
+from assistant.understand.field_question import FieldQuestion
+from assistant.understand.off_topic import is_off_topic, names_the_domain, neighbour_topic
 from assistant.understand.params import extract_params, history_spans, mask_formulas, normalize
 from assistant.understand.query import Params
+from assistant.understand.question_terms import QuestionTerms
 from assistant.understand.scale import find_scale
 from assistant.understand.stated import pipeline_block_stated
+from assistant.understand.wishes import wished_values
 from assistant.validator.fields import FieldRef, field_table
 from assistant.validator.upstream_errors import match_upstream_error
 
-# "will it hang?", "会 OOM 吗": a worry about run time, answered by where the run really stops
-_WORRY = re.compile(r"\bhang|\bdeadlock|\boom\b|out of memory|\bcrash|\bdie\b|\bblow up|卡住|卡死|挂起|死锁|爆显存|显存不够|崩|会不会(?:报错|失败|出错)", re.I)
-# a yes/no question ("does it run?", "能跑吗")
-_YES_NO = re.compile(r"^\W*(?:does|do|will|would|can|could|is|are|should)\b|能跑|能不能|行不行|行吗|可以吗|合法吗", re.I)
-_CHANGE_ASKED = re.compile(r"\bchang(?:e|es|ing)\b|\bhappens?\b|\b(?:update|adjust|edit|modify)\b|\bre-?check\b"
-                           r"|改|调整|变|影响|注意", re.I)
-_REQUEST_YAML = re.compile(r"\byaml\b|\bshow\s+me\b|给我|写一?份", re.I)
-_NEEDS = re.compile(r"\bneeds?\b|\brequires?\b|\b(?:have|has)\s+to\b|需要|要不要|是不是要|必须", re.I)
-# "is AC worth it with tp 2?": what the feature costs and buys, not a verdict on the sizes beside it
-_WORTH = re.compile(r"\bworth\b|\bpays?\s+off\b|值得|值不值|有必要(?:开|用)", re.I)
-_FIX_BY_SETTING = re.compile(r"^\W*(?:would|will|does|do|can|could)\s+(?:setting|turning\s+on|enabling|switching\s+on|adding)\b"
-                             r"[^?？]{0,80}?\b(?:fix|solve|help|avoid|cure)\b|(?:开|打开|设置?|加上?)[^?？。]{0,60}(?:能|可以|会)(?:解决|修好|避免|缓解)", re.I)
-# "tp 8 ...: what does sequence_parallel actually change in the TP plan?": how a feature works
-_MECHANISM = re.compile(r"\bwhat\s+(?:does|do|did)\b.{0,60}?\b(?:change|changes|do|recompute|recomputes|shard|split|store|keep)\b"
-                        r"|\bhow\s+(?:does|do)\b.{0,40}?\bwork\b|(?:改变|改动|改)了?[^?？。,，]{0,30}什么|做了什么|重算[^?？。,，]{0,6}什么"
-                        r"|原理|怎么工作", re.I)
-_REQUEST = re.compile(r"[?？]|\b(how|what|which|give|show|write|need|want|should|could|can|please)\b"
-                      r"|怎么|如何|给|写|要|请|帮|哪", re.I)
-# "我 yaml 里写的 moe:", "in my yaml tp_size is 2": the YAML as the place a setting is written
-_YAML_AS_PLACE = re.compile(r"yaml\s*(?:里|中|文件里)|\bin\s+(?:my|the|our)\s+(?:yaml|config)\b", re.I)
-_STRATEGY_WORD = re.compile(r"strateg|layout|parallel|策略|方案|并行", re.I)
-# Wishes for a starting layout that asks.yaml reads as facts ("应该从什么样的分布式配置开始？"); to move
-# into asks.yaml's recommendation patterns.
-_LAYOUT_WISH = re.compile(r"什么样的.{0,8}(?:配置|方案)|从.{0,12}(?:配置|方案).{0,4}开始"
-                          r"|\bwhat\s+(?:\w+\s+)?(?:config(?:uration)?|setup|layout)\s+(?:should|to\s+start|would)", re.I)
-_WHY = re.compile(r"^\W*(?:why|how\s+come)\b|为什么|为啥|为何|怎么会", re.I)
-# "what is X": a definition asked
-_DEFINITION = re.compile(r"^\W*(?:what\s+(?:is|are)|what's)\s+(?:an?\s+|the\s+)?`?[a-z_]+`?\s*(?:\?|$|and\b|,)"
-                         r"|什么是|是什么|什么意思|是啥|啥是", re.I)
-# the layout as a whole is asked too, beside a number ("what dp_size, and which strategy?")
-_STRATEGY_ASKED = re.compile(r"\bstrateg|\byaml\b|策略|字段|\bfields?\b", re.I)
-# "combine CP with PP", "TP + CP at the same time", "cp 和 pp 能一起开吗": several features in one layout
-_TOGETHER = re.compile(r"\bcombin\w*|\btogether\b|\bat\s+the\s+same\s+time\b|\bsimultaneous\w*|\balongside\b"
-                       r"|\bmix\b|一起|同时|组合|搭配|混用|叠加|结合", re.I)
-# whether something can be done at all ("is it possible", "支持吗"): wider than a yes/no on a layout
-_POSSIBLE = re.compile(r"^\W*(?:can|could|is\s+it|are|does|do|will|would|may)\b|\b(?:possible|supported|support|allowed)\b"
-                       r"|能|可以|可不可以|支持|行不行|行吗|吗", re.I)
-# "80 层", "80 layers", "(80 decoder layers)": a layer count the user states for a model the table lacks
-_LAYERS_STATED = re.compile(r"(?<![\d.])(\d{1,3})\s*[-‐]?\s*(?:个)?\s*(?:层(?!\s*/)|(?:decoder\s+|transformer\s+|hidden\s+)?layers?\b(?!\s+(?:per|each)))", re.I)
-# "microbatch 数 ≥ 4 倍 stage 数", "4x the number of stages", "four times the stages": a ratio asked for
-_STAGE_RATIO = re.compile(r"(?:micro-?batch|微批)[^.?。？]{0,40}?(?<![\d.])(\d+)\s*(?:倍|x|×|times)(?![\w])[^.?。？\d]{0,40}?(?:stages?|阶段)"
-                          r"|(?<![\d.])(\d+)\s*(?:x|×|times)\s+as\s+many\s+micro-?batch(?:es)?\s+as\s+(?:pipeline\s+)?stages", re.I)
-# an interleaved or zero-bubble schedule named (in the question or a schedule's name)
-INTERLEAVED = re.compile(r"interleaved|zero[\s_-]*bubble|\bzbv\b|dualpipe|looped", re.I)
-_BF16 = re.compile(r"\bbf16\b|bfloat16", re.I)
-# "pp_size 2, no pipeline block written": the layout as stated has none
-_NO_PIPELINE_BLOCK = re.compile(r"\b(?:no|without|missing|forgot(?:\s+the)?)\s+(?:a\s+|the\s+)?`?pipeline`?\s*(?:block|section)"
-                                r"|(?:没写|没有|没加|缺少?|忘了写?)\s*`?pipeline`?\s*(?:块|段|配置)?", re.I)
+_CUES = Path(__file__).with_name("cues.yaml")
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> dict[str, str]:
+    return {str(k): str(v) for k, v in read_yaml(_CUES)["patterns"].items()}
+
+
+def _pattern(name: str) -> re.Pattern[str]:
+    """A cue pattern of cues.yaml `patterns` (the words a flag is read from; the reading is code here)."""
+    return re.compile(_patterns()[name], re.I)
+
+
+# The word cues of the flags below are data (cues.yaml `patterns`); the patterns of the text's own
+# structure (words, sentences, quotes, two sizes compared) stay here with the code that reads them.
+_WORRY = _pattern("worry")
+_YES_NO = _pattern("yes_no")
+_CHANGE_ASKED = _pattern("change_asked")
+_REQUEST_YAML = _pattern("request_yaml")
+_NEEDS = _pattern("needs")
+_WORTH = _pattern("worth")
+_FIX_BY_SETTING = _pattern("fix_by_setting")
+_MECHANISM = _pattern("mechanism")
+_REQUEST = _pattern("request")
+_YAML_AS_PLACE = _pattern("yaml_as_place")
+_STRATEGY_WORD = _pattern("strategy_word")
+_LAYOUT_WISH = _pattern("layout_wish")
+_WHY = _pattern("why")
+_DEFINITION = _pattern("definition")
+_STRATEGY_ASKED = _pattern("strategy_asked")
+_TOGETHER = _pattern("together")
+_POSSIBLE = _pattern("possible")
+_LAYERS_STATED = _pattern("layers_stated")
+_STAGE_RATIO = _pattern("stage_ratio")
+INTERLEAVED = _pattern("interleaved")
+_BF16 = _pattern("bf16")
+_NO_PIPELINE_BLOCK = _pattern("no_pipeline_block")
 _WORD = re.compile(r"(?<![A-Za-z0-9_])_?[A-Za-z][A-Za-z0-9_]{3,}(?![A-Za-z0-9_])")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")  # MeshContext, FSDP2Config; not GPUs or H100s
 _SIZES = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
-# a line break between a word and a lowercase word is a hard wrap inside the sentence ("our other configs
-# keep a\npipeline: block with pp_size 1"), not its end
 # a text's words for overlap tests: identifiers and English words of 3+ letters, and Chinese character
 # pairs (Chinese has no spaces; a pair is the smallest unit that still means something)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{2,}|[\u4e00-\u9fff]+")
+_TEXT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{2,}|[\u4e00-\u9fff]+")
 
 
 def words(text: str) -> frozenset[str]:
     """The words of any text (an answer's sentence as well as a clause), lower case."""
     out: set[str] = set()
-    for m in _WORD.finditer((text or "").lower()):
+    for m in _TEXT_WORD.finditer((text or "").lower()):
         w = m.group(0).strip(".")
         if "\u4e00" <= w[0] <= "\u9fff":
             out.update(w[i:i + 2] for i in range(len(w) - 1))
@@ -91,9 +87,10 @@ def words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-_SENTENCE_END = re.compile(r"[.!?。！？]\s*|(?<![\w,])\n\s*|\n(?![a-z])\s*")
-# a clause that points back at what the sentence before it describes
-_BACK_REFERENCE = re.compile(r"\b(?:those|these|they|them)\b|那些|这些|它们", re.I)
+# a sentence ends at its punctuation or at a line break, unless the line is soft-wrapped ("our other
+# configs keep a\npipeline: block with pp_size 1"): asks.SOFT_WRAP, the rule clauses are cut by
+_SENTENCE_END = re.compile(r"[.!?。！？]\s*|\n\s*")
+_BACK_REFERENCE = _pattern("back_reference")
 _SENTENCE = re.compile(r"[^.?!。？！]+[.?!。？！]?")
 _QUOTED_MESSAGE = re.compile(r"[\"'“‘「]([^\"'”’」\n]{6,200})[\"'”’」]")
 
@@ -106,7 +103,35 @@ _COMPARED = (
     re.compile(rf"(?:从|from)\s*{_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
     re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
 )
-_NOT_A_SIZE = re.compile(r"\s*(?:gpus?|nodes?|cards?|卡|张|台|个|节点|b\b|k\b)", re.I)
+@lru_cache(maxsize=1)
+def _fact_cues() -> dict[str, tuple[str, ...]]:
+    """cues.yaml `fact_cues`: fact key -> its cues, lower case."""
+    return {str(k): tuple(str(c).lower() for c in v or ()) for k, v in read_yaml(_CUES)["fact_cues"].items()}
+
+
+@dataclass(frozen=True)
+class FactRoles:
+    """cues.yaml: the cued facts that answer a question on their own, the quantity that completes one,
+    and those that refuse the feature asked about."""
+    answering: tuple[str, ...]
+    quantities: dict[str, str]
+    refusing: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+def fact_roles() -> FactRoles:
+    d = read_yaml(_CUES)
+    return FactRoles(tuple(str(k) for k in d.get("answering_facts") or ()),
+                     {str(k): str(v) for k, v in (d.get("answering_quantities") or {}).items()},
+                     tuple(str(k) for k in d.get("refusing_facts") or ()))
+
+
+def fact_cue_keys() -> tuple[str, ...]:
+    """The fact keys cues.yaml cues (compose/phrases.py checks each names a fact it holds)."""
+    return tuple(_fact_cues())
+
+
+_NOT_A_SIZE = _pattern("not_a_size")
 
 
 def compared_sizes(text: str) -> tuple[str, int, int] | None:
@@ -347,6 +372,53 @@ class Reading:
         """"absent", "present" or None: the pipeline block stated left out or written."""
         return pipeline_block_stated(self._text) if self._text else None
 
+    @cached_property
+    def wished(self) -> tuple[tuple[str, Any], ...]:
+        """(key below `distributed:`, value) the text wishes a config to have: "param bf16", "把 AC 打开"."""
+        return wished_values(self._text)
+
+    @cached_property
+    def cued_facts(self) -> tuple[str, ...]:
+        """The facts whose cues (cues.yaml fact_cues) the text holds, in the table's order; a cue "a + b"
+        needs every part."""
+        q = self._text.lower()
+        return tuple(k for k, cues in _fact_cues().items() if any(all(part in q for part in c.split(" + ")) for c in cues))
+
+    @property
+    def text_given(self) -> bool:
+        """The text holds more than white space."""
+        return bool(self._text.strip())
+
+    @cached_property
+    def terms(self) -> QuestionTerms:
+        """The text as the extractive answer weighs it (question_terms.py): terms, identifiers, values."""
+        return QuestionTerms(self._text)
+
+    @cached_property
+    def claim(self) -> Claim:
+        """What the text claims (claims.py): a claim made at all, the claims of claims.yaml, a default."""
+        return Claim(self._text)
+
+    @cached_property
+    def field_question(self) -> FieldQuestion:
+        """What the text asks about the fields it names (field_question.py): kinds, values, sizes."""
+        return FieldQuestion(self._text)
+
+    @cached_property
+    def neighbour_topic(self) -> str | None:
+        """The neighbouring topic the text is about ("slurm", "checkpoints", "peft"; off_topic.yaml)."""
+        return neighbour_topic(self._text)
+
+    @cached_property
+    def off_topic(self) -> bool:
+        """A poem, the weather, a restaurant: not about distributed training at all."""
+        return is_off_topic(self._text)
+
+    @cached_property
+    def names_domain(self) -> bool:
+        """Distributed training named (sizes, strategies, GPUs, sharding ...)."""
+        return names_the_domain(self._text)
+
     def says(self, word: str) -> bool:
         """The word occurs in the text as written (a finding's key named in the clause)."""
         return word in self._text
@@ -366,6 +438,11 @@ def _reading(text: str) -> Reading:
     return Reading(text)
 
 
+def reading_of(text: str) -> Reading:
+    """The reading of a text built from the question (an ask's clause joined to it)."""
+    return _reading(text)
+
+
 def read(said, fallback=None) -> Reading:
     """The reading of an ask's clause or a query's question; an ask with no text is read as
     `fallback`'s (the question)."""
@@ -378,13 +455,28 @@ def read_prose(query) -> Reading:
     return _reading(query.situation.pasted.prose)
 
 
+def _loose(text: str) -> str:
+    return re.sub(r"[\s:：,，?？。.!！]+", " ", text).strip().lower()
+
+
+def read_unclaimed(query, asks) -> Reading:
+    """The reading of the question without the clauses of `asks` (clauses are normalised: compared
+    loosely, lower case, punctuation and spaces as one space): what no ask of them took."""
+    rest = _loose(query.text)
+    for a in asks:
+        rest = rest.replace(_loose(a.text), " ")
+    return _reading(rest)
+
+
 def sentence_of(question: str, clause: str, back: int = 0) -> str:
     """The sentence an ask's clause stands in: "别的配置里留着 pipeline: 段但 pp_size 是 1，那些也会挂吗" is
     what "那些也会挂吗" is asked about (the clause alone states none of it); `back` sentences before it too."""
     at = question.find(clause)
     if at < 0:
         return clause
-    starts = [m.end() for m in _SENTENCE_END.finditer(question, 0, at)]
+    wraps = {m.start() + m.group(0).index("\n") for m in SOFT_WRAP.finditer(question)}
+    starts = [m.end() for m in _SENTENCE_END.finditer(question, 0, at)
+              if not (m.group(0)[0] == "\n" and m.start() in wraps)]
     start = starts[-1 - back] if len(starts) > back else 0
     return question[start:at + len(clause)]
 

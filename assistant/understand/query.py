@@ -63,6 +63,9 @@ class Params:
         return Params(**vals)
 
 
+# The features a question can ask for or about (Params.wanted, Query.topics), in the order answers list them.
+FEATURES: tuple[str, ...] = ("tp", "pp", "cp", "ep", "sp", "hsdp", "ac", "packing", "mixed_precision", "grad_sync")
+
 # `unknown`: a clause that asks something no kind was read for with confidence (kept, answered plainly)
 AskKind = Literal["verdict", "quantity", "fact", "location", "recommendation", "config", "diagnosis",
                   "out_of_scope", "nonsense", "unknown"]

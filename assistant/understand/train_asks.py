@@ -369,21 +369,20 @@ def target_digest(pairs: list[tuple[Example, str]]) -> str:
     return h.hexdigest()[:16]
 
 
-def targets_out_of_fold(pairs: list[tuple[Example, str]], x: np.ndarray, c: float = TARGET_C) -> tuple[np.ndarray, tuple[str, ...]]:
+def targets_out_of_fold(pairs: list[tuple[Example, str]], x: np.ndarray, c: float = TARGET_C,
+                        seed: int = 0) -> tuple[np.ndarray, tuple[str, ...]]:
     """The ask model's stratified folds, with the target as the label."""
-    return out_of_fold([replace(e, kind=lab) for e, lab in pairs], x, c)
+    return out_of_fold([replace(e, kind=lab) for e, lab in pairs], x, c, seed=seed)
 
 
-def fit_target_threshold(pred: np.ndarray, p: np.ndarray, y: np.ndarray) -> float:
-    """The lowest probability of the widest margin of right over wrong targets taken (a `none` reading
-    takes nothing; a wrong target answers a neighbour, which costs what a right one gains)."""
-    best, net = NEVER, 0
-    for t in GRID:
-        taken = (pred != NONE) & (p >= t)
-        right = int(np.sum(taken & (pred == y)))
-        if right - (int(taken.sum()) - right) > net:
-            best, net = t, right - (int(taken.sum()) - right)
-    return best
+def fit_target_threshold(splits: list[tuple[np.ndarray, np.ndarray]], y: np.ndarray) -> float:
+    """The target reader's threshold from the (predicted target, its probability) of several fold splits,
+    as the ask model's (plateau_threshold): a target taken is worth +1 when right and -1 when wrong (a
+    wrong target answers a neighbour, which costs what a right one gains); a `none` reading takes nothing."""
+    grid = np.array(GRID)[:, None]
+    curves = [(((pred != NONE)[None, :] & (p[None, :] >= grid)), np.where(pred == NONE, 0, np.where(pred == y, 1, -1)))
+              for pred, p in splits]
+    return plateau_threshold(curves)[0]
 
 
 def _target_accuracy(mask: np.ndarray, hits: np.ndarray) -> dict:
@@ -404,7 +403,12 @@ def cross_validate_targets(pairs: list[tuple[Example, str]], x: np.ndarray, c: f
                  **{lang: _target_accuracy(langs == lang, right) for lang in ("en", "zh")}}
     for name, mask in (("no_pattern", n_found == 0), ("one_pattern", n_found == 1), ("several_patterns", n_found > 1)):
         out[name] = {"model": _target_accuracy(mask, right), "patterns": _target_accuracy(mask, by_pattern)}
-    out["threshold"] = fit_target_threshold(pred, proba.max(1), y)
+    splits = [(pred, proba.max(1))]
+    for seed in range(1, THRESHOLD_SPLITS):
+        p_s, _ = targets_out_of_fold(pairs, x, c, seed=seed)
+        splits.append((np.array([labels[i] for i in p_s.argmax(1)]), p_s.max(1)))
+    out["threshold"] = fit_target_threshold(splits, y)
+    out["fold_splits"] = len(splits)
     return out
 
 

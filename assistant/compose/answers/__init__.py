@@ -12,8 +12,6 @@ from assistant.compose.answers import (
     config, diagnosis, fact, location, nonsense, out_of_scope, quantity, recommendation, unknown, verdict,
 )
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
-from assistant.understand.asks import load_asks
-from assistant.understand.query import Ask
 
 REGISTRY: dict[str, AnswerKind] = {m.KIND.kind: m.KIND for m in (
     verdict, quantity, fact, location, recommendation, config, diagnosis, out_of_scope, nonsense, unknown)}
@@ -31,15 +29,9 @@ def write(w, inp: ComposeInput, ask) -> Part:
         kind = part.handoff
 
 
-def asks_of(query) -> tuple[Ask, ...]:
-    """The query's asks; a hand-built query without any is answered by the ask its intent means."""
-    asks = tuple(a for a in query.asks if a.kind in REGISTRY)
-    return asks or (Ask(load_asks().from_intent.get(query.intent, "fact"), query.text),)
-
-
 def needs_of(asks: Iterable, query) -> frozenset[str]:
     """What the engine computes before composing: the union of what the asks' kinds need."""
     return frozenset(n for a in asks for n in REGISTRY[a.kind].needs_of(query))
 
 
-__all__ = ["REGISTRY", "AnswerKind", "ComposeInput", "Part", "asks_of", "needs_of", "write"]
+__all__ = ["REGISTRY", "AnswerKind", "ComposeInput", "Part", "needs_of", "write"]

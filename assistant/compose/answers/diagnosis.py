@@ -60,7 +60,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         dist = (d.judged or {}).get("distributed")
         pitfalls(w, features_of(dist if isinstance(dist, dict) else {}), d.report, limit=3)
         return part
-    if judges_value(getattr(ask, "text", "") or inp.query.text):
+    if judges_value(read(ask, inp.query).field_question):
         # "`cp_size: none` in our recipe, won't that fail?": the field reference's verdict on the value
         part = fact.fields(w, inp, ask)
         if part is not None:

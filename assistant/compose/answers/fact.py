@@ -17,12 +17,10 @@ from assistant.compose.answers.recommendation import (
 )
 from assistant.compose.citations import with_citation
 from assistant.compose.knowledge.extract import select_sentences
-from assistant.compose.knowledge.scope import names_the_domain, neighbour_topic
-from assistant.compose.knowledge.field_facts import asked_kinds, field_facts, inert_lines, judges_value, stated_size
+from assistant.compose.knowledge.field_facts import asked_kinds, field_facts, inert_lines, judges_value
 from assistant.compose.writer import Writer, features_of
 from assistant.planner.plan import Plan
-from assistant.understand.cues import read
-from assistant.understand.params import mask_formulas
+from assistant.understand.cues import read, read_unclaimed, reading_of
 from assistant.understand.query import Query
 from assistant.understand.stated import recipe_of
 from assistant.validator.fields import field_table
@@ -61,27 +59,26 @@ def _named_topic_facts(w: Writer, inp: ComposeInput, ask) -> list[str]:
     """Feature facts about an identifier the question names, when it asks none of the field
     reference's kinds ("with packing, must local_batch_size be 1?" is the packing fact, not the
     meaning of local_batch_size)."""
-    text = getattr(ask, "text", "") or inp.query.text
-    if asked_kinds(text):
+    if asked_kinds(read(ask, inp.query).field_question):
         return []
     q = read(inp.query)
     keys = [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
     return [k for k in keys if any("_" in t and q.says_any_case(t) for t in w.p.facts[k].terms)]
 
 
-def _cued(w: Writer, question: str) -> list[str]:
-    """Facts the question's words single out ("pad" -> the packing-with-CP padding rule)."""
-    return w.p.cued(question)
+def _cued(w: Writer, said) -> list[str]:
+    """Facts the words of a reading single out ("pad" -> the packing-with-CP padding rule)."""
+    return w.p.cued(said)
 
 
-def _asked_first(w: Writer, keys: Sequence[str], question: str) -> list[str]:
-    """Facts the question's words cue, then facts about an identifier it names ("must
+def _asked_first(w: Writer, keys: Sequence[str], said) -> list[str]:
+    """Facts the reading's words cue, then facts about an identifier it names ("must
     local_batch_size be 1?"): they answer it and go first; the rest keep their order."""
-    q = mask_formulas(question).lower()  # "(dp_size × cp_size) % ep_size" names the EP rule, not dp_size
-    cued = set(_cued(w, question))
+    cued = set(_cued(w, said))
 
     def named(key: str) -> bool:
-        return any("_" in t and t.lower() in q for t in w.p.facts[key].terms)
+        # "(dp_size × cp_size) % ep_size" names the EP rule, not dp_size (says_any_case masks formulas)
+        return any("_" in t and said.says_any_case(t) for t in w.p.facts[key].terms)
 
     return [k for k in keys if k in cued] + [k for k in keys if k not in cued and named(k)] + \
         [k for k in keys if k not in cued and not named(k)]
@@ -119,9 +116,10 @@ def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True, lead: bool 
     rank = {k: min(ks.index(k) for ks in per_group if k in ks) for k in keys}
     keys.sort(key=lambda k: (-shared[k], rank[k]))
     # a fact the question's words single out answers a part of it: it comes on top of the topics' share
-    cue_text = f"{query.text} {asked}"  # the ask's clause as understood ("a pipline block" read as "pipeline")
-    limit = _MAX_HOWTO_FACTS + min(1, len(set(_cued(w, cue_text)) & set(keys)))
-    facts = _facts(w, inp, _asked_first(w, keys, cue_text), limit)
+    # the ask's clause as understood ("a pipline block" read as "pipeline")
+    said = reading_of(f"{query.text} {asked}")
+    limit = _MAX_HOWTO_FACTS + min(1, len(set(_cued(w, said)) & set(keys)))
+    facts = _facts(w, inp, _asked_first(w, keys, said), limit)
     if facts and lead:
         w.answer(facts.pop(0))
     w.bullets(facts)
@@ -240,62 +238,53 @@ def located(w: Writer, inp: ComposeInput) -> Part | None:
     return Part()
 
 
-def _fact_text(inp: ComposeInput, ask) -> str:
-    """The words of the fact ask: its clause, unless the clause alone names no field or asks no
-    fact of one ("填多少", "Is that accepted?" after the sentence that names it): then the question."""
-    clause = getattr(ask, "text", "") or ""
-    whole = inp.query.text
-    if not clause or clause == whole:
-        return whole
-    if field_table().mentioned(clause) and (asked_kinds(clause) or judges_value(clause)):
+def _fact_ask(inp: ComposeInput, ask):
+    """Whose words the fact ask is: its own clause's, unless the clause alone names no field or asks
+    no fact of one ("填多少", "Is that accepted?" after the sentence that names it): then the question's
+    (the ask or the query; both carry `.text`)."""
+    if not getattr(ask, "text", "") or ask.text == inp.query.text:
+        return inp.query
+    own, whole = read(ask).field_question, read(inp.query).field_question
+    if read(ask).fields and (asked_kinds(own) or judges_value(own)):
         # "what does X default to, and can I put it under fsdp2?": a part no other ask took is this
         # field's question too
-        rest = _unclaimed(whole, [clause] + [a.text for a in inp.asks if a is not ask and a.text])
-        return whole if asked_kinds(rest) else clause
-    return whole if asked_kinds(whole) or judges_value(whole) else clause
-
-
-def _unclaimed(question: str, texts: Sequence[str]) -> str:
-    """The question without the clauses its asks read (clauses are normalised: compare loosely)."""
-    def loose(t: str) -> str:
-        return re.sub(r"[\s:：,，?？。.!！]+", " ", t).strip().lower()
-
-    rest = loose(question)
-    for t in texts:
-        rest = rest.replace(loose(t), " ")
-    return rest
+        rest = read_unclaimed(inp.query, [ask] + [a for a in inp.asks if a is not ask and a.text])
+        return inp.query if asked_kinds(rest.field_question) else ask
+    return inp.query if asked_kinds(whole) or judges_value(whole) else ask
 
 
 def fields(w: Writer, inp: ComposeInput, ask) -> Part | None:
     """A question that names fields (`reshard_after_forward`, `mfsdp`) is answered from the field
     reference: the asked fact (default, allowed values, strategies, aliases, read or not) first."""
-    text = _fact_text(inp, ask)
+    asked_ask = _fact_ask(inp, ask)
+    said = read(asked_ask)
+    fq = said.field_question
     table = field_table()
-    refs = table.mentioned(text)
-    if not refs and "case" in asked_kinds(text):
+    refs = list(said.fields)
+    if not refs and "case" in asked_kinds(fq):
         # "is the strategy field case sensitive?" names the key in words: the keys upstream lowercases
         refs = [r for r in table.refs if r.lowercased]
     # a size given a value ("tp_size 4 的时候 sequence_parallel 有什么用") is the user's setting, not the
     # subject, when the question names another field
-    unvalued = [r for r in refs if r.is_strategy_name or stated_size(text, r.key) is None]
+    unvalued = [r for r in refs if r.is_strategy_name or fq.stated_size(r.key) is None]
     if any(not r.is_strategy_name for r in unvalued):
         refs = unvalued
     if all(r.is_strategy_name for r in refs):
         # the clause names only a strategy ("AutoModel 默认也是这样吗？"): the field is named elsewhere
         # in the question ("梯度 reduce 用啥精度")
-        refs = list(dict.fromkeys(refs + table.mentioned(inp.query.text)))
+        refs = list(dict.fromkeys(refs + list(read(inp.query).fields)))
     # a strategy named in passing ("FSDP2's default mixed precision") is not a question about the name;
     # its aliases, its options and the spelling of its name are
-    if not any(not r.is_strategy_name for r in refs) and not set(asked_kinds(text)) & _ABOUT_A_NAME:
+    if not any(not r.is_strategy_name for r in refs) and not set(asked_kinds(fq)) & _ABOUT_A_NAME:
         return None
-    facts = field_facts(refs, text, w.lang)
+    facts = field_facts(refs, fq, w.lang)
     lines = list(facts.answer + facts.support)
     if not lines:
         return None
-    if not asked_kinds(text) and not judges_value(text):
+    if not asked_kinds(fq) and not judges_value(fq):
         # the reference has no fact of the kind asked ("should I turn it off?", "does ddp read it?"):
         # the kb sentence that answers the question leads, the field's meaning follows
-        picked = select_sentences(text, w.citer.sources, w.lang, limit=1)
+        picked = select_sentences(read(asked_ask), w.citer.sources, w.lang, limit=1)
         if picked:
             w.answer(with_citation(picked[0].sentence, [w.citer.add(picked[0].hit) + 1]))
             w.citer.cited.add(w.citer.add(picked[0].hit) + 1)
@@ -312,11 +301,11 @@ def _answering(w: Writer, inp: ComposeInput, ask=None) -> bool:
     """A fact the question's words single out that answers it by itself ("tie_word_embeddings ... pp?",
     "does CP keep my attention_mask?"): it leads, the features' facts follow as the body. In a message
     of several asks only this ask's own clause cues it: the words of another ask answer that one."""
-    keys = [k for k in _cued(w, inp.query.text) if k in w.p.answering_facts]
+    keys = [k for k in _cued(w, read(inp.query)) if k in w.p.answering_facts]
     others = [a for a in inp.asks if a is not ask and a.kind in ("fact", "quantity") and bool(a.text)]
     if ask is not None and getattr(ask, "text", "") and others:
-        own = [k for k in _cued(w, ask.text) if k in w.p.answering_facts]
-        elsewhere = {k for a in others for k in _cued(w, a.text)}
+        own = [k for k in _cued(w, read(ask)) if k in w.p.answering_facts]
+        elsewhere = {k for a in others for k in _cued(w, read(a))}
         if not own and any(f"facts.{k}" in w.stated for k in keys):
             # an earlier ask of the question said it ("..., or are they the same GPUs?"); a clause that
             # names a field of its own ("what dtype goes between stages when pipeline.dtype is unset?")
@@ -359,11 +348,11 @@ def _answer_quantity(w: Writer, inp: ComposeInput, target: str | None) -> None:
         w.answer(w.finding(d.report.errors[0]))
 
 
-def _capability_asked(inp: ComposeInput, text: str) -> bool:
+def _capability_asked(inp: ComposeInput, fq) -> bool:
     """"MegatronFSDP has no PP ... does it have no TP either?": a strategy with limits and the features
     asked about, and no field-reference kind asked: the strategy's limits answer it."""
     return (inp.query.params.strategy in ("megatron_fsdp", "ddp") and bool(wanted(inp.query))
-            and not asked_kinds(text) and not judges_value(text))
+            and not asked_kinds(fq) and not judges_value(fq))
 
 
 def _strategy_on_field(w: Writer, inp: ComposeInput) -> None:
@@ -378,8 +367,7 @@ def _strategy_on_field(w: Writer, inp: ComposeInput) -> None:
 
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
-    text = getattr(ask, "text", "") or inp.query.text
-    if inert := inert_lines(text, w.lang):
+    if inert := inert_lines(read(ask, inp.query).field_question, w.lang):
         # the setting does nothing at the user's sizes: that is the answer; what the field does follows
         for _, line in inert:
             w.answer(line)
@@ -388,8 +376,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if _answering(w, inp, ask):
         return Part()
     _strategy_on_field(w, inp)
-    text = getattr(ask, "text", "") or inp.query.text
-    if neighbour_topic(text) is not None and not names_the_domain(inp.query.text) \
+    if read(ask, inp.query).neighbour_topic is not None and not read(inp.query).names_domain \
             and not read(inp.query).fields:
         # "do I have to write model code for the new Qwen3?": a neighbouring topic, told where upstream
         # documents it, not the nearest distributed-training fact
@@ -397,22 +384,23 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     # a strategy's limits answer "can ddp do cp_size?"; a field the limits do not cover
     # ("find_unused_parameters") is answered from the field reference
     named = [r for r in read(inp.query).fields if not r.is_strategy_name and r.key not in _FEATURE_KEYS]
-    text = _fact_text(inp, ask)
-    if not named and (inp.query.intent == "limitations" or _capability_asked(inp, text)):
+    asked_ask = _fact_ask(inp, ask)
+    fq = read(asked_ask).field_question
+    if not named and (inp.query.intent == "limitations" or _capability_asked(inp, fq)):
         return together(w, inp) or limitations(w, inp)
     # a field-reference kind asked ("what pp_schedule do I get if I set none?") outranks cue words
     # and a value named for a field with "is that accepted?" ("`pp_size: none`, won't it error?") is
     # that field's verdict, whatever topic the field belongs to
-    judged = judges_value(text)
+    judged = judges_value(fq)
     if not judged and (part := together(w, inp)) is not None:
         return part
     if _about_a_module(inp, ask):
         # "distributed: strategy: fsdp2, tp_size: 4. What does it do with the lm_head under TP?": the
         # clause asks about a model module, not about the fields the layout beside it names
-        picked = select_sentences(ask.text, w.citer.sources, w.lang)
+        picked = select_sentences(read(ask), w.citer.sources, w.lang)
         if picked:
             return retrieved(w, inp, ask)
-    cued = [] if asked_kinds(text) or judged else (_cued(w, inp.query.text) or _named_topic_facts(w, inp, ask))
+    cued = [] if asked_kinds(fq) or judged else (_cued(w, read(inp.query)) or _named_topic_facts(w, inp, ask))
     # a topic narrower than a feature leads, unless the question also names a field of its own ("zero_dp_strategy")
     topical = any(t in w.p.lead_topics for t in inp.query.topics) and not judged and not named
     if not cued and not topical and fields(w, inp, ask) is not None:
@@ -420,12 +408,12 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # what the named strategy does with the field first ("does ddp read dp_size?"), then the features'
         keys = list(w.p.limitations.get(inp.query.params.strategy or "", ()))
         keys += [k for t in inp.query.topics for k in w.p.topic_facts.get(t, ())]
-        w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), inp.query.text), _MAX_TOPIC_FACTS))
+        w.bullets(_facts(w, inp, _asked_first(w, list(dict.fromkeys(keys)), read(inp.query)), _MAX_TOPIC_FACTS))
         return Part()
     # another ask of the question judges or shows the user's layout (a diagnosis too: "写成 2.0 了，会咋样？
     # 报错吗"): this one states the fact only
     covered = any(a.kind in ("verdict", "quantity", "config", "diagnosis") for a in inp.asks if a is not ask)
-    part = howto(w, inp, with_config=not covered, asked=text) or located(w, inp)
+    part = howto(w, inp, with_config=not covered, asked=asked_ask.text) or located(w, inp)
     if part is not None:
         return part
     sit = inp.query.situation

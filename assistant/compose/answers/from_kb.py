@@ -11,13 +11,14 @@ from assistant.compose.answers.base import ComposeInput, Part
 from assistant.compose.citations import with_citation
 from assistant.compose.knowledge.extract import select_sentences, split_sentences
 from assistant.compose.writer import Writer, first_sentence
+from assistant.understand.cues import read
 
 
 def retrieved(w: Writer, inp: ComposeInput, ask=None) -> Part:
     """No field and no known topic: the kb sentences that answer the question, chosen inside the
     retrieved chunks by its identifiers and meaning (compose/knowledge/extract.py), each cited."""
-    text = getattr(ask, "text", "") or inp.query.text
-    picked = select_sentences(text, w.citer.sources, w.lang) or select_sentences(inp.query.text, w.citer.sources, w.lang)
+    picked = select_sentences(read(ask, inp.query), w.citer.sources, w.lang) or \
+        select_sentences(read(inp.query), w.citer.sources, w.lang)
     items = [with_citation(p.sentence, [w.citer.add(p.hit) + 1]) for p in picked]
     for p in picked:
         w.citer.cited.add(w.citer.add(p.hit) + 1)

@@ -170,8 +170,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     topics = inp.query.topics
     defaults = [k for t in topics for k in w.p.code_topic_facts.get(t, ())]
     pool = set(defaults) | {k for t in topics for section in (w.p.topic_facts, w.p.limitations) for k in section.get(t, ())}
-    q = inp.query.text.lower()
-    cued = w.p.cued(q, pool)
+    cued = w.p.cued(read(inp.query), pool)
     # what the located code checks, in one fact, when the places themselves leave room for it
     room = _MAX_CODE_FACTS if len(entries) < _MAX_CODE_ANCHORS or cued else 0
     facts = [f for f in (w.fact(k) for k in dict.fromkeys(cued + defaults)) if f][:room]

@@ -8,13 +8,13 @@ from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.citations import with_citation
 from assistant.compose.knowledge.scope import scope_reply
 from assistant.compose.writer import Writer
+from assistant.understand.cues import read
 
 _SENTENCE_END = re.compile(r"(?<=[.。])\s*(?=[A-Z\u3400-\u9fff])")
 
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
-    text = getattr(ask, "text", "") or inp.query.text
-    reply = scope_reply(text, w.lang, default=True)
+    reply = scope_reply(read(ask, inp.query), w.lang, default=True)
     alone = not any(a.kind not in ("out_of_scope", "nonsense") for a in inp.asks)
     if not alone:
         # after the answers to what is in scope, one sentence: where the rest is documented

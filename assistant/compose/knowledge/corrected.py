@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from assistant.compose.citations import with_citation
 from assistant.compose.knowledge.corrections import Correction, corrections, covers, first_sentence_of, phrase, without_answer_word
 from assistant.compose.writer import Writer
+from assistant.understand.cues import read, read_prose
 
 # Asks a correction does not answer: they judge the user's own layout or a pasted error.
 _AFTER_CORRECTION = ("verdict", "quantity", "diagnosis", "location")
@@ -31,12 +32,12 @@ class Corrected:
 
 def plan_corrections(inp, asks: tuple, lang: str) -> Corrected:
     # a claim is made in the user's prose; the pasted error or config around it is not one
-    fixes = corrections(inp.query.text, lang, prose=inp.query.situation.pasted.prose)
+    fixes = corrections(read(inp.query), lang, prose=read_prose(inp.query))
     if not fixes:
         return Corrected(asks, tuple(a.kind for a in asks), (), 0)
     # a correction answers the ask whose clause is the claim ("so I get prefetching without setting
     # anything?"); what judges the user's own numbers or a pasted error is still answered
-    kept = tuple(a for a in asks if a.kind in _AFTER_CORRECTION or not any(covers(c, a.text) for c in fixes))
+    kept = tuple(a for a in asks if a.kind in _AFTER_CORRECTION or not any(covers(c, read(a)) for c in fixes))
     d = inp.diagnosis
     # the verdict on the user's layout or a pasted error's explanation comes first, then the claim
     # around it corrected ("false 也不行？"); otherwise the correction is the first answer

@@ -6,7 +6,8 @@ question's words it shares, weighted by how rare they are among the candidates, 
 (`create_distributed_setup_from_config`, `ep_size`) counting most; a sentence that opens with a
 pronoun ("It does not start the process group") borrows the identifiers of the one before it.
 Tokens come from the BM25 channel's tokenizer (assistant/index/lexical.py: identifiers kept whole, Chinese
-segmented by jieba), so the question is read the same way retrieval read it.
+segmented by jieba), so the question is read the same way retrieval read it; the question's side
+(its terms, identifiers, stated values) is read in understand/question_terms.py (`Reading.terms`).
 """
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ from typing import Callable, Sequence
 
 from assistant.datafile import read_yaml
 from assistant.retrieve.hit import Hit
+from assistant.understand.cues import Reading
+from assistant.understand.question_terms import glossary, tokens as tokens_of
 
 # Chunks of our own kb; upstream skill text and code chunks are not quoted as answers.
 QUOTABLE_KINDS = frozenset({"doc", "pitfall", "faq", "anchor", "example"})
-MAX_QUESTION_CHARS = 4000
 MAX_CHUNK_CHARS = 20_000
 IDENTIFIER_WEIGHT = 3.0
 # A sentence whose condition on a size agrees with the value the question states ("ep_size is 1" and
@@ -48,7 +50,6 @@ _EN_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z`\"(\[\d\x00])")  # \x00: a 
 _ZH_END = re.compile(r"(?<=[。！？])")
 _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl)\.", re.IGNORECASE)
 _PRONOUN = re.compile(r"^(?:it|this|that|they|these|those|its|both|each|either|它|这|该|其|此|两者)(?![a-z])", re.IGNORECASE)
-_IDENT = re.compile(r"`[^`\n]+`|[A-Za-z_][A-Za-z0-9_]*(?:[._][A-Za-z0-9_]+)+|[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*")
 _MIN_CHARS = {"en": 25, "zh": 10}
 _ZH_CONTINUATION = frozenset("时的了和与及或而但且就也都着过吗呢，、；）")  # characters no Chinese sentence starts with
 _RULE_CODE = re.compile(r"\bMW-[EW]-[A-Z0-9-]+\b")  # its parts ("hsdp", "strategy") are not what a sentence is about
@@ -61,27 +62,26 @@ class Picked:
     score: float
 
 
-def select_sentences(question: str, hits: Sequence[Hit], lang: str, limit: int = 2, *,
+def select_sentences(said: Reading, hits: Sequence[Hit], lang: str, limit: int = 2, *,
                      tokenizer: Callable[[str], list[str]] | None = None) -> list[Picked]:
-    """Up to `limit` sentences from `hits` that answer `question`, best first (a picked sentence that
-    opens with a pronoun follows the picked sentence it refers to). `tokenizer` defaults to the BM25 channel's; the
-    engine may pass its retriever's to share jieba's dictionary."""
-    question = (question or "")[:MAX_QUESTION_CHARS]
-    if limit <= 0 or not question.strip():
+    """Up to `limit` sentences from `hits` that answer the question read (`said.terms`), best first (a
+    picked sentence that opens with a pronoun follows the picked sentence it refers to). `tokenizer`
+    defaults to the BM25 channel's; the engine may pass its retriever's to share jieba's dictionary."""
+    asked = said.terms
+    if limit <= 0 or asked.empty:
         return []
     tok = tokenizer or _default_tokenizer()
     quotable = [h for h in hits if h.kind in QUOTABLE_KINDS]
     own = [h for h in quotable if h.lang == lang]
     pool = own or quotable
-    q_terms = _question_terms(question, tok)
+    q_terms = asked.terms(tok)
     if not q_terms:
         return []
-    idents = _identifier_tokens(question, tok)
+    idents = asked.identifiers(tok)
     own_terms = {t for t, f in q_terms.items() if f == 1.0}
-    stated = _stated_values(question)
+    stated = asked.stated
     cues = _cue_data()
-    defines = any(p.search(question) for p in cues.definition_question)
-    counts = any(p.search(question) for p in cues.quantity_question)
+    defines, counts = asked.defines, asked.counts
 
     cands: list[tuple[int, int, str, set[str], Hit]] = []  # (hit rank, position, sentence, tokens, hit)
     for rank, hit in enumerate(pool):
@@ -239,75 +239,12 @@ def _quotable_sentence(sentence: str) -> bool:
 def _chunk_sentences(text: str, tok: Callable[[str], list[str]]) -> tuple[tuple[str, frozenset[str], bool], ...]:
     """A chunk's sentences with their tokens, cached: the same kb chunks come back question after
     question, and segmenting Chinese is most of the work."""
-    return tuple((s, frozenset(_tokens(_RULE_CODE.sub(" ", s), tok)), _quotable_sentence(s))
+    return tuple((s, frozenset(tokens_of(_RULE_CODE.sub(" ", s), tok)), _quotable_sentence(s))
                  for s in split_sentences(text))
 
 
-def _tokens(text: str, tok: Callable[[str], list[str]]) -> set[str]:
-    """The tokenizer's tokens plus the pieces of dotted paths: `moe.reshard_after_forward` also
-    yields `reshard_after_forward`."""
-    tokens = set(tok(text))
-    tokens.update(p for t in list(tokens) if "." in t for p in t.split(".") if p)
-    tokens.update(_singular(t) for t in list(tokens))
-    return tokens
-
-
-def _singular(word: str) -> str:
-    """English plural -> singular, so "microbatches" meets "microbatch" and "runs" meets "run"."""
-    if not word.isascii() or not word.isalpha() or len(word) < 4:
-        return word
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith(("ches", "shes", "sses", "xes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def _question_terms(question: str, tok: Callable[[str], list[str]]) -> dict[str, float]:
-    """Question term -> weight factor: its own words 1.0; glossary English terms of a Chinese
-    question and the cue words of its groups at a discount."""
-    own = {t for t in _tokens(question, tok) if len(t) > 1 or t.isdigit() or _CJK.search(t)}
-    terms = {t: 1.0 for t in own}
-    glossary = _glossary()
-    if glossary is not None and _CJK.search(question):
-        # the English terms of the glossary entries a Chinese question names: an English chunk can match
-        for t in _tokens(glossary.expand(question), tok):
-            terms.setdefault(t, 1.0)
-        # and the Chinese terms of the English ones it mixes in ("pipeline step 跑几个 microbatch"):
-        # the Chinese chunk writes 微批次
-        low = question.lower()
-        for entry, en_terms in zip(glossary.entries, _en_term_patterns()):
-            if any(term in low and pat.search(low) for term, pat in en_terms):
-                for zh in entry.zh:
-                    for t in _tokens(zh, tok):
-                        terms.setdefault(t, 1.0)
-    cues = _cue_data()
-    for group in cues.groups:
-        if own & group:
-            for t in group:
-                terms.setdefault(t, cues.discount)
-    return terms
-
-
-def _identifier_tokens(question: str, tok: Callable[[str], list[str]]) -> set[str]:
-    out: set[str] = set()
-    for m in _IDENT.finditer(question):
-        words = tok(m.group(0).strip("`"))
-        out.update(words[:1])  # the whole identifier, not its parts
-    return out
-
-
-_VALUE_IN_QUESTION = re.compile(
-    r"(?<![A-Za-z0-9_])([a-z][a-z0-9]*_[a-z0-9_]+)`?\s*(?:is|was|=|==|:|of|to|at|为|是|设为|设成|设置为|等于)?\s*(\d+)(?![\d.])",
-    re.IGNORECASE)
 _CONDITION = re.compile(r"(?<![A-Za-z0-9_])([a-z][a-z0-9]*_[a-z0-9_]+)`?\s*(<=|>=|<|>|==|=|:)?\s*`?\s*(\d+)(?![\d.])")
 _OPS = {"<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, ">": lambda a, b: a > b}
-
-
-def _stated_values(question: str) -> dict[str, int]:
-    return {m.group(1).lower(): int(m.group(2)) for m in _VALUE_IN_QUESTION.finditer(question)}
 
 
 def _condition_factor(sentence: str, stated: dict[str, int]) -> float:
@@ -364,11 +301,7 @@ def _reading_order(picked: list[tuple[float, int, int, str, Hit]]) -> list[tuple
 
 @dataclass(frozen=True)
 class _CueData:
-    discount: float
-    groups: tuple[frozenset[str], ...]
     exclusive: tuple[tuple[frozenset[str], ...], ...]
-    definition_question: tuple[re.Pattern[str], ...]
-    quantity_question: tuple[re.Pattern[str], ...]
     quantity_sentence: re.Pattern[str]
     pointer_sentence: re.Pattern[str]
 
@@ -376,10 +309,7 @@ class _CueData:
 @lru_cache(maxsize=1)
 def _cue_data() -> _CueData:
     data = read_yaml(_CUES)
-    return _CueData(float(data["discount"]), tuple(frozenset(str(w).lower() for w in g) for g in data["groups"]),
-                    tuple(tuple(frozenset(str(w).lower() for w in alt) for alt in sets) for sets in data.get("exclusive") or ()),
-                    tuple(re.compile(p, re.IGNORECASE) for p in data["definition_question"]),
-                    tuple(re.compile(p, re.IGNORECASE) for p in data["quantity_question"]),
+    return _CueData(tuple(tuple(frozenset(str(w).lower() for w in alt) for alt in sets) for sets in data.get("exclusive") or ()),
                     re.compile(data["quantity_sentence"]), re.compile(data["pointer_sentence"], re.IGNORECASE))
 
 
@@ -387,26 +317,5 @@ def _cue_data() -> _CueData:
 def _default_tokenizer() -> Callable[[str], list[str]]:
     from assistant.index.lexical import LexicalTokenizer
 
-    glossary = _glossary()
-    return LexicalTokenizer(glossary.zh_terms if glossary is not None else ())
-
-
-@lru_cache(maxsize=1)
-def _en_term_patterns() -> tuple[tuple[tuple[str, re.Pattern[str]], ...], ...]:
-    """Per glossary entry, (term, pattern) for each English term, compiled once: built per question
-    they were ~390 patterns that evicted the vocabulary patterns from `re`'s cache. The substring test
-    before each search keeps a Chinese question from running them all."""
-    glossary = _glossary()
-    return tuple(tuple((e.lower(), re.compile(rf"(?<![a-z0-9_]){re.escape(e.lower())}(?![a-z0-9_])")) for e in entry.en)
-                 for entry in (glossary.entries if glossary is not None else ()))
-
-
-@lru_cache(maxsize=1)
-def _glossary():
-    from assistant.config import KB_DIR
-    from assistant.index.glossary import load_glossary
-
-    try:
-        return load_glossary(KB_DIR / "glossary.yaml")
-    except (OSError, ValueError):
-        return None
+    gloss = glossary()
+    return LexicalTokenizer(gloss.zh_terms if gloss is not None else ())

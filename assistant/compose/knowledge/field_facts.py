@@ -2,43 +2,36 @@
 
 The question decides which fact leads (its default, its allowed values, which strategies accept
 it, whether two names are the same thing, whether a block is read, whether a value it names is
-accepted, what it does); the sentences are templates in field_phrases.yaml filled from
+accepted, what it does): understand/field_question.py reads that (a `FieldQuestion`, from
+`cues.Reading.field_question`); the sentences are templates in field_phrases.yaml filled from
 assistant/validator/fields.yaml.
 """
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
 from assistant.datafile import read_yaml
+from assistant.understand.field_question import FieldQuestion
 from assistant.validator import schedules
 from assistant.validator.coerce import translate_value
 from assistant.validator.rules import dtype_known
-from assistant.validator.fields import CANONICAL_STRATEGIES, FieldRef, FieldTable, field_table, word_pattern
+from assistant.validator.fields import CANONICAL_STRATEGIES, FieldRef, FieldTable, field_table
 
 _PHRASES = Path(__file__).with_name("field_phrases.yaml")
-MAX_QUESTION_CHARS = 4000
 _STRATEGY_DATACLASSES = ("FSDP2Config", "MegatronFSDPConfig", "DDPConfig")
 MAX_FIELDS = 4  # "what do a, b, c and d do?": each named field gets its sentence, up to this many
 
 
 @dataclass(frozen=True)
 class _Phrases:
-    asks: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]
     text: dict[str, dict[str, str]]
     max_asks: int
-    value_cues: tuple[str, ...]
-    not_values: frozenset[str]
     decisions: tuple[str, ...]
-    value_asked: tuple[re.Pattern[str], ...]
     suppress: dict[str, frozenset[str]]
-    value_needed: tuple[re.Pattern[str], ...]
-    not_asked: dict[str, tuple[re.Pattern[str], ...]]
-    differ: re.Pattern[str]
 
     def say(self, phrase: str, lang: str, **values: Any) -> str:
         entry = self.text[phrase]
@@ -58,54 +51,29 @@ class _NamedValue:
 @lru_cache(maxsize=1)
 def _phrases() -> _Phrases:
     data = read_yaml(_PHRASES)
-    asks = tuple((kind, tuple(re.compile(p, re.IGNORECASE) for p in pats)) for kind, pats in data["asks"].items())
-    return _Phrases(asks, data["text"], int(data["max_asks"]), tuple(data["value_cues"]),
-                    frozenset(str(w) for w in data["not_values"]), tuple(data["decisions"]),
-                    tuple(re.compile(p, re.IGNORECASE) for p in data["value_asked"]),
-                    {k: frozenset(v) for k, v in data["suppress"].items()},
-                    tuple(re.compile(p, re.IGNORECASE) for p in data["value_needed"]),
-                    {k: tuple(re.compile(p, re.IGNORECASE) for p in v) for k, v in data["not_asked"].items()},
-                    re.compile(data["differ_words"], re.IGNORECASE))
+    return _Phrases(data["text"], int(data["max_asks"]), tuple(data["decisions"]),
+                    {k: frozenset(v) for k, v in data["suppress"].items()})
 
 
-def _asks_at(question: str) -> list[tuple[int, str]]:
-    """(position, kind) of every kind the question asks, in the order it asks them."""
-    q = question[:MAX_QUESTION_CHARS]
-    found: dict[str, int] = {}
-    for kind, pats in _phrases().asks:
-        if any(p.search(q) for p in _phrases().not_asked.get(kind, ())):
-            continue
-        starts = [m.start() for p in pats for m in [p.search(q)] if m]
-        if starts:
-            found[kind] = min(starts)
-    if len(found) > 1:
-        found.pop("meaning_weak", None)
-    order = {kind: i for i, (kind, _) in enumerate(_phrases().asks)}
-    return sorted(((pos, "meaning" if k == "meaning_weak" else k) for k, pos in found.items()),
-                  key=lambda pk: (pk[0], order.get(pk[1], 0)))
-
-
-def asked_kinds(question: str) -> list[str]:
+def asked_kinds(fq: FieldQuestion) -> list[str]:
     """The fact kinds a question asks for, in the order it asks them (same, read, options, accept,
     advice, allowed, default, meaning)."""
-    return list(dict.fromkeys(kind for _, kind in _asks_at(question)))
+    return list(fq.kinds)
 
 
-def judges_value(question: str) -> bool:
+def judges_value(fq: FieldQuestion) -> bool:
     """Whether the question names a value for a field and asks if it is accepted ("`dp_size: none`,
     won't that error?"): the field reference's verdict on that value answers it."""
-    question = question[:MAX_QUESTION_CHARS]
-    refs = list(dict.fromkeys(field_table().mentioned(question)))
-    if not refs or any(kind == "advice" for kind in asked_kinds(question)):
+    refs = list(fq.refs)
+    if not refs or "advice" in fq.kinds:
         return False
-    return _value_in_question(_Renderer(_phrases(), field_table(), "en", question, refs)) is not None
+    return _value_in_question(_Renderer(_phrases(), field_table(), "en", fq, refs)) is not None
 
 
 def _value_in_question(r: "_Renderer") -> "_NamedValue | None":
     """The named value to judge: one the field rejects, or one the question asks about."""
     value = r.named_value()
-    if value is not None and (not value.ok or any(pat.search(r.q) for pat in r.p.value_asked + r.p.value_needed)
-                              or r.compared(value) is not None):
+    if value is not None and (not value.ok or r.fq.value_asked or r.compared(value) is not None):
         return value
     return None
 
@@ -118,31 +86,29 @@ class FieldFacts:
     support: tuple[str, ...]
 
 
-def field_fact_lines(refs: Sequence[FieldRef], question: str, lang: str) -> list[str]:
+def field_fact_lines(refs: Sequence[FieldRef], fq: FieldQuestion, lang: str) -> list[str]:
     """Sentences that answer the question about `refs` (from FieldTable.mentioned), the asked fact
     first, then what the field does, the fact worth knowing beside it, and the upstream file."""
-    facts = field_facts(refs, question, lang)
+    facts = field_facts(refs, fq, lang)
     return list(facts.answer + facts.support)
 
 
-def field_facts(refs: Sequence[FieldRef], question: str, lang: str) -> FieldFacts:
+def field_facts(refs: Sequence[FieldRef], fq: FieldQuestion, lang: str) -> FieldFacts:
     """`field_fact_lines`, told apart into the asked facts and the supporting ones."""
     refs = list(dict.fromkeys(refs))
     if not refs:
         return FieldFacts((), ())
     lang = "zh" if lang == "zh" else "en"
     p, table = _phrases(), field_table()
-    question = question[:MAX_QUESTION_CHARS]
-    r = _Renderer(p, table, lang, question, refs)
-    asks = _asks_at(question)
+    r = _Renderer(p, table, lang, fq, refs)
+    asks = list(fq.asks)
     kinds = {kind for _, kind in asks}
     if not r.names:
         asks = [(pos, kind) for pos, kind in asks if not p.suppress.get(kind, frozenset()) & kinds]
     # "FSDP2 in capitals?" asks about the spelling; "should I ...?" is advice, unless it names a value
     # the user believes they must set ("I have to set reduce_dtype: float32 myself?")
-    needed = any(pat.search(question) for pat in p.value_needed)
     value = None
-    if "case" not in kinds and ("advice" not in kinds or needed):
+    if "case" not in kinds and ("advice" not in kinds or fq.value_needed):
         value = _value_in_question(r)
         if value is not None:
             asks.append((value.pos, "value"))
@@ -171,8 +137,8 @@ def field_facts(refs: Sequence[FieldRef], question: str, lang: str) -> FieldFact
 
 
 class _Renderer:
-    def __init__(self, p: _Phrases, table: FieldTable, lang: str, question: str, refs: list[FieldRef]):
-        self.p, self.t, self.lang, self.q = p, table, lang, question
+    def __init__(self, p: _Phrases, table: FieldTable, lang: str, fq: FieldQuestion, refs: list[FieldRef]):
+        self.p, self.t, self.lang, self.fq = p, table, lang, fq
         self.names = [r for r in refs if r.is_strategy_name]
         fields = [r for r in refs if not r.is_strategy_name]
         # A block key (`moe`) is context when a key inside that block is named too.
@@ -181,9 +147,8 @@ class _Renderer:
         self.done: set[str] = set()
         self.meant: set[str] = set()
         self.main: FieldRef = (self.subjects or self.names)[0]  # the row the supporting lines are about
-        low = question.lower()
-        seen = {r.path: pos for pos, r in table.mentions(question)}  # identifiers and terms
-        self._at = {r.path: seen.get(r.path, _first_index(low, r)) for r in self.subjects}
+        seen = {r.path: pos for pos, r in fq.mentions}  # identifiers and terms
+        self._at = {r.path: seen.get(r.path, fq.first_index(r.key)) for r in self.subjects}
 
     def say(self, phrase: str, **values: Any) -> str:
         return self.p.say(phrase, self.lang, **values)
@@ -198,7 +163,7 @@ class _Renderer:
     # ---- the asks ---------------------------------------------------------------------------------
 
     def same(self, pos: int) -> list[str]:
-        spellings = _strategy_spellings(self.q, self.t)
+        spellings = list(self.fq.strategy_spellings)
         if len(spellings) >= 2:
             owners = {self.t.strategy_map()[s] for s in spellings}
             names = self._join([f"`{s}`" for s in spellings], "list_and")
@@ -225,7 +190,7 @@ class _Renderer:
             if block is None or block.read_when_key is None:
                 continue
             holder = self.t.get(block.name)[0]  # the `moe` / `pipeline` key itself carries the drop note
-            value = stated_size(self.q, block.read_when_key)
+            value = self.fq.stated_size(block.read_when_key)
             fill = dict(block=block.block_key, cond=block.read_when_key, above=block.read_when_above,
                         note=holder.note(self.lang))
             if value is None:
@@ -272,7 +237,7 @@ class _Renderer:
         self.main = ref
         if self.names:
             strategy = self.names[0].key
-            value = _named_strategy_value(self.q, ref)
+            value = self.fq.named_strategy_value(ref.value_strategies)
             if strategy in ref.strategies and value is not None and strategy not in ref.value_strategies[value]:
                 return [self.say("accept_value_no", strategy=strategy, key=ref.key, value=value,
                                  strategies=self._strategies(ref.value_strategies[value]))]
@@ -302,7 +267,7 @@ class _Renderer:
         ref = self.subject_at(pos)
         if ref is None or not ref.type.startswith("bool"):
             return []
-        off = re.search(r"\b(?:off|disable)\b|关闭|关掉|禁用|怎么关|如何关", self.q[pos:pos + 40], re.IGNORECASE)
+        off = self.fq.switch_off_near(pos)
         self.main = ref
         self.done.add("default")
         return [self.say("enable_set", key=ref.key, value="false" if off else "true", section=ref.section,
@@ -329,13 +294,12 @@ class _Renderer:
     def compared(self, named: "_NamedValue") -> tuple[str, Any] | None:
         """The other value of the same field a comparison question names ("`none` vs `null`", "\"on\" the
         same as true?") and what upstream reads it as; None when the question compares nothing."""
-        if not any(p.search(self.q) for _, pats in self.p.asks if _ == "same" for p in pats):
+        if not self.fq.compares:
             return None
         ref = named.ref
         spelled = {_show(a).lower() for a in ref.allowed} | set(ref.value_aliases) | {"null", "none", "~", "true", "false"}
-        for m in re.finditer(r"(?<![\w.])[A-Za-z_~][A-Za-z0-9_]*(?![\w])", self.q):
-            word = m.group(0)
-            if word.lower() in spelled and word.lower() != named.raw.lower() and m.start() != named.pos:
+        for start, word in self.fq.bare_words:
+            if word.lower() in spelled and word.lower() != named.raw.lower() and start != named.pos:
                 verdict = _judge(ref, word)
                 if verdict is not None and verdict[0]:
                     return word, verdict[1]
@@ -354,11 +318,11 @@ class _Renderer:
             source = ref.upstream if {raw.lower(), b.lower()} & set(ref.value_aliases) \
                 else "config/loader.py translate_value"
             if _show(conv).lower() == _show(conv_b).lower():
-                key = "value_same_no_difference" if self.p.differ.search(self.q) else "value_same_yes"
+                key = "value_same_no_difference" if self.fq.asks_difference else "value_same_yes"
                 return [self.say(key, a=raw, b=b, conv=_show(conv), source=source)]
             return [self.say("value_differ", a=raw, b=b, ca=_show(conv), cb=_show(conv_b), source=source)]
         is_default = ok and _is_default(ref, conv)
-        if is_default and any(pat.search(self.q) for pat in self.p.value_needed):
+        if is_default and self.fq.value_needed:
             self.done.add("default")
             return [self.say("value_default", path=ref.path, value=raw)]
         if ok:
@@ -380,21 +344,15 @@ class _Renderer:
         """The value the question names for a field that the reference can judge (strongest cue first,
         then the earliest)."""
         best = None
-        for rank, cue in enumerate(self.p.value_cues):
+        for rank in range(self.fq.value_cue_count):
             for ref in self.subjects:
-                pat = _cue_pattern(cue, ref.key)
-                for m in pat.finditer(self.q):
-                    group = "v" if m.group("v") else "w"  # a cue pattern may name the value `w` in a second branch
-                    raw = m.group(group).rstrip(".-")
-                    # a quoted word is a value whatever it is ("on" in `activation_checkpointing: "on"`)
-                    quoted = m.start(group) > 0 and self.q[m.start(group) - 1] in "\"'“‘"
-                    if raw.lower() in self.p.not_values and not quoted or raw.lower() == ref.key or (
-                            self.t.get(raw) and raw.lower() not in {_show(a).lower() for a in ref.allowed}):
+                for start, raw in self.fq.named_values(rank, ref.key):
+                    if self.t.get(raw) and raw.lower() not in {_show(a).lower() for a in ref.allowed}:
                         continue
                     verdict = _judge(ref, raw)
                     if verdict is None or (_category(ref) == "size" and isinstance(translate_value(raw), int)):
                         continue  # a size with a number states the layout; the verdict path judges it
-                    cand = (rank, m.start(group), _NamedValue(ref, raw, m.start(group), *verdict))
+                    cand = (rank, start, _NamedValue(ref, raw, start, *verdict))
                     if best is None or cand[:2] < best[:2]:
                         best = cand
                     break
@@ -457,8 +415,7 @@ class _Renderer:
             return []
         ref = lowered[0]
         names = self.t.strategy_map()
-        spelled = [m.group(0) for m in re.finditer(r"[A-Za-z0-9_\-]+", self.q)
-                   if m.group(0).lower() in names and m.group(0) != m.group(0).lower()]
+        spelled = list(self.fq.capitalised_strategies)
         if not spelled:
             return [self.say("case_rule", path=ref.path)]
         name = spelled[0]
@@ -497,8 +454,7 @@ class _Renderer:
     # ---- helpers ------------------------------------------------------------------------------------
 
     def _same_sentence(self, a: int, b: int) -> bool:
-        lo, hi = sorted((a, b))
-        return a >= 0 and not re.search(r"[。？！?!;；]", self.q[lo:hi])
+        return self.fq.same_sentence(a, b)
 
     def _join(self, items: list[str], last: str) -> str:
         if len(items) <= 1:
@@ -519,17 +475,6 @@ def _category(ref: FieldRef) -> str:
     if ref.section == "distributed" and set(ref.dataclasses) & set(_STRATEGY_DATACLASSES):
         return "field"
     return "block"
-
-
-@lru_cache(maxsize=None)
-def _cue_pattern(cue: str, key: str) -> re.Pattern:
-    """A value cue for one field, compiled once (cues x fields is bounded; see fields.word_pattern)."""
-    return re.compile(cue.replace("{key}", re.escape(key)), re.IGNORECASE)
-
-
-def _first_index(low_question: str, ref: FieldRef) -> int:
-    m = word_pattern(ref.key.lower()).search(low_question)
-    return m.start() if m else -1
 
 
 def _judge(ref: FieldRef, raw: str) -> tuple[bool, Any] | None:
@@ -571,48 +516,15 @@ def _suggest(ref: FieldRef, raw: str) -> str | None:
     return close[0] if close else None
 
 
-def _strategy_spellings(question: str, table: FieldTable) -> list[str]:
-    names = table.strategy_map()
-    out: list[str] = []
-    for m in re.finditer(r"[a-z0-9_\-]+", question.lower()):
-        if m.group(0) in names and m.group(0) not in out:
-            out.append(m.group(0))
-    return out
-
-
-def _named_strategy_value(question: str, ref: FieldRef) -> str | None:
-    """A value with its own strategy list that the question names (`activation_checkpointing: selective`)."""
-    low = question.lower()
-    return next((v for v in ref.value_strategies
-                 if word_pattern(v.lower()).search(low)), None)
-
-
-def inert_lines(question: str, lang: str) -> list[tuple[FieldRef, str]]:
+def inert_lines(fq: FieldQuestion, lang: str) -> list[tuple[FieldRef, str]]:
     """Each field the question names that does nothing at the sizes it states ("tp_size 1 with
     sequence_parallel true"), with the sentence that says so in the field reference's words and the
     user's value (as named_value reads it; `true` when none is named)."""
-    question = question[:MAX_QUESTION_CHARS]
     out = []
-    for r in dict.fromkeys(field_table().mentioned(question)):
-        if r.inert_when and all(stated_size(question, k) == v for k, v in r.inert_when.items()):
-            named = _Renderer(_phrases(), field_table(), lang, question, [r]).named_value()
-            out.append((r, r.inert(lang).format(value=_show(named.read_as) if named is not None else "true")))
+    for r in fq.inert_refs:
+        named = _Renderer(_phrases(), field_table(), lang, fq, [r]).named_value()
+        out.append((r, r.inert(lang).format(value=_show(named.read_as) if named is not None else "true")))
     return out
-
-
-def stated_size(question: str, key: str) -> int | None:
-    """The value the question gives a size (`ep_size is 1`, `ep_size=1`, `ep 1`, `ep_size 设为 1`)."""
-    stem = re.escape(key.removesuffix("_size"))
-    for m in re.finditer(rf"(?<![a-z0-9_]){stem}(?:_size)?`?\s*(?:is|was|=|:|of|to|at|为|是|设为|设成|设置为|等于|==|写的|写了|写成)?"
-                         rf"\s*(?:(-?\d+)\b|(null|none|~)(?![\w]))", question, re.IGNORECASE):
-        if m.group(1) is not None:
-            return int(m.group(1))
-        # "ep_size: null" / "ep_size 写的 null": upstream falls back to the default (_dist_utils
-        # _PARALLELISM_DEFAULTS), a number only for the sizes that have one (dp_size null is inferred)
-        default = next((r.default for r in field_table().get(key) if not r.is_strategy_name), None)
-        if isinstance(default, int) and not isinstance(default, bool):
-            return default
-    return None
 
 
 def _show(value: Any) -> str:

@@ -13,6 +13,7 @@ from assistant.compose.citations import Citer
 from assistant.compose.knowledge.diagnose import diagnose, guess_world_size
 from assistant.compose.answers import ComposeInput
 from assistant.compose.offline import compose
+from assistant.understand.planned import planned_asks
 from assistant.compose.writer import features_of, mesh_text
 from assistant.compose.phrases import Phrases
 from assistant.planner.plan import Plan, Step
@@ -53,7 +54,7 @@ def answer(q_text, intent, plan=None, lang="en", params=Params(), topics=(), hit
     q = Query(text=q_text, lang=lang, intent=intent, params=params, topics=topics, injection=injection,
               situation=situation)
     citer = Citer(list(hits), lang, lookup=lookup)
-    return compose(ComposeInput(q, plan, 8, diagnosis, anchors), citer, PHRASES), citer
+    return compose(ComposeInput(q, plan, 8, diagnosis, anchors, asks=planned_asks(q)), citer, PHRASES), citer
 
 
 TP_PP = {"strategy": "fsdp2", "tp_size": 8, "pp_size": 4, "pipeline": {"pp_schedule": "interleaved1f1b", "pp_microbatch_size": 1}}
@@ -183,7 +184,7 @@ def test_code_location_reads_the_anchor_table_for_split_chunks(lang):
     q = Query(text="Where is the expert-parallel divisibility checked?", lang=lang, intent="code_location",
               params=Params(), topics=("ep", "mesh"))
     citer = Citer([], lang, lookup=lookup)
-    c = compose(ComposeInput(q, None, 8, None, hits, TABLE), citer, PHRASES)
+    c = compose(ComposeInput(q, None, 8, None, hits, TABLE, asks=planned_asks(q)), citer, PHRASES)
     t = prose(c.text)
     assert "questions:" not in t and "topics:" not in t  # the record is not dumped
     # the best anchor is the answer, first; the others follow as bullets
@@ -308,26 +309,9 @@ def test_code_location_puts_the_anchor_naming_the_questions_identifier_first():
     hits = [anchor_hit(a) for a in ("tp-heads-check", "fsdp2-device-mesh", "create-device-meshes", "step-scheduler")]
     q = Query(text="Which file implements the global_batch_size divisibility check?", lang="en", intent="code_location",
               params=Params(), topics=("batch",))
-    c = compose(ComposeInput(q, None, 8, None, hits, TABLE), Citer([], "en", lookup=lookup), PHRASES)
+    c = compose(ComposeInput(q, None, 8, None, hits, TABLE, asks=planned_asks(q)), Citer([], "en", lookup=lookup), PHRASES)
     first = prose(c.text).split("\n")[0]
     assert first.startswith("`nemo_automodel/components/training/step_scheduler.py` — `StepScheduler`")
-
-
-@pytest.mark.parametrize("question, kinds", [
-    # a fact the field reference states stays a fact beside stated sizes (it was turned into a second verdict)
-    ("Two things: (1) is ep 8 fine on 16 GPUs with tp 2, (2) what's the default for reshard_after_forward in moe?",
-     ["verdict", "fact"]),
-    ("does pp_schedule interleaved1f1b need layers_per_stage, and is pp 2 ok on 8 gpus", ["fact", "verdict"]),
-    # other work that names the domain in passing is out of scope as a whole
-    ("帮我写个周报，内容就是这周调了调 FSDP2", ["out_of_scope"]),
-])
-def test_plan_asks_keeps_each_ask_its_kind(question, kinds):
-    from assistant.compose.answers import asks_of
-    from assistant.compose.offline import plan_asks
-    from assistant.understand import understand
-
-    q = understand(question)
-    assert [a.kind for a in plan_asks(asks_of(q), q)] == kinds
 
 
 def test_the_config_line_stands_above_its_yaml_after_the_numbers_on_the_layout(mw_assistant):

@@ -234,21 +234,14 @@ def question_reads() -> dict[str, list[tuple[str, int]]]:
     return out
 
 
-# The modules that still read the question's text, and how many reads each holds at most (47 in all;
-# 130 before understand/cues.py). verdict, diagnosis, quantity, quantity_lines, scaled, judge, writer and
-# coverage read none; what is left is mostly compose's own cue tables (field_phrases.yaml,
-# corrections.yaml, extract_cues.yaml, scope.yaml, phrases.yaml `code_cues`) and wished.py, which reads
-# the request's option values and belongs in understand/ whole.
+# The modules that still read the question's text, and how many reads each holds at most (2 in all;
+# 130 before understand/cues.py, 47 before wishes.py, cues.yaml fact_cues, off_topic.py,
+# field_question.py, claims.py and question_terms.py). verdict, diagnosis,
+# quantity, quantity_lines, scaled, judge, writer, coverage, offline, location, phrases, wished,
+# scope, field_facts, corrections and extract read none; what is left is two texts fact.py joins
+# from the question (`reading_of`, `read_unclaimed`).
 ALLOWED: dict[str, int] = {
-    "assistant/compose/knowledge/wished.py": 10,
-    "assistant/compose/knowledge/field_facts.py": 9,
-    "assistant/compose/knowledge/corrections.py": 7,
-    "assistant/compose/knowledge/extract.py": 7,
-    "assistant/compose/knowledge/scope.py": 5,
-    "assistant/compose/answers/fact.py": 5,
-    "assistant/compose/offline.py": 2,
-    "assistant/compose/answers/location.py": 1,
-    "assistant/compose/phrases.py": 1,
+    "assistant/compose/answers/fact.py": 2,
 }
 
 

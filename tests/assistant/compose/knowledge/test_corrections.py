@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from assistant.compose.knowledge.corrections import corrections, covers, first_sentence_of, without_answer_word
+from assistant.understand.cues import reading_of
 
 
 def keys(text: str, lang: str = "en") -> list[str]:
-    return [c.key for c in corrections(text, lang)]
+    return [c.key for c in corrections(reading_of(text), lang)]
 
 
 @pytest.mark.parametrize("question, key", [
@@ -50,19 +51,19 @@ def test_a_key_in_two_blocks_is_not_corrected_when_one_block_agrees():
 
 
 def test_the_default_correction_says_the_code_default_and_file():
-    c = corrections("enable_fsdp2_prefetch defaults to True, so prefetching is on?", "en")[0]
+    c = corrections(reading_of("enable_fsdp2_prefetch defaults to True, so prefetching is on?"), "en")[0]
     assert c.en.startswith("No: `distributed.enable_fsdp2_prefetch` defaults to `false`")
     assert "components/distributed/config.py" in c.en and "不是" in c.zh
 
 
 def test_the_schedule_correction_names_what_the_user_wrote():
-    c = corrections("so looped_bfs is a valid pp_schedule?", "en")[0]
+    c = corrections(reading_of("so looped_bfs is a valid pp_schedule?"), "en")[0]
     assert "`looped_bfs`" in c.en and "loopedbfs" in c.en
 
 
 def test_a_clause_is_covered_by_the_claim_it_states():
-    c = corrections("ep_size 必须等于 dp_size 对吧？另外 tp 多大合适？", "zh")[0]
-    assert covers(c, "ep_size 必须等于 dp_size 对吧") and not covers(c, "另外 tp 多大合适")
+    c = corrections(reading_of("ep_size 必须等于 dp_size 对吧？另外 tp 多大合适？"), "zh")[0]
+    assert covers(c, reading_of("ep_size 必须等于 dp_size 对吧")) and not covers(c, reading_of("另外 tp 多大合适"))
 
 
 def test_next_to_a_verdict_the_correction_loses_its_yes_no_and_keeps_one_sentence():
@@ -75,8 +76,8 @@ def test_next_to_a_verdict_the_correction_loses_its_yes_no_and_keeps_one_sentenc
 
 
 def test_any_input_is_total():
-    for text in (None, 3, "x" * 100_000, "默认", "defaults to", "`` defaults to ``?"):
-        assert isinstance(corrections(text, "en"), list)
+    for text in ("", "x" * 100_000, "默认", "defaults to", "`` defaults to ``?"):
+        assert isinstance(corrections(reading_of(text), "en"), list)
 
 
 @pytest.mark.parametrize("question, key", [

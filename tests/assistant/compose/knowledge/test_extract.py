@@ -6,6 +6,7 @@ import pytest
 from assistant.compose.knowledge.extract import Picked, select_sentences, split_sentences
 from assistant.config import KB_DIR
 from assistant.retrieve.hit import Hit
+from assistant.understand.cues import reading_of
 from ingest.sources.markdown import chunk_markdown, split_front_matter
 
 
@@ -58,20 +59,20 @@ def test_a_sentence_may_start_with_a_code_span():
 # ---- selection ------------------------------------------------------------------------------------
 
 def test_nothing_to_pick():
-    assert select_sentences("", doc_hits("en/moe-config"), "en") == []
-    assert select_sentences("What does reshard_after_forward default to?", [], "en") == []
-    assert select_sentences("tp_size?", doc_hits("en/moe-config"), "en", limit=0) == []
+    assert select_sentences(reading_of(""), doc_hits("en/moe-config"), "en") == []
+    assert select_sentences(reading_of("What does reshard_after_forward default to?"), [], "en") == []
+    assert select_sentences(reading_of("tp_size?"), doc_hits("en/moe-config"), "en", limit=0) == []
 
 
 def test_skill_and_code_chunks_are_not_quoted():
     hits = [hit("`tp_size` must divide the GPUs per node, the skill says.", kind="skill"),
             hit("def f(tp_size): return tp_size.", kind="code")]
-    assert select_sentences("Must tp_size divide the GPUs per node?", hits, "en") == []
+    assert select_sentences(reading_of("Must tp_size divide the GPUs per node?"), hits, "en") == []
 
 
 def test_identifier_named_in_question_must_be_there():
     hits = [hit("Pipeline parallelism splits the layers into stages across GPUs.")]
-    assert select_sentences("What does layers_per_stage do in pipeline parallelism?", hits, "en") == []
+    assert select_sentences(reading_of("What does layers_per_stage do in pipeline parallelism?"), hits, "en") == []
 
 
 @pytest.mark.parametrize("question,lang,docs,expect", [
@@ -96,7 +97,7 @@ def test_identifier_named_in_question_must_be_there():
      "`pp_size"),
 ])
 def test_the_answering_sentence_is_picked(question, lang, docs, expect):
-    picked = select_sentences(question, doc_hits(*docs), lang)
+    picked = select_sentences(reading_of(question), doc_hits(*docs), lang)
     assert picked and all(isinstance(p, Picked) for p in picked)
     assert any(expect in p.sentence for p in picked), [p.sentence for p in picked]
     assert all(p.hit.lang == lang for p in picked)
@@ -105,17 +106,17 @@ def test_the_answering_sentence_is_picked(question, lang, docs, expect):
 
 def test_stated_value_prefers_the_sentence_about_that_case():
     # "ep_size is 1": the sentence about ep_size > 1 without a moe block answers another case
-    first = select_sentences("If ep_size is 1, is my moe: block read?", doc_hits("en/moe-config"), "en", limit=1)[0]
+    first = select_sentences(reading_of("If ep_size is 1, is my moe: block read?"), doc_hits("en/moe-config"), "en", limit=1)[0]
     assert "dropped" in first.sentence
 
 
 def test_falls_back_to_the_other_language_when_no_chunk_is_in_the_question_language():
-    picked = select_sentences("fp16 参数 fp32 梯度归约 param_dtype 怎么写？", doc_hits("en/mixed-precision"), "zh")
+    picked = select_sentences(reading_of("fp16 参数 fp32 梯度归约 param_dtype 怎么写？"), doc_hits("en/mixed-precision"), "zh")
     assert picked and picked[0].hit.lang == "en" and "param_dtype" in picked[0].sentence
 
 
 def test_two_sentences_of_one_chunk_keep_their_order():
-    picked = select_sentences("Does create_distributed_setup_from_config create the process group?",
+    picked = select_sentences(reading_of("Does create_distributed_setup_from_config create the process group?"),
                               doc_hits("en/python-api"), "en")
     same = [p for p in picked if p.hit.id == picked[0].hit.id]
     if len(same) == 2:
@@ -125,24 +126,24 @@ def test_two_sentences_of_one_chunk_keep_their_order():
 
 def test_bounded_on_huge_input():
     big = hit("`tp_size` divides the world size. " * 5000)
-    picked = select_sentences("Does tp_size divide the world size? " * 1000, [big], "en")
+    picked = select_sentences(reading_of("Does tp_size divide the world size? " * 1000), [big], "en")
     assert len(picked) == 1
 
 
 def test_a_sentence_cut_by_a_chunk_boundary_is_not_quoted():
     hits = [hit("`DDPConfig`); a key the dataclass does not have fails with `Unknown options for strategy`.")]
-    assert select_sentences("Where does Unknown options for strategy come from?", hits, "en") == []
+    assert select_sentences(reading_of("Where does Unknown options for strategy come from?"), hits, "en") == []
 
 
 def test_rule_codes_do_not_count_as_the_topic():
     hits = [hit("Both strategies reject a `dp_replicate_size` above 1 (`MW-E-HSDP-STRATEGY`).")]
-    assert select_sentences("What is HSDP?", hits, "en") == []
+    assert select_sentences(reading_of("What is HSDP?"), hits, "en") == []
 
 
 def first_pick(question: str, *texts: str) -> int:
     """Which of `texts` (one chunk each, in this order) holds the best sentence for the question."""
     hits = [hit(t, id=f"c{i}#0") for i, t in enumerate(texts)]
-    return int(select_sentences(question, hits, "en", limit=1)[0].hit.id[1:].split("#")[0])
+    return int(select_sentences(reading_of(question), hits, "en", limit=1)[0].hit.id[1:].split("#")[0])
 
 
 def test_a_number_question_prefers_the_sentence_with_the_formula_and_plurals_meet():
@@ -152,9 +153,9 @@ def test_a_number_question_prefers_the_sentence_with_the_formula_and_plurals_mee
 
 
 def test_pointer_sentences_answer_nothing():
-    assert select_sentences("packing with CP?", [hit("See `context-parallel` and `sequence-packing` for packing with CP.")],
+    assert select_sentences(reading_of("packing with CP?"), [hit("See `context-parallel` and `sequence-packing` for packing with CP.")],
                             "en") == []
-    assert select_sentences("packing 和 CP 要注意什么？", [hit("见 `context-parallel` 和 `sequence-packing`。", lang="zh")],
+    assert select_sentences(reading_of("packing 和 CP 要注意什么？"), [hit("见 `context-parallel` 和 `sequence-packing`。", lang="zh")],
                             "zh") == []
 
 
@@ -167,12 +168,12 @@ def test_words_of_one_cue_group_meet():
 def test_english_terms_in_a_chinese_question_meet_the_chinese_chunk():
     hits = [hit("增加微批次数可以缩小流水线气泡。", lang="zh", id="a#0"),
             hit("每一步流水线运行 `n_microbatches = local_batch_size // pp_microbatch_size` 个微批次。", lang="zh", id="b#0")]
-    first = select_sentences("一个 pipeline step 跑几个 microbatch？", hits, "zh", limit=1)[0]
+    first = select_sentences(reading_of("一个 pipeline step 跑几个 microbatch？"), hits, "zh", limit=1)[0]
     assert first.hit.id == "b#0"
 
 
 def test_a_chinese_sentence_cut_by_a_chunk_boundary_is_not_quoted():
-    assert select_sentences("moe 的 mesh 是几维的？", [hit("时 moe_mesh 为 `(2, 8)`，也就是二维 mesh。", lang="zh")], "zh") == []
+    assert select_sentences(reading_of("moe 的 mesh 是几维的？"), [hit("时 moe_mesh 为 `(2, 8)`，也就是二维 mesh。", lang="zh")], "zh") == []
 
 
 def test_a_sentence_about_the_excluded_dtype_loses_to_one_about_the_asked_one():

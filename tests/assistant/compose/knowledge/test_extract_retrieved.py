@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.compose.knowledge.extract import select_sentences
+from assistant.understand.cues import reading_of
 
 CASES = [
     ("What does reshard_after_forward default to in moe:?", "en", "`moe.reshard_after_forward` (default false)"),
@@ -20,6 +21,6 @@ CASES = [
 @pytest.mark.parametrize("question,lang,expect", CASES)
 def test_the_lead_sentence_answers_the_question(engine, question, lang, expect):
     hits = engine.retriever.search(question, k=5, lang=lang)
-    picked = select_sentences(question, hits, lang, tokenizer=engine.retriever.tokenizer)
+    picked = select_sentences(reading_of(question), hits, lang, tokenizer=engine.retriever.tokenizer)
     assert picked, [h.id for h in hits]
     assert any(expect in p.sentence for p in picked), [p.sentence for p in picked]

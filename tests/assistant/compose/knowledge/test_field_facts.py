@@ -5,36 +5,19 @@ import re
 
 import pytest
 
-from assistant.compose.knowledge.field_facts import asked_kinds, field_fact_lines
+from assistant.compose.knowledge.field_facts import field_fact_lines
+from assistant.understand.field_question import FieldQuestion
 from assistant.validator.fields import field_table
 
 T = field_table()
 
 
 def answer(question: str, lang: str = "en") -> list[str]:
-    return field_fact_lines(T.mentioned(question), question, lang)
+    return field_fact_lines(T.mentioned(question), FieldQuestion(question), lang)
 
 
 def test_no_refs_no_lines():
-    assert field_fact_lines([], "what is the weather", "en") == []
-
-
-@pytest.mark.parametrize("question,kinds", [
-    ("What does `reshard_after_forward` default to in `moe:`?", ["default"]),
-    ("Are `megatron-fsdp` and `mfsdp` different strategies?", ["same"]),
-    ("what pp_schedule do I get if my pipeline block doesn't set one?", ["default"]),
-    ("If ep_size is 1, is my moe: block read?", ["read"]),
-    ("Which strategies accept sequence_parallel?", ["accept"]),
-    ("What values can round_virtual_stages_to_pp_multiple take?", ["allowed"]),
-    ("What is `round_virtual_stages_to_pp_multiple` for?", ["meaning"]),
-    ("pp_schedule 可选哪些值？", ["allowed"]),
-    ("megatron-fsdp 和 mfsdp 一样吗？", ["same"]),
-    ("ignore_router_for_ac 是干什么用的？", ["meaning"]),
-    ("dp_replicate_size 哪些策略能用？", ["accept"]),
-])
-def test_the_ask_is_read_from_the_question(question, kinds):
-    got = asked_kinds(question)
-    assert got[: len(kinds)] == kinds
+    assert field_fact_lines([], FieldQuestion("what is the weather"), "en") == []
 
 
 def test_default_in_the_named_block_leads():
@@ -220,20 +203,12 @@ def test_a_null_size_falls_back_to_its_default(question, lang, lead):
     assert answer(question, lang)[0] == lead
 
 
-def test_what_value_a_strategy_uses_is_not_an_acceptance_question():
-    # "What precision does FSDP2 use by default ...?" led with "Yes: `fsdp2` accepts `mp_policy`"
-    q = "Which precision will fsdp2 use for the gradient reduce by default?"
-    assert "accept" not in asked_kinds(q) and "default" in asked_kinds(q)
-    assert "reduce_dtype: float32" in answer(q)[0]
-    assert "accept" in asked_kinds("Does fsdp2 use mp_policy?")
-
-
 # ---- session 2 (facts2): every asked fact leads, what runs instead of a default, names in capitals
 
 def facts(question: str, lang: str = "en"):
     from assistant.compose.knowledge.field_facts import field_facts
 
-    return field_facts(T.mentioned(question), question, lang)
+    return field_facts(T.mentioned(question), FieldQuestion(question), lang)
 
 
 def test_defaults_of_two_fields_are_one_sentence():
@@ -270,10 +245,6 @@ def test_options_asked_with_take_list_the_dataclass_fields():
     assert "find_unused_parameters" in first and not first.startswith("Yes")
 
 
-def test_does_that_mean_is_not_a_meaning_question():
-    assert asked_kinds("MegatronFSDP has no PP. Does that mean it has no tensor parallelism either?") == []
-
-
 def test_a_part_no_other_ask_took_is_answered_too():
     # "X 默认是几？它能用 Y 吗？": the default of X, and the verdict on Y for the named strategy
     lines = facts("两个问题：megatron_fsdp 的 zero_dp_strategy 默认是几？它能用 activation_checkpointing: selective 吗？",
@@ -303,12 +274,12 @@ def test_an_empty_block_is_answered_with_its_fields_defaults():
     from assistant.validator.fields import field_table
 
     q = "What does an empty `moe: {}` default to?"
-    lead = field_facts(field_table().mentioned(q), q, "en").answer[0]
+    lead = field_facts(field_table().mentioned(q), FieldQuestion(q), "en").answer[0]
     assert "MoEParallelizerConfig" in lead and not lead.startswith("`distributed.moe` defaults to")
     assert "`ignore_router_for_ac` (`true`)" in lead and "`wrap_outer_model` (`true`)" in lead
     assert "every other field defaults to `null`" in lead  # lm_head_precision, mp_policy
     q = "pipeline: {} 里什么都不写，默认用什么？"
-    lead = field_facts(field_table().mentioned(q), q, "zh").answer[0]
+    lead = field_facts(field_table().mentioned(q), FieldQuestion(q), "zh").answer[0]
     assert "`pp_schedule`（`1f1b`）" in lead and "`pp_microbatch_size`（`1`）" in lead
 
 
@@ -319,7 +290,7 @@ def test_a_config_class_name_lists_its_fields_with_defaults():
     q = "Which options does MegatronFSDPConfig take?"
     refs = field_table().mentioned(q)
     assert [r.key for r in refs] == ["megatron_fsdp"]
-    lead = field_facts(refs, q, "en").answer[0]
+    lead = field_facts(refs, FieldQuestion(q), "en").answer[0]
     assert "`zero_dp_strategy` (`3`)" in lead and "`overlap_grad_reduce` (`true`)" in lead
 
 
@@ -343,3 +314,8 @@ def test_two_values_compared_by_how_upstream_reads_them(question, lang, first):
 def test_a_rejected_value_leads_before_what_the_strategy_accepts():
     lines = answer("Can I set activation_checkpointing: partial with fsdp2?")
     assert lines[0].startswith("No: `distributed.activation_checkpointing` does not accept `partial`")
+
+
+def test_what_value_a_strategy_uses_is_answered_with_the_value():
+    q = "Which precision will fsdp2 use for the gradient reduce by default?"
+    assert "reduce_dtype: float32" in answer(q)[0]

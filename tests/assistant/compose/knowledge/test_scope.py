@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from assistant.compose.knowledge.scope import _scope, neighbour_topic, scope_reply
+from assistant.compose.knowledge.scope import _scope, scope_reply
+from assistant.understand.cues import reading_of
+from assistant.understand.off_topic import topic_names
 
 
 def sentences(text: str) -> int:
@@ -34,8 +36,8 @@ def sentences(text: str) -> int:
     ("Which optimizer should I pick for fine-tuning?", "en", "hyperparameters", "docs/guides/configuration.mdx"),
 ])
 def test_neighbouring_topics_point_to_the_upstream_guide(question, lang, topic, guide):
-    assert neighbour_topic(question).name == topic
-    reply = scope_reply(question, lang)
+    assert reading_of(question).neighbour_topic == topic
+    reply = scope_reply(reading_of(question), lang)
     assert f"`{guide}`" in reply
     assert sentences(reply) == 2
     if lang == "zh":
@@ -55,7 +57,7 @@ def test_neighbouring_topics_point_to_the_upstream_guide(question, lang, topic, 
     ("给我写一首关于显卡的诗", "zh"),
 ])
 def test_off_topic_is_told_plainly(question, lang):
-    reply = scope_reply(question, lang)
+    reply = scope_reply(reading_of(question), lang)
     first = reply.split("。")[0] if lang == "zh" else reply.split(". ")[0]
     assert first in ("That is outside what Meshwise covers", "这个问题不在 Meshwise 的范围内")
     assert sentences(reply) == 2
@@ -71,16 +73,16 @@ def test_off_topic_is_told_plainly(question, lang):
     "Does FSDP2 shard the optimizer state?",  # sharding the optimizer is the domain, choosing one is not
 ])
 def test_questions_in_scope_get_no_reply(question):
-    assert scope_reply(question, "en") is None
+    assert scope_reply(reading_of(question), "en") is None
 
 
 def test_default_gives_the_off_topic_reply_for_anything_unmatched():
-    assert scope_reply("What is the meaning of life?", "en") is None
-    assert scope_reply("What is the meaning of life?", "en", default=True).startswith("That is outside")
+    assert scope_reply(reading_of("What is the meaning of life?"), "en") is None
+    assert scope_reply(reading_of("What is the meaning of life?"), "en", default=True).startswith("That is outside")
 
 
 def test_bounded_input():
-    assert scope_reply("slurm " * 100_000, "en")
+    assert scope_reply(reading_of("slurm " * 100_000), "en")
 
 
 UPSTREAM = os.environ.get("MESHWISE_UPSTREAM_SRC")
@@ -88,6 +90,11 @@ UPSTREAM = os.environ.get("MESHWISE_UPSTREAM_SRC")
 
 @pytest.mark.skipif(not UPSTREAM, reason="MESHWISE_UPSTREAM_SRC not set")
 def test_every_guide_exists_upstream():
-    for topic in _scope().topics:
+    for topic in _scope().topics.values():
         for guide in topic.guides:
             assert (Path(UPSTREAM) / guide).is_file(), f"{topic.name}: {guide}"
+
+
+def test_each_topic_read_has_its_reply_and_guides():
+    """understand/off_topic.yaml reads the topics, scope.yaml words them: the same names, in both."""
+    assert set(topic_names()) == set(_scope().topics)

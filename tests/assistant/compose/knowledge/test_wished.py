@@ -1,16 +1,8 @@
 """The option values a config request names are read as data (no engine needed)."""
 from __future__ import annotations
 
-from assistant.compose.knowledge.wished import mixed_precision, wished_options, with_options
+from assistant.compose.knowledge.wished import wished_options, with_options
 from assistant.understand.understand import understand
-
-
-def test_dtypes_by_role_in_either_order():
-    assert mixed_precision("I need fp16 params with fp32 gradient reduction") == {
-        "param_dtype": "float16", "reduce_dtype": "float32"}
-    assert mixed_precision("参数用 bf16，梯度归约用 float32，输出 bf16") == {
-        "param_dtype": "bfloat16", "reduce_dtype": "float32", "output_dtype": "bfloat16"}
-    assert mixed_precision("which strategy for 16 GPUs?") == {}
 
 
 def test_a_bool_field_turned_off_by_name_or_by_it():
@@ -30,13 +22,6 @@ def test_activation_checkpointing_wished_and_written_without_overriding_the_user
     assert out["distributed"] == {"strategy": "fsdp2", "activation_checkpointing": "selective",
                                   "mp_policy": {"param_dtype": "bfloat16"}}
     assert recipe["distributed"] == {"strategy": "fsdp2", "activation_checkpointing": "selective"}
-
-
-def test_reduce_dtype_named_with_the_other_spelling_and_a_verb_between():
-    from assistant.compose.knowledge.wished import mixed_precision
-
-    assert mixed_precision("mp_policy 想用 fp32 做梯度规约, bf16 参数, 怎么配?") == {
-        "param_dtype": "bfloat16", "reduce_dtype": "float32"}
 
 
 def test_asking_whether_it_is_off_by_default_wishes_nothing():
