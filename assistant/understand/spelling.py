@@ -8,6 +8,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from assistant.datafile import read_yaml
 from assistant.understand.gibberish import kb_words
 
@@ -43,11 +45,37 @@ def respelled(prose: str) -> str:
         low = word.lower()
         if low in known or _VERSION_NEXT.match(prose, m.end()):
             return word  # "minimax m2.5", "kimi-k2": a name with its version is not a slip
-        close = difflib.get_close_matches(low, trigger, n=1, cutoff=_SPELLING_CUTOFF)
+        close = difflib.get_close_matches(low, _candidates(low), n=1, cutoff=_SPELLING_CUTOFF)
         # a slip keeps the first letter: "sbatch" is no "batch"
         return close[0] if close and close[0][0] == low[0] else word
 
     return _WORD.sub(fix, prose)
+
+
+@lru_cache(maxsize=1)
+def _letter_counts() -> tuple[np.ndarray, np.ndarray]:
+    """Each pattern word's length and count of each letter a-z (the words are lowercase ASCII)."""
+    trigger = _vocabulary()[1]
+    counts = np.zeros((len(trigger), 26), dtype=np.int32)
+    for i, w in enumerate(trigger):
+        np.add.at(counts[i], np.frombuffer(w.encode("ascii"), dtype=np.uint8) - 97, 1)
+    return np.fromiter(map(len, trigger), dtype=np.int32, count=len(trigger)), counts
+
+
+def _candidates(low: str) -> list[str]:
+    """The pattern words difflib's two upper bounds (real_quick_ratio: the lengths; quick_ratio: the
+    letters in common) leave above the cutoff, in their order. get_close_matches drops the others
+    before it computes a ratio, so its answer over these is its answer over all 385 words; the bounds
+    here are one numpy step, where difflib built a matcher per word (18 ms per unknown word)."""
+    trigger = _vocabulary()[1]
+    lengths, counts = _letter_counts()
+    word = np.bincount(np.frombuffer(low.encode("ascii"), dtype=np.uint8) - 97, minlength=26)[:26]
+    common = np.minimum(counts, word).sum(axis=1)
+    total = lengths + len(low)
+    # difflib's own arithmetic (2.0 * matches / length, in float64), so a bound is >= the cutoff here
+    # exactly where it is there
+    keep = (2.0 * np.minimum(lengths, len(low)) / total >= _SPELLING_CUTOFF) & (2.0 * common / total >= _SPELLING_CUTOFF)
+    return [trigger[i] for i in np.flatnonzero(keep)]
 
 
 @lru_cache(maxsize=1)

@@ -34,3 +34,28 @@ def test_chinese_homophone_slips_are_read_as_meant(text, meant):
 @pytest.mark.parametrize("text", ["现存的配置还能用吗", "命名规约是什么", "reduce_dtype: float32 现存"[:20]])
 def test_chinese_words_that_are_no_slip_are_left_alone(text):
     assert zh_respelled(text) == text
+
+
+def test_the_words_difflib_could_pick_are_kept_by_the_bounds():
+    """Pruning by difflib's own upper bounds (lengths, letters in common) changes no correction: over
+    one-slip forms of the pattern words and words of no pattern, get_close_matches gives the same word
+    from the kept candidates as from all of them."""
+    import difflib
+    import random
+
+    from assistant.understand.spelling import _SPELLING_CUTOFF, _candidates, _vocabulary
+
+    trigger = _vocabulary()[1]
+    rng = random.Random(21)
+    words = ["valdi", "pipline", "meen", "lorem", "ipsum", "zzzz", "qwertyuiop", "aaaaaaaa", "sbatch"]
+    for w in rng.sample(trigger, 40):
+        i = rng.randrange(len(w) - 1)
+        words += [w[:i] + w[i + 1:], w[:i] + w[i + 1] + w[i] + w[i + 2:], w[:i] + rng.choice("etaoinsr") + w[i + 1:]]
+    words = [w for w in words if len(w) >= 4]
+    kept = 0
+    for w in words:
+        cands = _candidates(w)
+        kept += len(cands)
+        assert difflib.get_close_matches(w, cands, n=1, cutoff=_SPELLING_CUTOFF) == \
+            difflib.get_close_matches(w, trigger, n=1, cutoff=_SPELLING_CUTOFF), w
+    assert kept < len(words) * len(trigger) / 3  # the bounds prune: the point of them
