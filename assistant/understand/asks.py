@@ -465,8 +465,10 @@ _STATEMENT_SURE = 0.9  # the model's reading of `context` that outweighs a verdi
 def _stated_not_asked(clause: str, kinds: list[tuple[int, str]], p: dict[str, float], marked: bool) -> bool:
     """A clause with no question mark and no question form that a verdict or fact cue matched, but the
     model reads as a statement with confidence ("We are not allowed to use ddp ..., and we can't go above
-    tp 2 either.", "公司模板强制 fsdp2，ddp 不让用"): context. A reported failure is still diagnosed."""
-    if marked or _QUESTION_FORM.search(clause) or any(k not in ("verdict", "fact") for _, k in kinds):
+    tp 2 either.", "公司模板强制 fsdp2，ddp 不让用"): context. A diagnosis cue alone is read the same way: a
+    story of a fix or a report read elsewhere ("Following up on the CP mesh fix I saw merged") states
+    context; a failure of the user's own run is what the model reads as diagnosis, not context."""
+    if marked or _QUESTION_FORM.search(clause) or any(k not in ("verdict", "fact", "diagnosis") for _, k in kinds):
         return False
     return p.get("context", 0.0) >= _STATEMENT_SURE
 

@@ -103,6 +103,28 @@ def _write_world_needed(w: Writer, inp: ComposeInput, ask) -> Part | None:
     return Part(report=r, strategy=found.plan.strategy)
 
 
+_WORLD_MIN_STEPS = 64  # multiples of tp * cp * pp tried; far past any layout's smallest world
+
+
+def _write_world_min(w: Writer, d) -> Part | None:
+    """"How many GPUs do I need at minimum for tp 2 + pp 4?" on a world the layout does not fit: the
+    smallest world where the user's own sizes pass start-up (a multiple of tp * cp * pp, each judged by
+    the validator), not the sizes of the nearest fix at the user's world."""
+    dist = (d.judged or {}).get("distributed") if isinstance(d.judged, dict) else None
+    if not isinstance(dist, dict):
+        return None
+    sizes = {k: dist.get(k) if isinstance(dist.get(k), int) and dist.get(k) > 0 else 1
+             for k in ("tp_size", "cp_size", "pp_size")}
+    step = sizes["tp_size"] * sizes["cp_size"] * sizes["pp_size"]
+    for k in range(1, _WORLD_MIN_STEPS + 1):
+        r = validate(d.judged, world_size=step * k, gpus_per_node=d.gpus_per_node)
+        if {f.code for f in r.errors} <= _ESTIMATES:
+            w.answer(w.computed(w.say("q_world_min", world=step * k, tp=sizes["tp_size"], cp=sizes["cp_size"],
+                                      pp=sizes["pp_size"], product=step)))
+            return Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=d.judged)
+    return None
+
+
 def _write_allowed(w: Writer, inp: ComposeInput, ask) -> Part | None:
     """"which pp_size values work with tp 8 on 40 GPUs?": the values of the asked field the validator
     accepts in the user's layout (valid or not: that is often why it is asked), the rest unchanged."""
@@ -178,7 +200,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     # the numbers of a layout the clause puts instead of the user's say which layout they are for
     label = w.say("q_layout_with", sizes=", ".join(f"`{kv.replace('=', ': ')}`" for kv in ask.layout.split(","))) \
         if asked is not None and getattr(ask, "layout", None) else ""
-    d = hsdp or asked or _after_alternative(inp, d, ask) or d
+    d = hsdp or asked or _after_alternative(inp, d, ask) or _after_recommendation(inp, d, ask) or d
     r = d.report
     # A global_batch_size the user never gave is upstream's default, not their number: its divisibility
     # does not stop the sizes they asked about ("local_batch_size 16, how many microbatches?").
@@ -193,6 +215,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
                          message=first_sentence(f.message_zh if w.lang == "zh" else f.message, 260))
                    for f in r.errors], heading="warnings")
         return Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=d.judged)
+    if not r.ok and getattr(ask, "target", None) == "world_size" and (part := _write_world_min(w, d)) is not None:
+        return part
     if not r.ok and getattr(ask, "target", None) == "experts_per_rank" and r.errors[0].code == "MW-E-EP-EXPERTS":
         # "60 experts, ep 8: how many per rank?": the number asked is the failure itself (no whole number
         # per rank, start-up fails, the sizes that divide), not a verdict in its place
@@ -311,6 +335,25 @@ def _after_alternative(inp: ComposeInput, d, ask):
     if i == 0 or asks[i - 1].kind != "verdict":
         return None
     return asked_alternative(inp, d, asks[i - 1])
+
+
+def _after_recommendation(inp: ComposeInput, d, ask):
+    """"What would you use instead on 32 GPUs, and what dp_size does that give?": a quantity asked right
+    after a recommendation, stating no sizes of its own, is asked of the recommended layout when that
+    differs from the user's (judged at the same numbers); None otherwise."""
+    asks = list(inp.asks)
+    i = asks.index(ask) if ask in asks else 0
+    plan = inp.plan
+    if i == 0 or asks[i - 1].kind != "recommendation" or getattr(ask, "layout", None) or plan is None \
+            or not plan.report.ok:
+        return None
+    recipe = recommendation.plan_recipe(plan)
+    mine = (d.judged or {}).get("distributed") if d is not None else None
+    if not recipe or not isinstance(recipe.get("distributed"), dict) or recipe.get("distributed") == mine:
+        return None
+    judged = judge_stated(recipe, world_size=plan.report.world_size or plan.world_size, gpus_per_node=plan.gpus_per_node,
+                          validate=validate, unusable=UnusableInput)
+    return judged if judged is not None and judged.report is not None and judged.report.ok else None
 
 
 def _said(w: Writer, line: str) -> bool:
