@@ -382,6 +382,13 @@ def _sizes_of(text: str) -> str | None:
     return ",".join(strategy + [f"{k}={getattr(p, k)}" for k in SIZE_KEYS if isinstance(getattr(p, k, None), int)]) or None
 
 
+def _tried_sizes(told: str, clause: str) -> str | None:
+    """"I also tried dp_replicate_size: 8 and got a ValueError, what am I missing?": the sizes the
+    statement between the last ask and a diagnosis ask states, when the asking clause states none: the
+    run that failed is that layout, not the one pasted; None otherwise."""
+    return None if not told or _sizes_of(clause) else _sizes_of(told)
+
+
 def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str | None, ident: str | None,
                  error: str | None, has_layout: bool, modelled: bool = False) -> list[tuple[str, str, str | None]]:
     """(kind, text, target) for each kind one clause asks. `about` is the clause with the one that
@@ -565,9 +572,12 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     batch = to_read + stated
     modelled_all = dict(zip(batch, read(batch))) if batch else {}
     modelled = {c: modelled_all[c] for c in to_read}
+    tried = ""  # the last statement since the last ask that states sizes ("I also tried dp_replicate_size: 8")
     for clause in cut:
         if _announces(clause, whole):
             continue
+        if clause not in marked and not _QUESTION_FORM.search(clause) and _sizes_of(clause):
+            tried = clause
         if clause not in marked and not _QUESTION_FORM.search(clause) and _reports_error(clause):
             continue  # "报 `ValueError: ddp does not support ...`。": the error itself; its diagnosis answers it
         kinds = cue_kinds(clause)
@@ -621,9 +631,12 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout, by_model):
             if kind == "diagnosis" and raw in told_before and quoted and not (pasted.configs or pasted.errors):
                 continue  # the quoted message is diagnosed last (below), as the story's, not this run's
-            add(kind, text, target, layout if kind == "quantity" else None)
+            add(kind, text, target, layout if kind == "quantity" else
+                _tried_sizes(tried, raw) if kind == "diagnosis" and has_layout else None)
         if own:
             named, named_in = own, clause
+        if clause in marked or _QUESTION_FORM.search(clause):
+            tried = ""
         previous = clause
     unsure: list[Ask] = []
     if asks and all(a.kind == "unknown" for a in asks):

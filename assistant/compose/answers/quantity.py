@@ -6,7 +6,6 @@ gets its verdict first, since its quantities do not exist.
 """
 from __future__ import annotations
 
-import copy
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.scaled import CHANGED_TARGETS, change_lines
@@ -19,13 +18,11 @@ from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.compose.knowledge.diagnose import judge_stated
 from assistant.compose.knowledge.allowed import allowed_values
-from assistant.compose.knowledge.judge import rejudge
+from assistant.compose.knowledge.judge import rejudge, with_layout
 from assistant.understand.cues import Reading, asking_sentence, read
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
-from assistant.validator.fields import field_table
 from assistant.validator.layout import Layout
-from assistant.validator.paths import put_path
 from assistant.validator.report import ValidationReport
 
 
@@ -285,21 +282,7 @@ def _asked_layout(inp: ComposeInput, d, ask):
     if getattr(ask, "layout", None):
         # "if I drop to tp_size 2, what are dp and grad-acc then?": understanding read the sizes the
         # asking clause puts instead of the user's (pasted or stated), the rest of the layout stays
-        recipe = copy.deepcopy(d.judged)
-        put = dict(kv.split("=") for kv in ask.layout.split(","))
-        for key, value in put.items():
-            rows = field_table().get(key)
-            if rows:  # a size lives in distributed:, pp_microbatch_size in its pipeline block, a batch size in step_scheduler:
-                put_path(recipe, f"{rows[0].section}.{key}", int(value) if value.isdigit() else value)
-        new = recipe.get("distributed")
-        if recipe == d.judged or not isinstance(new, dict):
-            return None
-        if put.keys() & {"tp_size", "pp_size", "cp_size"} and "dp_size" not in put:
-            new.pop("dp_size", None)  # other model-parallel sizes: dp is what the world leaves, inferred again
-        if (new.get("pp_size") or 1) > 1:
-            new.setdefault("pipeline", {})
-        judged = rejudge(inp.query, d, recipe, None)
-        return judged if judged.report is not None else None
+        return with_layout(inp.query, d, ask.layout)
     if d.pasted or not getattr(ask, "text", ""):
         return None
     # the sentence that asks is the one the clause ends in: a clause can begin in the story before it

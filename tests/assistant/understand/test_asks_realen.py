@@ -23,3 +23,9 @@ def test_a_way_to_keep_tp_asks_what_to_use(read):
              "parallelism`. Is there a way to keep TP without giving up on what we have? What's the dp_size with "
              "tp 2 on 8 GPUs once it runs?")
     assert [a.kind for a in q.asks][:2] == ["recommendation", "quantity"]
+
+
+def test_the_sizes_a_story_tried_go_with_its_diagnosis(read):
+    q = read("16 GPUs.\n\n```yaml\ndistributed:\n  strategy: fsdp2\n  tp_size: 2\n```\n\nWhat's dp_size? I also "
+             "tried tp_size 16 and it failed at startup, what am I missing?")
+    assert [a.layout for a in q.asks if a.kind == "diagnosis"] == ["tp_size=16"]

@@ -27,3 +27,10 @@ def test_a_recommendation_that_is_the_judged_layout_is_said_once(ask):
             "The docs say FSDP2 mean-reduces over the flattened dp_shard_cp mesh when CP is on. With HSDP on top, is "
             "this combination even valid? What are dp_size and dp_shard_size? Or should I just drop dp_replicate_size?")
     assert "```yaml" not in body(a.text)
+
+
+def test_a_layout_tried_in_the_story_is_the_one_diagnosed(ask):
+    a = ask("2 nodes x 8 GPUs, 13B model:\n\n```yaml\ndistributed:\n  strategy: fsdp2\n  tp_size: 2\n"
+            "  dp_replicate_size: 2\n```\n\nWhat's dp_shard_size with this? I also tried dp_replicate_size: 8 to cut "
+            "all-gathers and got a ValueError, what am I missing?")
+    assert "With `dp_replicate_size: 8`: No:" in a.text
