@@ -1167,9 +1167,39 @@ def plan(
     the user set it, so "4 GPUs per node" in the text counts."""
     token = _REPORTS.set({})  # a memo for this call only: nothing is kept between questions
     try:
-        return _plan(query_or_params, gpus_per_node=gpus_per_node, world_size=world_size, model=model, gpu=gpu)
+        found = _plan(query_or_params, gpus_per_node=gpus_per_node, world_size=world_size, model=model, gpu=gpu)
+        warned = _warned_stated(query_or_params, found) if isinstance(query_or_params, Query) else set()
+        if warned:
+            found = _plan(_released(query_or_params, warned), gpus_per_node=gpus_per_node, world_size=world_size,
+                          model=model, gpu=gpu)
+        return found
     finally:
         _REPORTS.reset(token)
+
+
+def _asks_instead(q: Query) -> bool:
+    """"Is tp_size 16 across two nodes a bad idea? What would you use instead?": a good-idea verdict on
+    the user's layout with a recommendation asked after it: the layout to recommend replaces theirs."""
+    asks = list(q.asks)
+    first = next((i for i, a in enumerate(asks) if a.kind == "verdict" and a.aspect == "advice"), None)
+    return first is not None and any(a.kind == "recommendation" for a in asks[first + 1:])
+
+
+def _warned_stated(q: Query, found: Plan) -> set[str]:
+    """The stated sizes the plan kept although the validator warns about them (TP across nodes, heads
+    that do not split), when the question asks what to use instead of its layout: the requests to
+    release, so the recommendation is not the layout the verdict warns against."""
+    if not _asks_instead(q) or found.report is None:
+        return set()
+    stated = set(q.situation.stated.sizes)
+    return {f.path.rsplit(".", 1)[-1] for f in found.report.warnings if f.path} & stated
+
+
+def _released(q: Query, keys: set[str]) -> Query:
+    """The query with the stated sizes `keys` no longer asked for (the planner picks them)."""
+    sit = q.situation
+    stated = replace(sit.stated, sizes={k: v for k, v in sit.stated.sizes.items() if k not in keys})
+    return replace(q, situation=replace(sit, stated=stated), params=replace(q.params, **{k: None for k in keys}))
 
 
 def _plan(query_or_params: Query | Params, *, gpus_per_node: int | None, world_size: int | None,

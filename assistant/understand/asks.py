@@ -385,6 +385,13 @@ def _sizes_of(text: str) -> str | None:
     return ",".join(strategy + [f"{k}={getattr(p, k)}" for k in SIZE_KEYS if isinstance(getattr(p, k, None), int)]) or None
 
 
+def _tried_sizes(told: str, clause: str) -> str | None:
+    """"I also tried dp_replicate_size: 8 and got a ValueError, what am I missing?": the sizes the
+    statement between the last ask and a diagnosis ask states, when the asking clause states none: the
+    run that failed is that layout, not the one pasted; None otherwise."""
+    return None if not told or _sizes_of(clause) else _sizes_of(told)
+
+
 def _clause_asks(clause: str, about: str, kinds: list[tuple[int, str]], own: str | None, ident: str | None,
                  error: str | None, has_layout: bool, modelled: bool = False) -> list[tuple[str, str, str | None]]:
     """(kind, text, target) for each kind one clause asks. `about` is the clause with the one that
@@ -468,8 +475,10 @@ _STATEMENT_SURE = 0.9  # the model's reading of `context` that outweighs a verdi
 def _stated_not_asked(clause: str, kinds: list[tuple[int, str]], p: dict[str, float], marked: bool) -> bool:
     """A clause with no question mark and no question form that a verdict or fact cue matched, but the
     model reads as a statement with confidence ("We are not allowed to use ddp ..., and we can't go above
-    tp 2 either.", "公司模板强制 fsdp2，ddp 不让用"): context. A reported failure is still diagnosed."""
-    if marked or _QUESTION_FORM.search(clause) or any(k not in ("verdict", "fact") for _, k in kinds):
+    tp 2 either.", "公司模板强制 fsdp2，ddp 不让用"): context. A diagnosis cue alone is read the same way: a
+    story of a fix or a report read elsewhere ("Following up on the CP mesh fix I saw merged") states
+    context; a failure of the user's own run is what the model reads as diagnosis, not context."""
+    if marked or _QUESTION_FORM.search(clause) or any(k not in ("verdict", "fact", "diagnosis") for _, k in kinds):
         return False
     return p.get("context", 0.0) >= _STATEMENT_SURE
 
@@ -567,9 +576,12 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     modelled_all = dict(zip(batch, read(batch))) if batch else {}
     modelled = {c: modelled_all[c] for c in to_read}
     last_clause_asks: list[Ask] = []  # the asks the clause before added: an elliptic follow-on repeats them
+    tried = ""  # the last statement since the last ask that states sizes ("I also tried dp_replicate_size: 8")
     for clause in cut:
         if _announces(clause, whole):
             continue
+        if clause not in marked and not _QUESTION_FORM.search(clause) and _sizes_of(clause):
+            tried = clause
         # asked by its own mark ("and with cp 2?", "ep4 pp2 呢"); "with tp 8 pp 2, what's dp?" is a condition
         sizes = follow_on_sizes(clause) if has_layout and last_clause_asks \
             and (clause in marked or clause.rstrip().endswith("呢")) else None
@@ -580,7 +592,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                     add("quantity", clause, a.target, sizes)
                 elif a.kind == "verdict":
                     add("verdict", clause, sizes)
-            previous = clause
+            previous, tried = clause, ""
             continue
         added = len(asks)
         if clause not in marked and not _QUESTION_FORM.search(clause) and _reports_error(clause):
@@ -648,10 +660,13 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 # "what local_batch_size gives grad-acc 4?": the input that makes the output come out as asked
                 add(kind, text, *solved)
                 continue
-            add(kind, text, target, (listed or layout) if kind == "quantity" else None)
+            add(kind, text, target, (listed or layout) if kind == "quantity" else
+                _tried_sizes(tried, raw) if kind == "diagnosis" and has_layout else None)
         last_clause_asks = asks[added:]
         if own:
             named, named_in = own, clause
+        if clause in marked or _QUESTION_FORM.search(clause):
+            tried = ""
         previous = clause
     unsure: list[Ask] = []
     if asks and all(a.kind == "unknown" for a in asks):

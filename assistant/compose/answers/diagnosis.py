@@ -10,6 +10,7 @@ from assistant.compose.answers import fact
 from assistant.compose.answers.from_kb import explain_error
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.knowledge.error_fixes import explain
+from assistant.compose.knowledge.judge import with_layout
 from assistant.compose.answers.quantity_lines import quantity_line
 from assistant.compose.answers.recommendation import pitfalls
 from assistant.compose.knowledge.field_facts import judges_value
@@ -20,6 +21,8 @@ from assistant.understand.cues import read
 
 def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = inp.diagnosis
+    if (part := _tried(w, inp, d, ask)) is not None:
+        return part
     if d is not None and d.pasted:
         for m in inp.errors:
             w.answer(_matched_line(w, m, m.matched.rstrip(" .")))
@@ -74,6 +77,19 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # the kb says about it, not a layout of ours
         return fact.howto(w, inp, with_config=False) or Part(handoff="fact")
     return fact.howto(w, inp, with_config=False) or Part(handoff="recommendation")
+
+
+def _tried(w: Writer, inp: ComposeInput, d, ask) -> Part | None:
+    """"I also tried dp_replicate_size: 8 and got a ValueError, what am I missing?": the layout the story
+    tells of (`Ask.layout`, the user's with those sizes) judged at the same numbers; when it fails, its
+    verdict with the arithmetic and the fix, labelled with the sizes. None when there is none or it passes."""
+    layout = getattr(ask, "layout", None)
+    tried = with_layout(inp.query, d, layout) if d is not None and layout else None
+    if tried is None or tried.report is None or tried.report.ok:
+        return None
+    sizes = ", ".join(f"`{kv.replace('=', ': ')}`" for kv in layout.split(","))
+    w.answer(w.say("q_layout_with", sizes=sizes) + verdict_line(w, tried, read(ask, inp.query)))
+    return Part(report=tried.report, judged=tried.judged)
 
 
 def _matched_line(w: Writer, m, message: str) -> str:

@@ -6,7 +6,6 @@ gets its verdict first, since its quantities do not exist.
 """
 from __future__ import annotations
 
-import copy
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.scaled import CHANGED_TARGETS, change_lines
@@ -20,13 +19,11 @@ from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.compose.knowledge.diagnose import judge_stated
 from assistant.compose.knowledge.allowed import allowed_values
-from assistant.compose.knowledge.judge import rejudge
+from assistant.compose.knowledge.judge import rejudge, with_layout
 from assistant.understand.cues import Reading, asking_sentence, read
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
-from assistant.validator.fields import field_table
 from assistant.validator.layout import Layout
-from assistant.validator.paths import put_path
 from assistant.validator.report import ValidationReport
 
 
@@ -102,6 +99,28 @@ def _write_world_needed(w: Writer, inp: ComposeInput, ask) -> Part | None:
                    assumed=w.say("q_world_needed_gpu_assumed") if found.gpu_assumed else ""))
     w.answer(w.say("q_mesh", mesh=w.mesh(r)))
     return Part(report=r, strategy=found.plan.strategy)
+
+
+_WORLD_MIN_STEPS = 64  # multiples of tp * cp * pp tried; far past any layout's smallest world
+
+
+def _write_world_min(w: Writer, d) -> Part | None:
+    """"How many GPUs do I need at minimum for tp 2 + pp 4?" on a world the layout does not fit: the
+    smallest world where the user's own sizes pass start-up (a multiple of tp * cp * pp, each judged by
+    the validator), not the sizes of the nearest fix at the user's world."""
+    dist = (d.judged or {}).get("distributed") if isinstance(d.judged, dict) else None
+    if not isinstance(dist, dict):
+        return None
+    sizes = {k: dist.get(k) if isinstance(dist.get(k), int) and dist.get(k) > 0 else 1
+             for k in ("tp_size", "cp_size", "pp_size")}
+    step = sizes["tp_size"] * sizes["cp_size"] * sizes["pp_size"]
+    for k in range(1, _WORLD_MIN_STEPS + 1):
+        r = validate(d.judged, world_size=step * k, gpus_per_node=d.gpus_per_node)
+        if {f.code for f in r.errors} <= _ESTIMATES:
+            w.answer(w.computed(w.say("q_world_min", world=step * k, tp=sizes["tp_size"], cp=sizes["cp_size"],
+                                      pp=sizes["pp_size"], product=step)))
+            return Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=d.judged)
+    return None
 
 
 def _write_allowed(w: Writer, inp: ComposeInput, ask) -> Part | None:
@@ -214,7 +233,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     # the numbers of a layout the clause puts instead of the user's say which layout they are for
     label = w.say("q_layout_with", sizes=", ".join(f"`{kv.replace('=', ': ')}`" for kv in ask.layout.split(","))) \
         if asked is not None and getattr(ask, "layout", None) else ""
-    d = hsdp or asked or _after_alternative(inp, d, ask) or d
+    d = hsdp or asked or _after_alternative(inp, d, ask) or _after_recommendation(inp, d, ask) or d
     r = d.report
     # A global_batch_size the user never gave is upstream's default, not their number: its divisibility
     # does not stop the sizes they asked about ("local_batch_size 16, how many microbatches?").
@@ -229,6 +248,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
                          message=first_sentence(f.message_zh if w.lang == "zh" else f.message, 260))
                    for f in r.errors], heading="warnings")
         return Part(report=r, strategy=r.derived.strategy if r.derived else None, judged=d.judged)
+    if not r.ok and getattr(ask, "target", None) == "world_size" and (part := _write_world_min(w, d)) is not None:
+        return part
     if not r.ok and getattr(ask, "target", None) == "experts_per_rank" and r.errors[0].code == "MW-E-EP-EXPERTS":
         # "60 experts, ep 8: how many per rank?": the number asked is the failure itself (no whole number
         # per rank, start-up fails, the sizes that divide), not a verdict in its place
@@ -317,21 +338,7 @@ def _asked_layout(inp: ComposeInput, d, ask):
     if getattr(ask, "layout", None):
         # "if I drop to tp_size 2, what are dp and grad-acc then?": understanding read the sizes the
         # asking clause puts instead of the user's (pasted or stated), the rest of the layout stays
-        recipe = copy.deepcopy(d.judged)
-        put = dict(kv.split("=") for kv in ask.layout.split(","))
-        for key, value in put.items():
-            rows = field_table().get(key)
-            if rows:  # a size lives in distributed:, pp_microbatch_size in its pipeline block, a batch size in step_scheduler:
-                put_path(recipe, f"{rows[0].section}.{key}", int(value) if value.isdigit() else value)
-        new = recipe.get("distributed")
-        if recipe == d.judged or not isinstance(new, dict):
-            return None
-        if put.keys() & {"tp_size", "pp_size", "cp_size"} and "dp_size" not in put:
-            new.pop("dp_size", None)  # other model-parallel sizes: dp is what the world leaves, inferred again
-        if (new.get("pp_size") or 1) > 1:
-            new.setdefault("pipeline", {})
-        judged = rejudge(inp.query, d, recipe, None)
-        return judged if judged.report is not None else None
+        return with_layout(inp.query, d, ask.layout)
     if d.pasted or not getattr(ask, "text", ""):
         return None
     # the sentence that asks is the one the clause ends in: a clause can begin in the story before it
@@ -367,6 +374,25 @@ def _after_alternative(inp: ComposeInput, d, ask):
     if i == 0 or asks[i - 1].kind != "verdict":
         return None
     return asked_alternative(inp, d, asks[i - 1])
+
+
+def _after_recommendation(inp: ComposeInput, d, ask):
+    """"What would you use instead on 32 GPUs, and what dp_size does that give?": a quantity asked right
+    after a recommendation, stating no sizes of its own, is asked of the recommended layout when that
+    differs from the user's (judged at the same numbers); None otherwise."""
+    asks = list(inp.asks)
+    i = asks.index(ask) if ask in asks else 0
+    plan = inp.plan
+    if i == 0 or asks[i - 1].kind != "recommendation" or getattr(ask, "layout", None) or plan is None \
+            or not plan.report.ok:
+        return None
+    recipe = recommendation.plan_recipe(plan)
+    mine = (d.judged or {}).get("distributed") if d is not None else None
+    if not recipe or not isinstance(recipe.get("distributed"), dict) or recipe.get("distributed") == mine:
+        return None
+    judged = judge_stated(recipe, world_size=plan.report.world_size or plan.world_size, gpus_per_node=plan.gpus_per_node,
+                          validate=validate, unusable=UnusableInput)
+    return judged if judged is not None and judged.report is not None and judged.report.ok else None
 
 
 def _said(w: Writer, line: str) -> bool:

@@ -15,6 +15,7 @@ from assistant.understand.cues import read
 from assistant.understand.query import Query
 from assistant.understand.stated import config_mapping, recipe_of
 from assistant.validator import UnusableInput, validate
+from assistant.validator.fields import field_table
 from assistant.validator.paths import put_path
 from assistant.validator.upstream_errors import UpstreamErrorMatch, match_upstream_error
 
@@ -43,6 +44,28 @@ def rejudge(query: Query, d: Diagnosis, recipe: dict, world_size: int | None = N
     """Another recipe judged at the numbers `d` was judged at (the user's layout with the options they
     asked for), or at the world size the question asks about."""
     return judge_stated(recipe, **_kwargs(query, d.gpus_per_node, world_size or d.world_size))
+
+
+def with_layout(query: Query, d: Diagnosis, layout: str) -> Diagnosis | None:
+    """The user's layout with the sizes an ask puts instead (`Ask.layout`, "tp_size=2,strategy=fsdp2"),
+    the rest kept, judged at the same numbers; None when that changes nothing."""
+    if not isinstance(d.judged, dict):
+        return None
+    recipe = copy.deepcopy(d.judged)
+    put = dict(kv.split("=") for kv in layout.split(","))
+    for key, value in put.items():
+        rows = field_table().get(key)
+        if rows:  # a size lives in distributed:, pp_microbatch_size in its pipeline block, a batch size in step_scheduler:
+            put_path(recipe, f"{rows[0].section}.{key}", int(value) if value.isdigit() else value)
+    new = recipe.get("distributed")
+    if recipe == d.judged or not isinstance(new, dict):
+        return None
+    if put.keys() & {"tp_size", "pp_size", "cp_size"} and "dp_size" not in put:
+        new.pop("dp_size", None)  # other model-parallel sizes: dp is what the world leaves, inferred again
+    if (new.get("pp_size") or 1) > 1:
+        new.setdefault("pipeline", {})
+    judged = rejudge(query, d, recipe, None)
+    return judged if judged.report is not None else None
 
 
 def judge_user_layout(query: Query, gpus_per_node: int, errors: Sequence[UpstreamErrorMatch] = ()) -> Diagnosis | None:
