@@ -205,6 +205,17 @@ def _about_a_feature(ask) -> bool:
                for r in read(ask).fields)
 
 
+_PARALLELISMS = frozenset({"tp", "pp", "cp", "ep", "sp", "hsdp"})
+
+
+def _capability_clause(said) -> bool:
+    """"megatron_fsdp 是真不能开 pp 吗", "ddp 能开 cp 吗": the clause names a strategy and a parallelism of its
+    own, which that strategy's limits answer (answers/fact.py), not a verdict on the sizes stated beside it
+    when the layout is judged anyway (another ask's verdict, or the diagnosis of what was pasted)."""
+    p = said.params
+    return p.strategy is not None and bool((p.wanted | p.unwanted) & _PARALLELISMS)
+
+
 def _has_numbers(query) -> bool:
     sit = query.situation
     return bool(sit.world_size or sit.nodes or sit.model or query.params.model_size_b or sit.stated.sizes
@@ -267,7 +278,8 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
     if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
             and not said.needs and not set(asked_kinds(ask.text)) & _STATED_FACTS \
             and not _cues(ask.text, (*_phrases().answering_quantities, *_phrases().answering_facts)) and not said.worth \
-            and not said.mechanism and not (judged_elsewhere and _about_a_feature(ask)):
+            and not said.mechanism and not (judged_elsewhere and _about_a_feature(ask)) \
+            and not ((judged_elsewhere or sit.pasted.configs or sit.pasted.errors) and _capability_clause(said)):
         # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,
         # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes), and a
         # clause an answering fact answers ("... does the stage dtype follow?")
@@ -285,6 +297,25 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
     return ask
 
 
+# A question of several asks (a long post with a pasted config and three questions) wants each answered
+# directly, not a manual: past this many characters a question, plus this many an ask, the supporting
+# bullets are left out (the leads, verdicts, fixes and YAML are not). English runs about 1.6 times the
+# characters of the same Chinese. Measured on t9_realzh_zh (issue 18): answers of 1.7-2k characters for
+# three asks, of which the bullets repeated field descriptions the leads had answered.
+_BUDGET_MIN_ASKS = 3
+_BUDGET_BASE = {"zh": 300, "en": 480}
+_BUDGET_PER_ASK = {"zh": 350, "en": 560}
+
+
+def answer_budget(asks, i: int, lang: str) -> int | None:
+    """The characters the answer may hold once the i-th ask is written: each ask its share, so an early
+    ask's bullets leave room for the direct answers of the later ones; None for one or two asks."""
+    if len(asks) < _BUDGET_MIN_ASKS:
+        return None
+    lang = lang if lang in _BUDGET_BASE else "en"
+    return _BUDGET_BASE[lang] + _BUDGET_PER_ASK[lang] * (i + 1)
+
+
 def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
     """The offline answer to every ask of the question."""
     w = Writer(inp.query.lang, phrases, citer)
@@ -296,6 +327,7 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
     parts: list[Part] = []
     uncovered: list = []
     for i, a in enumerate(corrected.asks):
+        w.budget = answer_budget(corrected.asks, i, w.lang)
         if i == corrected.at:
             say_corrections(w, corrected)
         before = (len(w.leads), len(w.lines))

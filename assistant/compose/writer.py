@@ -31,6 +31,9 @@ class Writer:
         self.shown: set[str] = set()  # code blocks already in the answer
         self.written: set[str] = set()  # paragraphs and bullet items already in the body
         self._pending: list[str] = []  # a heading waits for the first new content under it
+        # characters of lead and body past which supporting bullets are left out (None: no limit); the
+        # composer sets it for a question of several asks, whose direct answers are what was asked for
+        self.budget: int | None = None
 
     # --- sentences -------------------------------------------------------------------------
     def fact(self, key: str, *, required: bool = False, section: str = "facts", **values) -> str | None:
@@ -97,12 +100,25 @@ class Writer:
 
     def bullets(self, items: Sequence[str | None], heading: str | None = None) -> None:
         items = list(dict.fromkeys(i for i in items if i and i not in self.written))
+        if self.budget is not None:
+            # each item while the answer is under its budget: the first ones are the more relevant
+            room, kept = self.budget - self.size(), []
+            for i in items:
+                if room <= 0:
+                    break
+                kept.append(i)
+                room -= len(i) + 3
+            items = kept
         if not items:
             return
         if heading:
             self.heading(heading)
         self.written.update(items)
         self.block([f"- {i}" for i in items] + [""])
+
+    def size(self) -> int:
+        """Characters of the lead and body written so far."""
+        return sum(len(t) + 1 for t in self.leads + self.lines)
 
     def code(self, text: str, lang: str = "yaml") -> bool:
         """A fenced block, once: a second ask that would show the same config refers to the first."""

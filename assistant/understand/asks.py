@@ -151,7 +151,8 @@ def _identifier(clause: str) -> str | None:
     m = _IDENT.search(clause)
     if m:
         return (m.group(1) or m.group(2)).strip()
-    return None
+    # "顺便问 ddp 能不能开 cp": the strategy the clause asks about, not the field a clause before it named
+    return next((r.key for r in field_table().mentioned(clause) if r.is_strategy_name), None)
 
 
 @lru_cache(maxsize=2048)
@@ -311,6 +312,37 @@ def _asks_in_scope(clause: str, kinds: list[tuple[int, str]]) -> bool:
     if found & {"verdict", "location"} or "quantity" in found and _quantity_targets(clause):
         return True  # "lora 的 rank 设多少合适" asks a number, but none of ours
     return bool(found) and any(not r.is_strategy_name for r in field_table().mentioned(clause))
+
+
+def _claimed_sizes(statement: str) -> str | None:
+    """The parallel sizes a statement claims ("同事说 dp_replicate_size 直接写 16 也行"), as `instead_sizes`
+    writes them; None when it states none."""
+    p = extract_params(statement)
+    sizes = [f"{k}={getattr(p, k)}" for k in SIZE_KEYS if isinstance(getattr(p, k, None), int)]
+    return ",".join(sizes) or None
+
+
+# "改成 ep 32 行不行，行的话每卡几个 expert": the clause after "if so" asks on the alternative just proposed
+# (clauses() strips the link word, so it is read in the text before the clause)
+_IF_SO = re.compile(r"(?:能的话|可以的话|行的话|可行的话|\bif\s+(?:so|yes|it\s+does|that\s+works)\b)[\s,，]*$", re.I)
+
+
+def _if_so(whole: str, clause: str) -> bool:
+    at = whole.find(clause)
+    return at > 0 and _IF_SO.search(whole[max(0, at - 20):at]) is not None
+
+
+_DROPPABLE = ("tp", "pp", "cp", "ep")
+
+
+def _dropped_sizes(text: str) -> str | None:
+    """"把 pp 去掉以后 dp_size 是多少", "without TP, what's dp?": the sizes the clause turns off, at 1, as
+    `instead_sizes` writes them; None when it turns none off (or also sets one)."""
+    p = extract_params(text)
+    if any(isinstance(getattr(p, k, None), int) for k in SIZE_KEYS):
+        return None
+    off = [f"{f}_size=1" for f in _DROPPABLE if f in p.unwanted]
+    return ",".join(off) or None
 
 
 def instead_sizes(clause: str) -> str | None:
@@ -528,18 +560,19 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     asks: list[Ask] = []
     seen: set[tuple[str, str | None, str | None]] = set()
 
-    def add(kind: str, text: str, target: str | None, layout: str | None = None) -> None:
+    def add(kind: str, text: str, target: str | None, layout: str | None = None, borrowed: str | None = None) -> None:
         # the same number asked twice is one ask (on another layout it is another); two questions about
         # one field are two
-        key = (kind, target, text if kind in ("fact", "unknown") else layout)  # two unsure clauses are two asks
+        key = (kind, target or borrowed, text if kind in ("fact", "unknown") or borrowed else layout)  # two unsure clauses are two asks
         if key not in seen and len(asks) < MAX_ASKS:
             seen.add(key)
             aspect = "advice" if kind == "verdict" and GOOD_IDEA.search(text) else None
-            asks.append(Ask(kind, text, target, aspect, layout))  # type: ignore[arg-type]
+            asks.append(Ask(kind, text, target, aspect, layout, borrowed))  # type: ignore[arg-type]
 
     named: str | None = None  # the identifier the clauses so far are about: what "it" refers to
     named_in = ""  # the clause that named it
     previous = ""  # the clause before this one
+    previous_stated = False  # the clause before asked nothing: a statement ("同事说 dp_replicate_size 写 16 也行")
     asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
     condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
     whole = _quoted_errors_whole(prose)
@@ -570,7 +603,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             continue  # "报 `ValueError: ddp does not support ...`。": the error itself; its diagnosis answers it
         kinds = cue_kinds(clause)
         if kinds and clause in modelled_all and _stated_not_asked(clause, kinds, modelled_all[clause], clause in marked):
-            previous = clause  # "we can't go above tp 2 either.": a constraint stated, not a question
+            previous, previous_stated = clause, True  # "we can't go above tp 2 either.": a constraint stated, not a question
             continue
         if _CONDITION.match(clause):
             kinds = [(p, k) for p, k in kinds if k != "config"]  # "if I write tp_size: 2.0 in the YAML": a condition
@@ -585,8 +618,9 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # "要是把 tp_size 提到 8，dp 和梯度累积分别变成多少": a quantity asked on the sizes its condition or its
         # "instead" puts in place of the user's
         layout = (_field_value(condition) or _sizes_of(condition) or instead_sizes(raw)
-                  or _bare_value(condition or raw, named)
-                  or (_sizes_of(previous) if _WITH_SIZES.match(previous) else None)) if has_layout else None
+                  or _bare_value(condition or raw, named) or _dropped_sizes(condition or raw)
+                  or (_sizes_of(previous) if _WITH_SIZES.match(previous) else None)
+                  or (instead_sizes(previous) if _if_so(whole, raw) else None)) if has_layout else None
         clause, condition = (f"{condition}, {clause}" if condition else clause), ""
         if not kinds and raw in modelled:
             # no cue decides it: the model reads its kind; a clause that asks with no kind is `unknown`
@@ -598,7 +632,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 add(kind, clause, None)
                 if kind == "out_of_scope" and _QUESTION_FORM.search(clause):
                     asked_elsewhere.add(clause)
-                previous = clause
+                previous, previous_stated = clause, False
                 continue
             kinds = [(0, kind)] if kind else []
             by_model = True
@@ -616,13 +650,24 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         context = named_in if named is not None else previous
         about = f"{context}, {clause}" if own is None and context and not _PRONOUN.search(clause) else clause
         error = pasted.errors[0].strip().splitlines()[-1][:200] if pasted.errors else None
+        # "同事说 dp_replicate_size 直接写 16 也行，真的吗", "someone said ep 16 works. is that right?": a verdict
+        # that states no size and names nothing of its own judges the sizes the statement before it claims
+        claimed = _claimed_sizes(previous) if previous_stated and own is None and not re.search(r"\d", raw) else None
+        count = len(asks)
         for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout, by_model):
             if kind == "diagnosis" and raw in told_before and quoted and not (pasted.configs or pasted.errors):
                 continue  # the quoted message is diagnosed last (below), as the story's, not this run's
-            add(kind, text, target, layout if kind == "quantity" else None)
+            borrowed = None
+            if kind == "quantity" and target and target not in _quantity_targets(clause):
+                # "ep_shard_size 是几？每张卡上分到几个 expert？": the quantity of the field named before is what the
+                # clause asks only when the target reader finds nothing of the clause's own (understand.py)
+                target, borrowed = None, target
+            if kind == "verdict" and target is None and claimed:
+                target = claimed
+            add(kind, text, target, layout if kind == "quantity" else None, borrowed)
         if own:
             named, named_in = own, clause
-        previous = clause
+        previous, previous_stated = clause, len(asks) == count
     unsure: list[Ask] = []
     if asks and all(a.kind == "unknown" for a in asks):
         # nothing read with confidence anywhere: the first ask is the one the whole question's intent

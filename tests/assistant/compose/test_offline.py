@@ -252,12 +252,12 @@ def test_limitations_selective_ac_on_megatron():
     plan = make_plan({"strategy": "megatron_fsdp", "activation_checkpointing": True}, 8)
     c, _ = answer("Does megatron_fsdp support selective activation checkpointing?", "limitations", plan,
                   params=Params(strategy="megatron_fsdp", wanted=frozenset({"ac"})), topics=("ac", "megatron_fsdp", "ac_selective"))
-    assert prose(c.text).startswith("No: `megatron_fsdp` cannot do selective activation checkpointing.")
+    assert prose(c.text).startswith("No: `megatron_fsdp` cannot do selective activation checkpointing (`selective`).")
     assert "`MW-E-AC-SELECTIVE`" in c.text and shown_configs(c.text) == [] and c.uncited == []
     assert "And not `ddp` either" not in c.text  # ddp does support it
     c, _ = answer("Does ddp support selective activation checkpointing?", "limitations", make_plan({"strategy": "ddp"}, 8),
                   params=Params(strategy="ddp", wanted=frozenset({"ac"})), topics=("ac", "ac_selective"))
-    assert prose(c.text).startswith("Yes: `ddp` supports selective activation checkpointing.")
+    assert prose(c.text).startswith("Yes: `ddp` supports selective activation checkpointing (`selective`).")
 
 
 def test_howto_states_the_fact_the_question_names_first():
@@ -365,3 +365,11 @@ def test_the_stage_dtype_follows_output_dtype(engine, question, lang):
 
     text = engine.ask(AskRequest(question=question)).text
     assert "output_dtype: float32" in text and ("follows" in text if lang == "en" else "跟着变" in text)
+
+
+def test_the_budget_grows_with_each_ask_of_a_question_of_several():
+    from assistant.compose.offline import answer_budget
+    asks = ("a", "b", "c")
+    assert answer_budget(asks[:2], 1, "zh") is None
+    first, last = answer_budget(asks, 0, "zh"), answer_budget(asks, 2, "zh")
+    assert first < last and answer_budget(asks, 2, "en") > last  # English runs longer per content

@@ -40,3 +40,21 @@ def test_new_items_of_a_repeated_list_are_kept():
     w.bullets(["b", "c"], heading="why")
     lines = w.render().splitlines()
     assert [l for l in lines if l.startswith("- ")] == ["- a", "- b", "- c"]
+
+
+def test_supporting_bullets_stop_at_the_budget_but_leads_and_code_do_not():
+    w = _writer()
+    w.budget = 120
+    w.answer("dp_size = 8: world_size / (tp_size × pp_size × cp_size) = 8 / (1 × 1 × 1).")
+    w.bullets(["first supporting fact, " + "x" * 20, "second supporting fact", "third supporting fact"])
+    w.code("distributed:\n  strategy: fsdp2\n")
+    w.answer("grad accumulation = 4 steps.")
+    text = w.render()
+    assert "first supporting fact" in text and "third supporting fact" not in text
+    assert "strategy: fsdp2" in text and "grad accumulation = 4 steps." in text
+
+
+def test_no_budget_keeps_every_bullet():
+    w = _writer()
+    w.bullets([f"fact {i} " + "y" * 80 for i in range(6)])
+    assert w.render().count("- fact") == 6
