@@ -44,7 +44,8 @@ def _targets(ask, r: ValidationReport, judged: dict | None, question: Reading = 
     named = [t for t in (*layout_targets(r, judged), "tp_in_dp")
              if t != target and t in question.quantity_targets]
     if target in _FROM_DP:
-        return list(dict.fromkeys(["dp_size", target, *named] + mesh))  # the dp they are computed from, first
+        # the number asked first (the lead answers its ask), then the dp it is computed from
+        return list(dict.fromkeys([target, "dp_size", *named] + mesh))
     if target:
         return list(dict.fromkeys([target, *named] + mesh))
     return layout_targets(r, judged) + ["mesh_shape"]
