@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 from assistant.datafile import read_yaml
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
 from assistant.understand.intent import load_table, neutralised
-from assistant.understand.params import MAX_PROSE_CHARS, extract_params, history_spans, normalize, tame
+from assistant.understand.params import MAX_PROSE_CHARS, extract_params, history_spans, normalize, reports_claim, tame
 from assistant.understand.pasted import split_pasted
 from assistant.understand.query import SIZE_KEYS, Ask, Pasted
 from assistant.understand.spelling import respelled
@@ -152,6 +152,9 @@ def _identifier(clause: str) -> str | None:
     if m:
         return (m.group(1) or m.group(2)).strip()
     # "顺便问 ddp 能不能开 cp": the strategy the clause asks about, not the field a clause before it named
+    # ("can I put it under fsdp2?" asks about "it", the field named before)
+    if _PRONOUN.search(clause):
+        return None
     return next((r.key for r in field_table().mentioned(clause) if r.is_strategy_name), None)
 
 
@@ -315,8 +318,11 @@ def _asks_in_scope(clause: str, kinds: list[tuple[int, str]]) -> bool:
 
 
 def _claimed_sizes(statement: str) -> str | None:
-    """The parallel sizes a statement claims ("同事说 dp_replicate_size 直接写 16 也行"), as `instead_sizes`
-    writes them; None when it states none."""
+    """The parallel sizes a statement reports someone else claims ("同事说 dp_replicate_size 直接写 16 也行"),
+    as `instead_sizes` writes them; None when it reports no claim (the user's own layout, "64 卡 pp 4 ep 16，
+    行不行", is judged as stated) or states no size."""
+    if not reports_claim(statement):
+        return None
     p = extract_params(statement)
     sizes = [f"{k}={getattr(p, k)}" for k in SIZE_KEYS if isinstance(getattr(p, k, None), int)]
     return ",".join(sizes) or None
@@ -331,6 +337,10 @@ def _if_so(whole: str, clause: str) -> bool:
     at = whole.find(clause)
     return at > 0 and _IF_SO.search(whole[max(0, at - 20):at]) is not None
 
+
+# "tp 改成 4 的话呢", "那 ep 16 呢", "and with tp 4?", "what about pp 2?": a clause that only states other sizes
+# and asks "what about them", the elliptical form of asking again
+_ELLIPTICAL = re.compile(r"(?:的话|时候?)?\s*呢\s*[?？]?\s*$|^\W*(?:and\s+)?(?:with|what\s+about|how\s+about)\b[^?]{0,40}[?]?\s*$", re.I)
 
 _DROPPABLE = ("tp", "pp", "cp", "ep")
 
@@ -573,6 +583,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     named_in = ""  # the clause that named it
     previous = ""  # the clause before this one
     previous_stated = False  # the clause before asked nothing: a statement ("同事说 dp_replicate_size 写 16 也行")
+    previous_from = 0  # where the asks of the clause before begin
     asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
     condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
     whole = _quoted_errors_whole(prose)
@@ -603,7 +614,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             continue  # "报 `ValueError: ddp does not support ...`。": the error itself; its diagnosis answers it
         kinds = cue_kinds(clause)
         if kinds and clause in modelled_all and _stated_not_asked(clause, kinds, modelled_all[clause], clause in marked):
-            previous, previous_stated = clause, True  # "we can't go above tp 2 either.": a constraint stated, not a question
+            previous, previous_stated, previous_from = clause, True, len(asks)  # "we can't go above tp 2 either.": a constraint stated, not a question
             continue
         if _CONDITION.match(clause):
             kinds = [(p, k) for p, k in kinds if k != "config"]  # "if I write tp_size: 2.0 in the YAML": a condition
@@ -632,7 +643,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 add(kind, clause, None)
                 if kind == "out_of_scope" and _QUESTION_FORM.search(clause):
                     asked_elsewhere.add(clause)
-                previous, previous_stated = clause, False
+                previous, previous_stated, previous_from = clause, False, len(asks)
                 continue
             kinds = [(0, kind)] if kind else []
             by_model = True
@@ -654,6 +665,14 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # that states no size and names nothing of its own judges the sizes the statement before it claims
         claimed = _claimed_sizes(previous) if previous_stated and own is None and not re.search(r"\d", raw) else None
         count = len(asks)
+        before = [a for a in asks[previous_from:] if a.kind == "quantity" and (a.target or a.borrowed)]
+        again = (layout or _sizes_of(raw) or _field_value(raw)) if has_layout and before else None
+        if again and _ELLIPTICAL.search(raw) and not _quantity_targets(raw) and {k for _, k in kinds} <= {"verdict"}:
+            # "梯度累积几步？tp 改成 4 的话呢": the numbers the clause before asked, again on the sizes this one states
+            for a in before:
+                add("quantity", clause, a.target, again, a.borrowed)
+            previous, previous_stated, previous_from = clause, False, count
+            continue
         for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout, by_model):
             if kind == "diagnosis" and raw in told_before and quoted and not (pasted.configs or pasted.errors):
                 continue  # the quoted message is diagnosed last (below), as the story's, not this run's
@@ -667,7 +686,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             add(kind, text, target, layout if kind == "quantity" else None, borrowed)
         if own:
             named, named_in = own, clause
-        previous, previous_stated = clause, len(asks) == count
+        previous, previous_stated, previous_from = clause, len(asks) == count, count
     unsure: list[Ask] = []
     if asks and all(a.kind == "unknown" for a in asks):
         # nothing read with confidence anywhere: the first ask is the one the whole question's intent

@@ -705,6 +705,11 @@ _CLAIMED = re.compile(
 )
 
 
+def reports_claim(text: str) -> bool:
+    """The text reports another person's claim ("同事说 ... 也行", "someone said ep 16 works")."""
+    return _CLAIMED.search(text) is not None
+
+
 def claimed_spans(prose: str) -> list[tuple[int, int]]:
     """The sentences of `prose` that report another person's claim."""
     cuts = sorted({0, len(prose), *(m.end() for m in _SENTENCE_END.finditer(prose))})

@@ -65,3 +65,13 @@ def test_a_yes_no_on_a_derived_number_asks_the_number(read, question, target):
 def test_a_story_statement_asks_nothing(read):
     q = read("我这 AutoModel 8 卡，attention 用的默认 sdpa，fsdp2 cp_size 2。dp_size 是多少？")
     assert [a.kind for a in q.asks] == ["quantity"]
+
+
+@pytest.mark.parametrize("question, layout", [
+    ("16 卡。dp 是多少？那 tp 8 呢？", "tp_size=8"),
+    ("16 卡。dp_size 是几？tp 改成 4 的话呢", "tp_size=4"),
+    ("16 GPUs. What's dp_size? And with tp 4?", "tp_size=4"),
+])
+def test_an_elliptical_clause_asks_the_number_before_again_on_its_sizes(read, question, layout):
+    q = read("```yaml\ndistributed:\n  strategy: fsdp2\n  tp_size: 2\n```\n\n" + question)
+    assert _quantities(q) == [("dp_size", None), ("dp_size", layout)]
