@@ -333,8 +333,8 @@ def _claimed_sizes(statement: str) -> str | None:
 _IF_SO = re.compile(r"(?:能的话|可以的话|行的话|可行的话|\bif\s+(?:so|yes|it\s+does|that\s+works)\b)[\s,，]*$", re.I)
 
 
-def _if_so(whole: str, clause: str) -> bool:
-    at = whole.find(clause)
+def _if_so(whole: str, at: int) -> bool:
+    """The clause that starts at `at` in `whole` follows an "if so" ("行的话")."""
     return at > 0 and _IF_SO.search(whole[max(0, at - 20):at]) is not None
 
 
@@ -607,7 +607,10 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     batch = to_read + stated
     modelled_all = dict(zip(batch, read(batch))) if batch else {}
     modelled = {c: modelled_all[c] for c in to_read}
+    cursor = 0  # where the clause before ended in `whole`: a clause said twice is found at its own place
     for clause in cut:
+        at = whole.find(clause, cursor)
+        cursor = at + len(clause) if at >= 0 else cursor
         if _announces(clause, whole):
             continue
         if clause not in marked and not _QUESTION_FORM.search(clause) and _reports_error(clause):
@@ -631,7 +634,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         layout = (_field_value(condition) or _sizes_of(condition) or instead_sizes(raw)
                   or _bare_value(condition or raw, named) or _dropped_sizes(condition or raw)
                   or (_sizes_of(previous) if _WITH_SIZES.match(previous) else None)
-                  or (instead_sizes(previous) if _if_so(whole, raw) else None)) if has_layout else None
+                  or (instead_sizes(previous) if _if_so(whole, at) else None)) if has_layout else None
         clause, condition = (f"{condition}, {clause}" if condition else clause), ""
         if not kinds and raw in modelled:
             # no cue decides it: the model reads its kind; a clause that asks with no kind is `unknown`

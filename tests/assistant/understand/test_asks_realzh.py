@@ -75,3 +75,9 @@ def test_a_story_statement_asks_nothing(read):
 def test_an_elliptical_clause_asks_the_number_before_again_on_its_sizes(read, question, layout):
     q = read("```yaml\ndistributed:\n  strategy: fsdp2\n  tp_size: 2\n```\n\n" + question)
     assert _quantities(q) == [("dp_size", None), ("dp_size", layout)]
+
+
+def test_if_so_is_read_at_the_clause_s_own_place_when_its_words_came_before(read):
+    # the clause after "可以的话" says the same words as the first question: it is found where it stands
+    q = read(_YAML + "16 卡，128 个 expert。每张卡几个专家？换成 ep 32 可以吗，可以的话每张卡几个专家？")
+    assert _quantities(q) == [("experts_per_rank", None), ("experts_per_rank", "ep_size=32")]
