@@ -73,7 +73,9 @@ def role(seg: Segment, asks: Sequence, b: Budget) -> str:
     """What a body segment is, in budget.yaml's `trim` vocabulary."""
     if seg.shape == "code":
         ask = asks[seg.ask] if 0 <= seg.ask < len(asks) else None
-        asked = seg.kind in b.yaml_asked_kinds or seg.ask == 0 or (ask is not None and read(ask).requests_yaml)
+        # a recommendation after a verdict is the replacement for the judged layout: its config is the fix
+        replaces = seg.kind == "recommendation" and any(a.kind == "verdict" for a in asks[:max(seg.ask, 0)])
+        asked = seg.kind in b.yaml_asked_kinds or seg.ask == 0 or replaces or (ask is not None and read(ask).requests_yaml)
         return "yaml_asked" if asked else YAML_UNASKED
     return seg.section or f"{seg.shape}.{seg.kind}"
 

@@ -15,7 +15,7 @@ from assistant.understand.follow_on import follow_on_sizes, referenced_layout, s
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
 from assistant.understand.inverse import solve_target
 from assistant.understand.intent import load_table, neutralised
-from assistant.understand.params import MAX_PROSE_CHARS, extract_params, history_spans, normalize, tame
+from assistant.understand.params import MAX_PROSE_CHARS, extract_params, history_spans, normalize, reports_claim, tame
 from assistant.understand.pasted import split_pasted
 from assistant.understand.query import SIZE_KEYS, Ask, Pasted
 from assistant.understand.spelling import respelled
@@ -153,7 +153,11 @@ def _identifier(clause: str) -> str | None:
     m = _IDENT.search(clause)
     if m:
         return (m.group(1) or m.group(2)).strip()
-    return None
+    # "顺便问 ddp 能不能开 cp": the strategy the clause asks about, not the field a clause before it named
+    # ("can I put it under fsdp2?" asks about "it", the field named before)
+    if _PRONOUN.search(clause):
+        return None
+    return next((r.key for r in field_table().mentioned(clause) if r.is_strategy_name), None)
 
 
 @lru_cache(maxsize=2048)
@@ -315,6 +319,44 @@ def _asks_in_scope(clause: str, kinds: list[tuple[int, str]]) -> bool:
     return bool(found) and any(not r.is_strategy_name for r in field_table().mentioned(clause))
 
 
+def _claimed_sizes(statement: str) -> str | None:
+    """The parallel sizes a statement reports someone else claims ("同事说 dp_replicate_size 直接写 16 也行"),
+    as `instead_sizes` writes them; None when it reports no claim (the user's own layout, "64 卡 pp 4 ep 16，
+    行不行", is judged as stated) or states no size."""
+    if not reports_claim(statement):
+        return None
+    p = extract_params(statement)
+    sizes = [f"{k}={getattr(p, k)}" for k in SIZE_KEYS if isinstance(getattr(p, k, None), int)]
+    return ",".join(sizes) or None
+
+
+# "改成 ep 32 行不行，行的话每卡几个 expert": the clause after "if so" asks on the alternative just proposed
+# (clauses() strips the link word, so it is read in the text before the clause)
+_IF_SO = re.compile(r"(?:能的话|可以的话|行的话|可行的话|\bif\s+(?:so|yes|it\s+does|that\s+works)\b)[\s,，]*$", re.I)
+
+
+def _if_so(whole: str, at: int) -> bool:
+    """The clause that starts at `at` in `whole` follows an "if so" ("行的话")."""
+    return at > 0 and _IF_SO.search(whole[max(0, at - 20):at]) is not None
+
+
+# "tp 改成 4 的话呢", "那 ep 16 呢", "and with tp 4?", "what about pp 2?": a clause that only states other sizes
+# and asks "what about them", the elliptical form of asking again
+_ELLIPTICAL = re.compile(r"(?:的话|时候?)?\s*呢\s*[?？]?\s*$|^\W*(?:and\s+)?(?:with|what\s+about|how\s+about)\b[^?]{0,40}[?]?\s*$", re.I)
+
+_DROPPABLE = ("tp", "pp", "cp", "ep")
+
+
+def _dropped_sizes(text: str) -> str | None:
+    """"把 pp 去掉以后 dp_size 是多少", "without TP, what's dp?": the sizes the clause turns off, at 1, as
+    `instead_sizes` writes them; None when it turns none off (or also sets one)."""
+    p = extract_params(text)
+    if any(isinstance(getattr(p, k, None), int) for k in SIZE_KEYS):
+        return None
+    off = [f"{f}_size=1" for f in _DROPPABLE if f in p.unwanted]
+    return ",".join(off) or None
+
+
 def instead_sizes(clause: str) -> str | None:
     """"could I use ep 16 instead?", "能不能换成 tp 4": the sizes of the alternative the user asks about,
     as `ep_size=16` (several joined by commas); None when the clause proposes no other size."""
@@ -388,7 +430,8 @@ def _sizes_of(text: str) -> str | None:
 def _tried_sizes(told: str, clause: str) -> str | None:
     """"I also tried dp_replicate_size: 8 and got a ValueError, what am I missing?": the sizes the
     statement between the last ask and a diagnosis ask states, when the asking clause states none: the
-    run that failed is that layout, not the one pasted; None otherwise."""
+    run that failed is that layout, not the one pasted (the caller asks only beside a pasted config:
+    without one, "my numbers are ep 16, dp 4, tp 4" is the user's layout itself); None otherwise."""
     return None if not told or _sizes_of(clause) else _sizes_of(told)
 
 
@@ -540,18 +583,20 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     asks: list[Ask] = []
     seen: set[tuple[str, str | None, str | None]] = set()
 
-    def add(kind: str, text: str, target: str | None, layout: str | None = None) -> None:
+    def add(kind: str, text: str, target: str | None, layout: str | None = None, borrowed: str | None = None) -> None:
         # the same number asked twice is one ask (on another layout it is another); two questions about
         # one field are two
-        key = (kind, target, text if kind in ("fact", "unknown") else layout)  # two unsure clauses are two asks
+        key = (kind, target or borrowed, text if kind in ("fact", "unknown") or borrowed else layout)  # two unsure clauses are two asks
         if key not in seen and len(asks) < MAX_ASKS:
             seen.add(key)
             aspect = "advice" if kind == "verdict" and GOOD_IDEA.search(text) else None
-            asks.append(Ask(kind, text, target, aspect, layout))  # type: ignore[arg-type]
+            asks.append(Ask(kind, text, target, aspect, layout, borrowed))  # type: ignore[arg-type]
 
     named: str | None = None  # the identifier the clauses so far are about: what "it" refers to
     named_in = ""  # the clause that named it
     previous = ""  # the clause before this one
+    previous_stated = False  # the clause before asked nothing: a statement ("同事说 dp_replicate_size 写 16 也行")
+    previous_from = 0  # where the asks of the clause before begin
     asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
     condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
     whole = _quoted_errors_whole(prose)
@@ -577,7 +622,10 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     modelled = {c: modelled_all[c] for c in to_read}
     last_clause_asks: list[Ask] = []  # the asks the clause before added: an elliptic follow-on repeats them
     tried = ""  # the last statement since the last ask that states sizes ("I also tried dp_replicate_size: 8")
+    cursor = 0  # where the clause before ended in `whole`: a clause said twice is found at its own place
     for clause in cut:
+        at = whole.find(clause, cursor)
+        cursor = at + len(clause) if at >= 0 else cursor
         if _announces(clause, whole):
             continue
         if clause not in marked and not _QUESTION_FORM.search(clause) and _sizes_of(clause):
@@ -587,19 +635,21 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             and (clause in marked or clause.rstrip().endswith("呢")) else None
         if sizes:
             # "ep8 pp4 的话 dp 是多少？ep4 pp2 呢？", "what's dp_size? and with cp 2?": the asks before, on these sizes
+            # (a second follow-on repeats the same asks, so last_clause_asks stays)
+            start = len(asks)
             for a in last_clause_asks:
                 if a.kind == "quantity":
                     add("quantity", clause, a.target, sizes)
                 elif a.kind == "verdict":
                     add("verdict", clause, sizes)
-            previous, tried = clause, ""
+            previous, tried, previous_stated, previous_from = clause, "", False, start
             continue
         added = len(asks)
         if clause not in marked and not _QUESTION_FORM.search(clause) and _reports_error(clause):
             continue  # "报 `ValueError: ddp does not support ...`。": the error itself; its diagnosis answers it
         kinds = cue_kinds(clause)
         if kinds and clause in modelled_all and _stated_not_asked(clause, kinds, modelled_all[clause], clause in marked):
-            previous = clause  # "we can't go above tp 2 either.": a constraint stated, not a question
+            previous, previous_stated, previous_from = clause, True, len(asks)  # "we can't go above tp 2 either.": a constraint stated, not a question
             continue
         if _CONDITION.match(clause):
             kinds = [(p, k) for p, k in kinds if k != "config"]  # "if I write tp_size: 2.0 in the YAML": a condition
@@ -614,8 +664,9 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # "要是把 tp_size 提到 8，dp 和梯度累积分别变成多少": a quantity asked on the sizes its condition or its
         # "instead" puts in place of the user's
         layout = (_field_value(condition) or _sizes_of(condition) or instead_sizes(raw)
-                  or _bare_value(condition or raw, named)
-                  or (_sizes_of(previous) if _WITH_SIZES.match(previous) else None)) if has_layout else None
+                  or _bare_value(condition or raw, named) or _dropped_sizes(condition or raw)
+                  or (_sizes_of(previous) if _WITH_SIZES.match(previous) else None)
+                  or (instead_sizes(previous) if _if_so(whole, at) else None)) if has_layout else None
         clause, condition = (f"{condition}, {clause}" if condition else clause), ""
         if not kinds and raw in modelled:
             # no cue decides it: the model reads its kind; a clause that asks with no kind is `unknown`
@@ -627,7 +678,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 add(kind, clause, None)
                 if kind == "out_of_scope" and _QUESTION_FORM.search(clause):
                     asked_elsewhere.add(clause)
-                previous = clause
+                previous, previous_stated, previous_from = clause, False, len(asks)
                 continue
             kinds = [(0, kind)] if kind else []
             by_model = True
@@ -647,27 +698,47 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         error = pasted.errors[0].strip().splitlines()[-1][:200] if pasted.errors else None
         # "tp 2 pp 2, tp 4 pp 1 or tp 8 pp 1 ... the second option": the listed layout the clause points at
         listed = referenced_layout(raw, whole) if has_layout else None
+        # "同事说 dp_replicate_size 直接写 16 也行，真的吗", "someone said ep 16 works. is that right?": a verdict
+        # that states no size and names nothing of its own judges the sizes the statement before it claims
+        claimed = _claimed_sizes(previous) if previous_stated and own is None and not re.search(r"\d", raw) else None
+        count = len(asks)
+        before = [a for a in asks[previous_from:] if a.kind == "quantity" and (a.target or a.borrowed)]
+        again = (layout or _sizes_of(raw) or _field_value(raw)) if has_layout and before else None
+        if again and _ELLIPTICAL.search(raw) and not _quantity_targets(raw) and {k for _, k in kinds} <= {"verdict"}:
+            # "梯度累积几步？tp 改成 4 的话呢": the numbers the clause before asked, again on the sizes this one states
+            for a in before:
+                add("quantity", clause, a.target, again, a.borrowed)
+            last_clause_asks = asks[count:]
+            previous, previous_stated, previous_from = clause, False, count
+            continue
         for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout, by_model):
             if kind == "diagnosis" and raw in told_before and quoted and not (pasted.configs or pasted.errors):
                 continue  # the quoted message is diagnosed last (below), as the story's, not this run's
             if listed and kind == "verdict":
                 target = listed
+            borrowed = None
+            if kind == "quantity" and target and target not in _quantity_targets(clause):
+                # "ep_shard_size 是几？每张卡上分到几个 expert？": the quantity of the field named before is what the
+                # clause asks only when the target reader finds nothing of the clause's own (understand.py)
+                target, borrowed = None, target
             if kind == "quantity" and target in (None, "allowed_values") and own is None:
                 # "which ep_size values work? What is the largest of those?": the values asked just before
                 target = next((a.target for a in last_clause_asks if (a.target or "").startswith("values:")), target)
+            if kind == "verdict" and target is None and claimed:
+                target = claimed
             solved = solve_target(raw, previous) if kind == "quantity" else None
             if solved:
                 # "what local_batch_size gives grad-acc 4?": the input that makes the output come out as asked
                 add(kind, text, *solved)
                 continue
             add(kind, text, target, (listed or layout) if kind == "quantity" else
-                _tried_sizes(tried, raw) if kind == "diagnosis" and has_layout else None)
+                _tried_sizes(tried, raw) if kind == "diagnosis" and pasted.configs else None, borrowed)
         last_clause_asks = asks[added:]
         if own:
             named, named_in = own, clause
         if clause in marked or _QUESTION_FORM.search(clause):
             tried = ""
-        previous = clause
+        previous, previous_stated, previous_from = clause, len(asks) == count, count
     unsure: list[Ask] = []
     if asks and all(a.kind == "unknown" for a in asks):
         # nothing read with confidence anywhere: the first ask is the one the whole question's intent

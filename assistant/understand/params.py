@@ -407,10 +407,10 @@ def _seq_len(text: str, v: Vocab) -> int | None:
     return int(value)
 
 
-# Between a size's name and its value: "tp_size=8", "ep_size 能设 16", "ep_size 还能用 8", "ep 想直接开 32", "can ep_size be 16"
+# Between a size's name and its value: "tp_size=8", "ep_size 能设 16", "tp_size 写了 4", "dp_replicate_size 直接写 16", "ep_size 还能用 8", "ep 想直接开 32", "can ep_size be 16"
 _SIZE_VERB = (
-    r"(?:(?:想|要)?(?:还|也|就|直接)?(?:能不能|可不可以|能否|可否|能|可以|要|想)?\s*(?:设置为|设置成|设为|设成|设到|设|用|开到|开满|开|取|改成|改为|调到|调成|减到|降到|加到|增加到|提到|升到|拉满到|拉满|拉到|变成|换成|缩到|扩到|为|是)"
-    r"|(?:我们?)?\s*(?:设的是|用的是|设成了|设了|开的是|开了|填的是)"
+    r"(?:(?:想|要)?(?:还|也|就|直接)?(?:能不能|可不可以|能否|可否|能|可以|要|想)?\s*(?:设置为|设置成|设为|设成|设到|设|用|开到|开满|开|取|改成|改为|调到|调成|减到|降到|加到|增加到|提到|升到|拉满到|拉满|拉到|变成|换成|缩到|扩到|写成|写为|写|填成|填|为|是)"
+    r"|(?:我们?)?\s*(?:设的是|用的是|设成了|设了|开的是|开了|填的是|写的是|写了|填了)"
     r"|(?:reduced|increased|dropped|lowered|raised|bumped|changed|cut|went|going|moved)\s+(?:down\s+|up\s+)?to"
     r"|(?:maxed\s+out|capped|kept|set|fixed|left)\s+at"
     r"|(?:can|could|should|must)?\s*(?:be\s+set\s+to|be|equal\s+to|equals)|=|:|is|of|to)"
@@ -708,6 +708,11 @@ _CLAIMED = re.compile(
     r"|(?:同事|朋友|老板|领导|组长|师兄|前辈|别人|有人|网上|群里)(?:们)?\s*(?:都|也|一直)?\s*(?:说|认为|觉得|讲|告诉我|坚持)|听说|据说|听人说",
     re.I,
 )
+
+
+def reports_claim(text: str) -> bool:
+    """The text reports another person's claim ("同事说 ... 也行", "someone said ep 16 works")."""
+    return _CLAIMED.search(text) is not None
 
 
 def claimed_spans(prose: str) -> list[tuple[int, int]]:

@@ -185,6 +185,17 @@ def _about_a_feature(ask) -> bool:
                for r in read(ask).fields)
 
 
+_PARALLELISMS = frozenset({"tp", "pp", "cp", "ep", "sp", "hsdp"})
+
+
+def _capability_clause(said) -> bool:
+    """"megatron_fsdp 是真不能开 pp 吗", "ddp 能开 cp 吗": the clause names a strategy and a parallelism of its
+    own, which that strategy's limits answer (answers/fact.py), not a verdict on the sizes stated beside it
+    when the layout is judged anyway (another ask's verdict, or the diagnosis of what was pasted)."""
+    p = said.params
+    return p.strategy is not None and bool((p.wanted | p.unwanted) & _PARALLELISMS)
+
+
 def _has_numbers(query) -> bool:
     sit = query.situation
     return bool(sit.world_size or sit.nodes or sit.model or query.params.model_size_b or sit.stated.sizes
@@ -247,7 +258,8 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
     if ask.kind == "fact" and sit.stated.sizes and query.intent in ("strategy", "limitations", "diagnose") \
             and not said.needs and not set(said.field_question.kinds) & _STATED_FACTS \
             and not _cues(ask, (*fact_roles().quantities, *fact_roles().answering)) and not said.worth \
-            and not said.mechanism and not (judged_elsewhere and _about_a_feature(ask)):
+            and not said.mechanism and not (judged_elsewhere and _about_a_feature(ask)) \
+            and not ((judged_elsewhere or sit.pasted.configs or sit.pasted.errors) and _capability_clause(said)):
         # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,
         # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes), and a
         # clause an answering fact answers ("... does the stage dtype follow?")

@@ -86,6 +86,9 @@ class Ask:
     # quantity: the other sizes the asking clause puts instead of the user's ("if I drop to tp_size 2, what
     # are dp and grad-acc then?": "tp_size=2"), as `instead_sizes` writes them; None asks about the layout as given
     layout: str | None = None
+    # quantity with no target of its own clause: the quantity of the field the clause before named ("dp_size
+    # 我写的 none，实际会是多少"), taken when the target reader reads none for the clause itself (understand/)
+    borrowed: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

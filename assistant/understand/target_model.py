@@ -76,22 +76,27 @@ def target_reader(encoders: ClauseEncoders | None) -> Read | None:
 def with_targets(asks: tuple[Ask, ...], read: Read | None, *, has_layout: bool) -> tuple[Ask, ...]:
     """The asks with each quantity ask the patterns gave no target the reader's target, when it reads
     one of the answer's targets (not `none`) with at least its fitted probability and no other ask of
-    the question asks that quantity already. Only with a layout (sizes, a config, a world size) to
+    the question asks that quantity already; else the target it borrowed from the clause before, if any. Only with a layout (sizes, a config, a world size) to
     derive it from: without one a quantity with no target is answered as a fact (compose/offline.py).
     All such clauses are read in one batch."""
     todo = [a for a in asks if a.kind == "quantity" and a.target is None]
-    if read is None or not todo or not has_layout:
+    if not todo:
         return asks
+    if read is None or not has_layout:
+        return tuple(replace(a, target=a.borrowed) if a.borrowed else a for a in asks)
     least = getattr(read, "min_probability", NEVER)  # a reader with no fitted threshold takes nothing
     texts = list(dict.fromkeys(a.text for a in todo))
     found = dict(zip(texts, read(texts)))
-    asked = {a.target for a in asks if a.kind == "quantity"}
+    asked = {(a.target, a.layout) for a in asks if a.kind == "quantity"}  # the same number on other sizes is another
     out: list[Ask] = []
     for a in asks:
         if a in todo:
             label, p = found[a.text]
-            if label != NONE and label not in _CUE_ONLY and p >= least and label not in asked:
-                asked.add(label)
+            if label != NONE and label not in _CUE_ONLY and p >= least and (label, a.layout) not in asked:
+                asked.add((label, a.layout))
                 a = replace(a, target=label)
+            elif a.borrowed:
+                # nothing of the clause's own: the field the clause before named ("实际会是多少")
+                a = replace(a, target=a.borrowed)
         out.append(a)
     return tuple(out)

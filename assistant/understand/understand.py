@@ -150,7 +150,7 @@ def _asks_carried(asks: tuple[Ask, ...], question: str, before: str, intent: str
     earlier = detect_asks(before, split_pasted(normalize(before)), intent, has_layout=True)
     if not any(a.kind in ("quantity", "verdict") for a in earlier):
         return asks
-    return tuple(dict.fromkeys(Ask(a.kind, question, a.target) for a in earlier
+    return tuple(dict.fromkeys(Ask(a.kind, question, a.target or a.borrowed) for a in earlier
                                if a.kind in ("quantity", "verdict", "config")))
 
 

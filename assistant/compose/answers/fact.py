@@ -18,7 +18,7 @@ from assistant.compose.answers.recommendation import (
 from assistant.compose.citations import with_citation
 from assistant.compose.knowledge.extract import select_sentences
 from assistant.compose.knowledge.field_facts import asked_kinds, field_facts, inert_lines, judges_value
-from assistant.compose.writer import Writer, features_of
+from assistant.compose.writer import FEATURE_ORDER, Writer, features_of
 from assistant.planner.plan import Plan
 from assistant.understand.cues import read, read_unclaimed, reading_of
 from assistant.understand.query import Query
@@ -355,6 +355,39 @@ def _capability_asked(inp: ComposeInput, fq) -> bool:
             and not asked_kinds(fq) and not judges_value(fq))
 
 
+def _clause_capability(w: Writer, inp: ComposeInput, ask) -> Part | None:
+    """"megatron_fsdp 支持 cp 吗", "顺便问 ddp 能不能开 cp": the one strategy and the parallelisms the ask's own
+    clause names, answered by that strategy's limits; the question's other strategies and fields (a
+    pasted layout, a later ask) are other asks'. None when the clause names no strategy or no such
+    feature, or asks a field-reference kind other than "accepts" or about a value, and when the question
+    is about that strategy and its features alone (`limitations` answers it whole, with the way out)."""
+    text = getattr(ask, "text", "")
+    said = read(ask)
+    strategy = said.params.strategy
+    feats = [f for f in FEATURE_ORDER if f in _PARALLEL_FEATURES | {"ac"} and f in w.p.feature_names
+             and f in said.params.wanted | said.params.unwanted]
+    # "支持 cp 吗" asks whether the strategy accepts the feature, which its limits answer; other kinds
+    # ("默认值", "是什么") are the field reference's
+    fq = said.field_question
+    if not text or strategy not in w.p.strategy_lacks or not feats or set(asked_kinds(fq)) - {"accept"} \
+            or judges_value(fq) or any(not r.is_strategy_name for r in said.fields):
+        return None  # a field the clause names ("does dp_replicate_size work with ddp") has its own reference
+    named = [r for r in read(inp.query).fields if not r.is_strategy_name and r.key not in _FEATURE_KEYS]
+    if strategy == inp.query.params.strategy and not named:
+        return None  # the question's own strategy and features: its limits answer, with what to use instead
+    if "ac" in feats and "ac_selective" in inp.query.topics:
+        feats = [f if f != "ac" else "ac_selective" for f in feats]  # strategies differ on selective AC
+    lacks = w.p.strategy_lacks[strategy]
+    missing, supported = [f for f in feats if f in lacks], [f for f in feats if f not in lacks]
+    sep = "、" if w.lang == "zh" else ", "
+    if missing:
+        w.answer(w.say("limits_no", strategy=strategy, features=sep.join(w.p.feature(f, w.lang) for f in missing)))
+    if supported:
+        w.answer(w.say("limits_yes", strategy=strategy, features=sep.join(w.p.feature(f, w.lang) for f in supported)))
+    w.bullets([w.fact(lacks[f], required=True) for f in missing][:1])
+    return Part()
+
+
 def _strategy_on_field(w: Writer, inp: ComposeInput) -> None:
     """"Why does ddp ignore dp_size?": what the named strategy does with the named field leads."""
     strategy = inp.query.params.strategy
@@ -373,6 +406,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
             w.answer(line)
         w.bullets([r.meaning(w.lang) for r, _ in inert][:2])
         return Part()
+    if (part := _clause_capability(w, inp, ask)) is not None:
+        return part
     if _answering(w, inp, ask):
         return Part()
     _strategy_on_field(w, inp)

@@ -6,6 +6,7 @@ gets its verdict first, since its quantities do not exist.
 """
 from __future__ import annotations
 
+import copy
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.scaled import CHANGED_TARGETS, change_lines
@@ -23,7 +24,9 @@ from assistant.compose.knowledge.judge import rejudge, with_layout
 from assistant.understand.cues import Reading, asking_sentence, read
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
+from assistant.validator.fields import field_table
 from assistant.validator.layout import Layout
+from assistant.validator.paths import put_path
 from assistant.validator.report import ValidationReport
 
 
@@ -42,7 +45,8 @@ def _targets(ask, r: ValidationReport, judged: dict | None, question: Reading = 
     named = [t for t in (*layout_targets(r, judged), "tp_in_dp")
              if t != target and t in question.quantity_targets]
     if target in _FROM_DP:
-        return list(dict.fromkeys(["dp_size", target, *named] + mesh))  # the dp they are computed from, first
+        # the number asked first (the lead answers its ask), then the dp it is computed from
+        return list(dict.fromkeys([target, "dp_size", *named] + mesh))
     if target:
         return list(dict.fromkeys([target, *named] + mesh))
     return layout_targets(r, judged) + ["mesh_shape"]

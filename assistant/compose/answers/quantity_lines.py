@@ -112,6 +112,9 @@ def _min_lbs_line(w: Writer, pp: int, judged: dict | None, said: Reading) -> str
     return line
 
 
+_MAX_LISTED_STAGES = 8  # more stages than this are told as "the first N get one more", not listed
+
+
 def _layers_line(w: Writer, pp: int, judged: dict | None, layers: int | None) -> str:
     from assistant.validator.model_checks import virtual_stages
     from assistant.validator.workload import SINGLE_STAGE_SCHEDULES
@@ -132,8 +135,13 @@ def _layers_line(w: Writer, pp: int, judged: dict | None, layers: int | None) ->
     if extra == 0:
         return auto + w.say("q_layers_per_stage", per=base, layers=layers, stages=stages, pp=pp, spr=stages // pp,
                             schedule=schedule)
-    return auto + w.say("q_layers_uneven", base=base, more=base + 1, extra=extra, layers=layers, stages=stages,
-                        pp=pp, spr=stages // pp, schedule=schedule)
+    # "每个 stage 分别几层", "会不会丢层": the stages' counts in order say both, when they fit in a line
+    counts = [base + 1] * extra + [base] * (stages - extra)
+    split = "" if stages > _MAX_LISTED_STAGES else w.say("q_layers_split", counts=("、" if w.lang == "zh" else ", ").join(
+        map(str, counts)), layers=layers)
+    # the split answers the ask, so it leads; whether to set layers_per_stage follows
+    return w.say("q_layers_uneven", base=base, more=base + 1, extra=extra, layers=layers, stages=stages,
+                 pp=pp, spr=stages // pp, schedule=schedule, split=split) + (w.space + auto.strip() if auto else "")
 
 
 def _microbatches_needed(w: Writer, pp: int, pipe: dict, said: Reading) -> str | None:

@@ -54,11 +54,20 @@ def test_over_budget_trims_in_order_and_keeps_first_leads():
 def test_unasked_yaml_goes_and_leaves_the_answer():
     w = _writer()
     tiny = Budget({"en": 0}, {k: {"en": 60} for k in _SMALL.per_ask}, _SMALL.yaml_asked_kinds, _SMALL.trim)
-    trimmed = trim(w, _asks(), b=tiny)
+    # a recommendation after a fact (no verdict before it): its config replaces nothing the user stated
+    trimmed = trim(w, (Ask("fact", "what is ep?"), Ask("recommendation", "which strategy?")), b=tiny)
     assert trimmed[-1] == "yaml_unasked"
     assert "A supporting sentence" in w.render()  # a lead sentence is never trimmed
     assert "```yaml" not in w.render()
     assert "ep_size: 8" in dropped_code(w)
+
+
+def test_a_recommendation_after_a_verdict_keeps_its_config():
+    # "tp_size 16 across nodes, bad idea? What would you use instead?": the config is the replacement (a fix)
+    w = _writer()
+    tiny = Budget({"en": 0}, {k: {"en": 60} for k in _SMALL.per_ask}, _SMALL.yaml_asked_kinds, _SMALL.trim)
+    trimmed = trim(w, (Ask("verdict", "bad idea?"), Ask("recommendation", "what would you use instead?")), b=tiny)
+    assert "yaml_unasked" not in trimmed and "ep_size: 8" in w.render()
 
 
 def test_asked_yaml_stays_and_counts_beside_the_allowance():

@@ -253,12 +253,12 @@ def test_limitations_selective_ac_on_megatron():
     plan = make_plan({"strategy": "megatron_fsdp", "activation_checkpointing": True}, 8)
     c, _ = answer("Does megatron_fsdp support selective activation checkpointing?", "limitations", plan,
                   params=Params(strategy="megatron_fsdp", wanted=frozenset({"ac"})), topics=("ac", "megatron_fsdp", "ac_selective"))
-    assert prose(c.text).startswith("No: `megatron_fsdp` cannot do selective activation checkpointing.")
+    assert prose(c.text).startswith("No: `megatron_fsdp` cannot do selective activation checkpointing (`selective`).")
     assert "`MW-E-AC-SELECTIVE`" in c.text and shown_configs(c.text) == [] and c.uncited == []
     assert "And not `ddp` either" not in c.text  # ddp does support it
     c, _ = answer("Does ddp support selective activation checkpointing?", "limitations", make_plan({"strategy": "ddp"}, 8),
                   params=Params(strategy="ddp", wanted=frozenset({"ac"})), topics=("ac", "ac_selective"))
-    assert prose(c.text).startswith("Yes: `ddp` supports selective activation checkpointing.")
+    assert prose(c.text).startswith("Yes: `ddp` supports selective activation checkpointing (`selective`).")
 
 
 def test_howto_states_the_fact_the_question_names_first():

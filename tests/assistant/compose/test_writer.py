@@ -40,3 +40,9 @@ def test_new_items_of_a_repeated_list_are_kept():
     w.bullets(["b", "c"], heading="why")
     lines = w.render().splitlines()
     assert [l for l in lines if l.startswith("- ")] == ["- a", "- b", "- c"]
+
+
+def test_no_budget_keeps_every_bullet():
+    w = _writer()
+    w.bullets([f"fact {i} " + "y" * 80 for i in range(6)])
+    assert w.render().count("- fact") == 6

@@ -434,3 +434,18 @@ def test_a_hyphenated_expert_count_and_a_wish_before_the_verb_are_read():
     # issue 18 probes: "a 160-expert MoE", "ep 想直接开 32" (the wish before the adverb)
     assert extract_params("Our 160-expert MoE (own code) dies at setup on 48 GPUs").num_experts == 160
     assert extract_params("我们自己写的 MoE，48 个专家，32 卡 tp 1，ep 想直接开 32，能行吗").ep_size == 32
+
+
+@pytest.mark.parametrize("text, key, value", [
+    ("tp_size 写了 4，启动报错", "tp_size", 4),
+    ("同事说 dp_replicate_size 直接写 16 也行", "dp_replicate_size", 16),
+])
+def test_a_size_written_with_xie_is_that_size(text, key, value):
+    # "写" is how a Chinese user says what their YAML holds (issue 18, t9 realzh)
+    assert getattr(extract_params(text), key) == value
+
+
+def test_neng_bu_neng_asks_about_a_feature_it_does_not_exclude():
+    # "能不能开 cp" is the A-not-A question form, not "不能开 cp"
+    p = extract_params("顺便问 ddp 能不能开 cp")
+    assert "cp" in p.wanted and "cp" not in p.unwanted

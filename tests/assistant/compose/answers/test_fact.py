@@ -280,3 +280,11 @@ def test_a_field_named_only_inside_the_ep_formula_brings_no_facts_of_its_own(ask
     a = ask("ep_size 的约束到底是 dp*cp 还是 dp*cp*tp？finetune 文档里写的是 (dp_size × cp_size) must be divisible by "
             "ep_size。那 8 卡 tp 2 ep 8 到底行不行？")
     assert "MW-E-EP-DIVIDES" in a.text and "MW-E-DP-MISMATCH" not in a.text and "上下文并行" not in a.text
+
+
+def test_each_clause_naming_a_strategy_and_a_parallelism_gets_that_strategys_answer(ask):
+    # issue 18 (t9 realzh): the second clause asked about ddp and was answered about megatron_fsdp's fields
+    q = ("单机 8 卡做长文本：\n\n```yaml\ndistributed:\n  strategy: megatron_fsdp\n  tp_size: 1\n  cp_size: 8\n```\n\n"
+         "这时候 dp_size 是不是就 1 了？megatron_fsdp 支持 cp 吗？顺便问 ddp 能不能开 cp")
+    first = lead(ask(q).text)
+    assert "`megatron_fsdp` 支持上下文并行" in first and "`ddp` 不支持上下文并行" in first

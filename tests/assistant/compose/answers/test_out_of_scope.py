@@ -21,7 +21,7 @@ def test_gibberish_with_tp_is_not_a_tp_recommendation(ask):
 def test_an_asked_neighbouring_topic_is_one_sentence_after_the_in_scope_answer(ask):
     a = ask("I'm fine-tuning with PEFT on Slurm, 2 nodes x 8, tp 2: what's dp_shard, and how do I write the sbatch file?")
     lines = lead(a.text).splitlines()
-    assert a.asks == ["quantity", "out_of_scope"] and lines[0].startswith("dp_size = 8")
+    assert a.asks == ["quantity", "out_of_scope"] and lines[0].startswith("dp_shard = 8")  # the number asked leads (issue 18)
     scope = [line for line in lines if "outside what Meshwise covers" in line]
     assert len(scope) == 1 and "Meshwise answers" not in scope[0]  # no second "what we cover" sentence
 

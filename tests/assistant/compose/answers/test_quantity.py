@@ -264,3 +264,12 @@ def test_an_uneven_split_says_the_layers_need_not_divide(ask):
     a = ask("46 layers, 4 nodes of 8 GPUs, fsdp2 with pp_size 4 and a pipeline: {} block. "
             "How many layers per stage, do they have to divide evenly?")
     assert "first 2 stage(s) 12 layers and the rest 11" in a.text and "need not divide evenly" in a.text
+
+
+def test_an_uneven_layer_split_lists_each_stage_and_says_none_is_dropped(ask):
+    # issue 18 (t9 realzh): "30 层 pp 4 会不会丢层？每个 stage 分别几层？": pipelining/functional.py
+    # generate_hf_model_split gives the first 30 % 4 = 2 stages one more layer
+    q = ("30 层的模型，16 卡：\n\n```yaml\ndistributed:\n  strategy: fsdp2\n  tp_size: 2\n  pp_size: 4\n"
+         "  pipeline:\n    pp_schedule: 1f1b\n```\n\n每个 stage 分别几层？")
+    a = ask(q)
+    assert "8、8、7、7" in lead(a.text) and "一层不丢" in lead(a.text)
