@@ -262,6 +262,10 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # is half the answer; with a model named, whether it fits is the other
         w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, said=read(inp.query),
                                  gpu=sit.gpu))
+    tp, gpn = (r.derived.tp_size if r is not None and r.derived is not None else 1), d.gpus_per_node
+    if r is not None and r.ok and "tp_in_node" in asked.cued_facts and 1 < tp <= gpn and gpn % tp == 0:
+        # "tp 8 会不会跨机": where the TP group sits is the answer, from the mesh order
+        w.answer(w.say("verdict_tp_in_node", tp=tp, gpn=gpn))
     if r is not None and r.ok and r.derived is not None and r.derived.ep_size > 1:
         # an EP layout passes or fails on (dp*cp*tp) % ep: that arithmetic is the reason, said with it
         w.answer(quantity_line(w, "ep_shard", r, d.judged))
