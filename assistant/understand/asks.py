@@ -709,9 +709,11 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # read with the clause that named it
         # ("cp 2 的话序列长度有要求吗？需要能被什么整除？": the clause before, when none named one)
         context = named_in if named is not None else previous
-        # (not a clause whose own words single out a fact that answers it: "每个 cp rank 处理多少 token")
+        # (not a clause whose own words single out a fact that answers it: "每个 cp rank 处理多少 token",
+        # which is about neither the story before it nor the field that story named)
+        itself = answers_itself(clause)
         about = f"{context}, {clause}" if own is None and context and not _PRONOUN.search(clause) \
-            and not answers_itself(clause) else clause
+            and not itself else clause
         error = pasted.errors[0].strip().splitlines()[-1][:200] if pasted.errors else None
         # "tp 2 pp 2, tp 4 pp 1 or tp 8 pp 1 ... the second option": the listed layout the clause points at
         listed = referenced_layout(raw, whole) if has_layout else None
@@ -734,7 +736,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             last_clause_asks = asks[count:]
             previous, previous_stated, previous_from = clause, False, count
             continue
-        for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout, by_model):
+        for kind, text, target in _clause_asks(clause, about, kinds, own, own if itself else own or named, error,
+                                               has_layout, by_model):
             if kind == "diagnosis" and raw in told_before and quoted and not (pasted.configs or pasted.errors):
                 continue  # the quoted message is diagnosed last (below), as the story's, not this run's
             if listed and kind == "verdict":
