@@ -343,7 +343,9 @@ def _if_so(whole: str, at: int) -> bool:
 
 # "tp 改成 4 的话呢", "那 ep 16 呢", "and with tp 4?", "what about pp 2?": a clause that only states other sizes
 # and asks "what about them", the elliptical form of asking again
-_ELLIPTICAL = re.compile(r"(?:的话|时候?)?\s*呢\s*[?？]?\s*$|^\W*(?:and\s+)?(?:with|what\s+about|how\s+about)\b[^?]{0,40}[?]?\s*$", re.I)
+# "tp 改成 4 的话呢", "and with cp 2?", "And local to 4?": a clause that only puts other values in place
+_ELLIPTICAL = re.compile(r"(?:的话|时候?)?\s*呢\s*[?？]?\s*$|^\W*(?:and\s+)?(?:with|what\s+about|how\s+about)\b[^?]{0,40}[?]?\s*$"
+                         r"|^\W*(?:and\s+)?(?:(?:if\s+)?(?:i\s+|we\s+)?(?:set|put|bump|raise|change|move)\s+)?[\w.]{1,30}\s+(?:to\s+)?\d+\s*[?]?\s*$", re.I)
 
 _DROPPABLE = ("tp", "pp", "cp", "ep")
 

@@ -13,7 +13,7 @@ from typing import Any
 # a packed length: the field name with its number, or a packing word then "to 8k" / "到 4096" / "packed 2048"
 _PACKED = re.compile(
     r"packed_sequence_size`?\s*(?:=|:|：|of|is|to|为|是|设成|设为|改成)?\s*`?(?P<a>\d+)\s*(?P<ka>[kK])?(?![\w.])"
-    r"|\b(?:pack(?:s|ed|ing)?)\b(?:\s+(?:our|the|all|every|each))?(?:\s+(?:sequences?|samples?|examples?|data))?"
+    r"|\b(?:pack(?:s|ed|ing)?)\b(?:\s+(?:our|the|all|every|each|them|it|everything))?(?:\s+(?:sequences?|samples?|examples?|data))?"
     r"\s*(?:to|into|at|up\s+to|到|成)?\s*(?P<b>\d+)\s*(?P<kb>[kK])?(?![\w.])(?!\s*(?:samples?|sequences?|examples?|docs?|documents?|条|个|篇))"
     r"|(?:打包|拼接)(?:到|成)\s*(?P<c>\d+)\s*(?P<kc>[kK])?(?![\w.])",
     re.I)

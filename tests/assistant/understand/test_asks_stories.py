@@ -44,3 +44,10 @@ def test_prose_packing_and_sdpa_are_judged(read):
     q = read("单机 8 卡，开了 packing，packed 到 4096，attention 用的默认 sdpa，fsdp2 cp_size 2。这样有坑吗？")
     d = judge_user_layout(q, 8)
     assert "MW-W-CP-PACKING-SDPA" in {f.code for f in d.report.warnings}
+
+
+def test_a_bare_field_to_a_number_re_asks_the_numbers_before_it(read):
+    q = read("8 GPUs, plain fsdp2, global_batch_size 128, local is 2 at the moment. How many grad accumulation steps?\n"
+             "And local to 4?")
+    assert q.params.local_batch_size == 2
+    assert [(a.target, a.layout) for a in q.asks if a.kind == "quantity"][-1] == ("grad_acc_steps", "local_batch_size=4")

@@ -15,6 +15,7 @@ _ATTN = "model.attn_implementation"
     ("所以开了 packing，packed 到 4096，attention 用的默认 sdpa。", {_PACK: 4096, _ATTN: "sdpa"}),
     ("开了 packed_sequence_size: 4096，distributed 里 fsdp2 cp_size 2", {_PACK: 4096}),
     ("数据打包到 2048 了", {_PACK: 2048}),
+    ("so we pack them to 16k, and we never changed attention from sdpa.", {_PACK: 16384, _ATTN: "sdpa"}),
     # nothing guessed: a count of samples, an attention named as the one not used, sizes only
     ("we pack 4 samples per sequence", {}),
     ("should I use te attention instead of sdpa?", {}),
