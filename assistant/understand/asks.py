@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from assistant.datafile import read_yaml
+from assistant.understand.fact_cues import answers_itself
 from assistant.understand.follow_on import follow_on_sizes, referenced_layout, short_size
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
 from assistant.understand.inverse import solve_target
@@ -342,7 +343,9 @@ def _if_so(whole: str, at: int) -> bool:
 
 # "tp 改成 4 的话呢", "那 ep 16 呢", "and with tp 4?", "what about pp 2?": a clause that only states other sizes
 # and asks "what about them", the elliptical form of asking again
-_ELLIPTICAL = re.compile(r"(?:的话|时候?)?\s*呢\s*[?？]?\s*$|^\W*(?:and\s+)?(?:with|what\s+about|how\s+about)\b[^?]{0,40}[?]?\s*$", re.I)
+# "tp 改成 4 的话呢", "and with cp 2?", "And local to 4?": a clause that only puts other values in place
+_ELLIPTICAL = re.compile(r"(?:的话|时候?)?\s*呢\s*[?？]?\s*$|^\W*(?:and\s+)?(?:with|what\s+about|how\s+about)\b[^?]{0,40}[?]?\s*$"
+                         r"|^\W*(?:and\s+)?(?:(?:if\s+)?(?:i\s+|we\s+)?(?:set|put|bump|raise|change|move)\s+)?[\w.]{1,30}\s+(?:to\s+)?\d+\s*[?]?\s*$", re.I)
 
 _DROPPABLE = ("tp", "pp", "cp", "ep")
 
@@ -406,11 +409,18 @@ def _bare_value(text: str, named: str | None) -> str | None:
     return f"{named}={int(m.group('zh') or m.group('zh2') or m.group('en'))}"
 
 
+# "local 改成 4 的话呢", "if I bump local to 8": "local" with a change to a number is local_batch_size
+_LOCAL_CHANGED = re.compile(r"(?<![\w.-])local\s*(?:to|=|成|为|到|改成|改为|设成|设为|调到|加到|提到|换成)\s*(\d+)(?![\w.])", re.I)
+
+
 def _field_value(text: str) -> str | None:
     """"If I drop pp_microbatch_size to 1": `pp_microbatch_size=1` for a condition that sets a number field
     other than the parallel sizes (those `_sizes_of` reads); None otherwise."""
     rows = [r for r in field_table().mentioned(text or "") if not r.is_strategy_name]
-    if not rows or rows[0].key in SIZE_KEYS or not rows[0].type.startswith("int"):
+    if not rows:
+        local = _LOCAL_CHANGED.search(text or "")
+        return f"local_batch_size={int(local.group(1))}" if local else None
+    if rows[0].key in SIZE_KEYS or not rows[0].type.startswith("int"):
         return None
     m = re.search(rf"{re.escape(rows[0].key)}`?\s*(?:to|=|:|成|为|到|改成|改为|设成|设为)?\s*(\d+)\b", text)
     return f"{rows[0].key}={int(m.group(1))}" if m else None
@@ -552,6 +562,13 @@ def overruled_kind(p: dict[str, float], cue: str, override_probability: float) -
     return asked if asked != cue and p[asked] >= override_probability else None
 
 
+def _judged_anyway(asks: list, prose: str) -> bool:
+    """A pasted config the asks compute numbers on, in a story that tells of no failure ("跑得好好的",
+    "stable for three days"): the numbers and the judged layout answer it, a diagnosis would only repeat
+    the verdict at length (a verdict alone, "will it hang?", keeps the diagnosis of what fails)."""
+    return any(a.kind == "quantity" for a in asks) and all(k != "diagnosis" for _, k in cue_kinds(prose))
+
+
 def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool = False,
                 states_layout: bool = False, read: ClauseReader | None = None,
                 min_probability: float | None = None, statement_probability: float | None = None,
@@ -664,7 +681,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # "要是把 tp_size 提到 8，dp 和梯度累积分别变成多少": a quantity asked on the sizes its condition or its
         # "instead" puts in place of the user's
         layout = (_field_value(condition) or _sizes_of(condition) or instead_sizes(raw)
-                  or _bare_value(condition or raw, named) or _dropped_sizes(condition or raw)
+                  or _field_value(raw) or _bare_value(condition or raw, named) or _dropped_sizes(condition or raw)
                   or (_sizes_of(previous) if _WITH_SIZES.match(previous) else None)
                   or (instead_sizes(previous) if _if_so(whole, at) else None)) if has_layout else None
         clause, condition = (f"{condition}, {clause}" if condition else clause), ""
@@ -694,7 +711,11 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # read with the clause that named it
         # ("cp 2 的话序列长度有要求吗？需要能被什么整除？": the clause before, when none named one)
         context = named_in if named is not None else previous
-        about = f"{context}, {clause}" if own is None and context and not _PRONOUN.search(clause) else clause
+        # (not a clause whose own words single out a fact that answers it: "每个 cp rank 处理多少 token",
+        # which is about neither the story before it nor the field that story named)
+        itself = answers_itself(clause)
+        about = f"{context}, {clause}" if own is None and context and not _PRONOUN.search(clause) \
+            and not itself else clause
         error = pasted.errors[0].strip().splitlines()[-1][:200] if pasted.errors else None
         # "tp 2 pp 2, tp 4 pp 1 or tp 8 pp 1 ... the second option": the listed layout the clause points at
         listed = referenced_layout(raw, whole) if has_layout else None
@@ -703,6 +724,12 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         claimed = _claimed_sizes(previous) if previous_stated and own is None and not re.search(r"\d", raw) else None
         count = len(asks)
         before = [a for a in asks[previous_from:] if a.kind == "quantity" and (a.target or a.borrowed)]
+        if not before and has_layout and _field_value(raw):
+            # "梯度累积几步？这样跟多卡一样吗？local 改成 4 的话呢": a batch field changed re-asks the last numbers
+            # asked, past a statement or another kind's clause between them
+            last = next((i for i in range(len(asks) - 1, -1, -1) if asks[i].kind == "quantity" and asks[i].target), None)
+            before = [a for a in asks[last:] if a.kind == "quantity" and a.target] if last is not None else []
+            before = [a for a in before if a.text == asks[last].text] if before else []
         again = (layout or _sizes_of(raw) or _field_value(raw)) if has_layout and before else None
         if again and _ELLIPTICAL.search(raw) and not _quantity_targets(raw) and {k for _, k in kinds} <= {"verdict"}:
             # "梯度累积几步？tp 改成 4 的话呢": the numbers the clause before asked, again on the sizes this one states
@@ -711,7 +738,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             last_clause_asks = asks[count:]
             previous, previous_stated, previous_from = clause, False, count
             continue
-        for kind, text, target in _clause_asks(clause, about, kinds, own, own or named, error, has_layout, by_model):
+        for kind, text, target in _clause_asks(clause, about, kinds, own, own if itself else own or named, error,
+                                               has_layout, by_model):
             if kind == "diagnosis" and raw in told_before and quoted and not (pasted.configs or pasted.errors):
                 continue  # the quoted message is diagnosed last (below), as the story's, not this run's
             if listed and kind == "verdict":
@@ -773,7 +801,9 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         asks += unsure[:MAX_ASKS - len(asks)]
     if quoted and not any(a.kind == "diagnosis" for a in asks):
         add("diagnosis", prose.strip()[:300], quoted)  # an error message quoted in prose is explained too
-    if (pasted.configs or pasted.errors) and not any(a.kind == "diagnosis" for a in asks):
-        # Something pasted is always looked at: after the asked verdict or location, the diagnosis.
+    if (pasted.configs or pasted.errors) and not any(a.kind == "diagnosis" for a in asks) \
+            and (pasted.errors or not _judged_anyway(asks, prose)):
+        # Something pasted is always looked at: after the asked verdict or location, the diagnosis; a
+        # config pasted beside a verdict or a number asked of it, with no failure told, is judged by those
         add("diagnosis", prose.strip()[:300], None)
     return tuple(asks)

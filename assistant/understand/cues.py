@@ -22,6 +22,7 @@ from assistant.understand.claims import Claim
 from assistant.understand.field_question import FieldQuestion
 from assistant.understand.off_topic import is_off_topic, names_the_domain, neighbour_topic
 from assistant.understand.params import extract_params, history_spans, mask_formulas, normalize
+from assistant.understand.fact_cues import FactRoles, cued_facts, fact_cue_keys, fact_roles  # noqa: F401 (re-exported)
 from assistant.understand.query import Params
 from assistant.understand.question_terms import QuestionTerms
 from assistant.understand.scale import find_scale
@@ -103,34 +104,6 @@ _COMPARED = (
     re.compile(rf"(?:从|from)\s*{_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
     re.compile(rf"(?<![a-z_]){_KEY}{_VALUE}(?P<a>\d+)\s*{_TO}\s*(?:(?P=key)(?:_size)?{_VALUE})?(?P<b>\d+)", re.I),
 )
-@lru_cache(maxsize=1)
-def _fact_cues() -> dict[str, tuple[str, ...]]:
-    """cues.yaml `fact_cues`: fact key -> its cues, lower case."""
-    return {str(k): tuple(str(c).lower() for c in v or ()) for k, v in read_yaml(_CUES)["fact_cues"].items()}
-
-
-@dataclass(frozen=True)
-class FactRoles:
-    """cues.yaml: the cued facts that answer a question on their own, the quantity that completes one,
-    and those that refuse the feature asked about."""
-    answering: tuple[str, ...]
-    quantities: dict[str, str]
-    refusing: tuple[str, ...]
-
-
-@lru_cache(maxsize=1)
-def fact_roles() -> FactRoles:
-    d = read_yaml(_CUES)
-    return FactRoles(tuple(str(k) for k in d.get("answering_facts") or ()),
-                     {str(k): str(v) for k, v in (d.get("answering_quantities") or {}).items()},
-                     tuple(str(k) for k in d.get("refusing_facts") or ()))
-
-
-def fact_cue_keys() -> tuple[str, ...]:
-    """The fact keys cues.yaml cues (compose/phrases.py checks each names a fact it holds)."""
-    return tuple(_fact_cues())
-
-
 _NOT_A_SIZE = _pattern("not_a_size")
 
 
@@ -381,8 +354,7 @@ class Reading:
     def cued_facts(self) -> tuple[str, ...]:
         """The facts whose cues (cues.yaml fact_cues) the text holds, in the table's order; a cue "a + b"
         needs every part."""
-        q = self._text.lower()
-        return tuple(k for k, cues in _fact_cues().items() if any(all(part in q for part in c.split(" + ")) for c in cues))
+        return cued_facts(self._text)
 
     @property
     def text_given(self) -> bool:

@@ -541,6 +541,11 @@ _KEPT = (r"保持|还是|仍是|仍然是|依然是|不变(?:，|,)?\s*(?:是|�
          r"|remains?(?:\s+at)?")
 
 
+# "local" written for local_batch_size, with its number: "local 现在是 2", "local is 4" (a change, "local 改成 8",
+# is a condition of its clause, asks.py local_changed)
+_LOCAL_SHORT = re.compile(r"(?<![\w.-])local\s*(?:现在|目前|now|currently|right\s+now)?\s*(?:=|:|：|is|of|为|是|设的|写的)?\s*(\d+)(?![\w.])", re.I)
+
+
 def _batches(text: str) -> tuple[int | None, int | None]:
     gbs = re.search(
         r"(?:global[\s_-]*batch(?:[\s_-]*size)?|\bgbs\b|全局\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小|批量)|总\s*batch(?:[\s_-]*size)?|总批(?:次)?大小)\s*(?:=|:|is|of|为|是|设为|" + _KEPT + r"|(?:set|drop(?:ped)?|raise[ds]?|lower(?:ed)?|bump(?:ed)?|change[ds]?|cut|go(?:es)?|increase[ds]?|decrease[ds]?|reduce[ds]?)?\s*to|改成|改为|降到|减到|换成|调到|设成|加到|提到)?\s*(\d+)"
@@ -559,6 +564,10 @@ def _batches(text: str) -> tuple[int | None, int | None]:
     if pair:
         g = g if g is not None else int(pair.group(1) or pair.group(3))
         lo = lo if lo is not None else int(pair.group(2) or pair.group(4))
+    if g is not None and lo is None:
+        # "global_batch_size 256，local 现在是 2": beside a global batch, "local" alone is local_batch_size
+        short = _LOCAL_SHORT.search(text)
+        lo = int(short.group(1)) if short else None
     if g is None:
         bare = re.search(r"(?<![\w])batch[\s_-]*size\s*(?:=|:|is|of|为|是)?\s*(\d+)|批(?:次)?大小\s*(?:=|:|为|是)?\s*(\d+)", text, re.I)
         if bare and not lbs:

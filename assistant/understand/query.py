@@ -114,6 +114,9 @@ class Stated:
     # command-line overrides written in the prose ("I pass `--distributed.pp_size 1`"): (dotted path,
     # value as upstream translates it), set over a pasted config in order
     overrides: tuple[tuple[str, Any], ...] = ()
+    # recipe settings outside `distributed:` stated in prose (prose_settings.py: "we pack sequences to 8k",
+    # "attention 用的默认 sdpa"), dotted from the recipe root; set only where a pasted config leaves them
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     def any(self) -> bool:
         return bool(self.strategy or self.sizes or self.options)

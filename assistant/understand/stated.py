@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from assistant.understand.prose_settings import settings_in
 from assistant.understand.query import SIZE_KEYS, Params, Stated
 from assistant.validator import UnusableInput
 from assistant.validator.coerce import load_yaml
@@ -91,7 +92,8 @@ def stated_layout(params: Params, prose: str) -> Stated:
         sizes.pop("dp_size", None)  # "dp for the rest" names no number: upstream infers it
     sized = {"hsdp" if k == "dp_replicate_size" else k.removesuffix("_size") for k in sizes}
     return Stated(strategy=params.strategy, sizes=sizes, rest_data_parallel=rest, options=options,
-                  wanted=frozenset(params.wanted - sized), overrides=cli_overrides(prose or ""))
+                  wanted=frozenset(params.wanted - sized), overrides=cli_overrides(prose or ""),
+                  settings=settings_in(prose or ""))
 
 
 # "--distributed.pp_size 1", "--step_scheduler.local_batch_size=4": a dotted override as typed in prose
@@ -147,6 +149,17 @@ def recipe_of(situation: "Situation") -> dict | None:
     if situation.global_batch_size and situation.local_batch_size:
         recipe["step_scheduler"] = {"global_batch_size": situation.global_batch_size,
                                     "local_batch_size": situation.local_batch_size}
+    return with_settings(recipe, st.settings)
+
+
+def with_settings(recipe: dict, settings) -> dict:
+    """The recipe with the prose's settings set where it leaves them unset (a pasted value wins)."""
+    for dotted, value in settings.items():
+        node: Any = recipe
+        for part in dotted.split(".")[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not (isinstance(node, dict) and dotted.rsplit(".", 1)[-1] in node):
+            put_path(recipe, dotted, value)
     return recipe
 
 

@@ -251,6 +251,9 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if alternative is not None:
         asked = read_sentence(inp.query, ask)  # the values the verdict is on are that sentence's
     # "good idea?": asks.yaml's advice cue (target) or the reader's GOOD_IDEA (aspect); the warnings answer it
+    field_ok = _asked_ep_passes(w, asked, d)
+    if field_ok:
+        w.answer(field_ok)  # "ep 8 还合法么" on a layout that fails elsewhere: the asked size's own rule first
     if getattr(ask, "target", None) == "advice" or getattr(ask, "aspect", None) == "advice":
         w.answer(advice_line(w, d))
     else:
@@ -262,10 +265,28 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # is half the answer; with a model named, whether it fits is the other
         w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, said=read(inp.query),
                                  gpu=sit.gpu))
+    tp, gpn = (r.derived.tp_size if r is not None and r.derived is not None else 1), d.gpus_per_node
+    if r is not None and r.ok and "tp_in_node" in asked.cued_facts and 1 < tp <= gpn and gpn % tp == 0:
+        # "tp 8 会不会跨机": where the TP group sits is the answer, from the mesh order
+        w.answer(w.say("verdict_tp_in_node", tp=tp, gpn=gpn))
     if r is not None and r.ok and r.derived is not None and r.derived.ep_size > 1:
         # an EP layout passes or fails on (dp*cp*tp) % ep: that arithmetic is the reason, said with it
         w.answer(quantity_line(w, "ep_shard", r, d.judged))
     return judged_body(w, inp, d, sizing=True)
+
+
+def _asked_ep_passes(w, asked, d: Diagnosis) -> str | None:
+    """The EP rule on its own, when the clause asks about the judged ep_size ("ep 8 还合法么", "is ep 8
+    still legal?") and the layout fails on another rule: (dp * cp * tp) % ep == 0 holds, which is what
+    was asked; the failure follows. None when EP itself fails or is not what the clause names."""
+    r = d.report
+    der = r.derived if r is not None else None
+    if der is None or r.ok or der.ep_size <= 1 or getattr(asked.params, "ep_size", None) != der.ep_size:
+        return None
+    non_pp = der.dp_size * der.cp_size * der.tp_size
+    if non_pp % der.ep_size or any("ep_size" in (f.path or "") for f in r.errors):
+        return None
+    return w.say("verdict_ep_itself_ok", ep=der.ep_size, non_pp=non_pp)
 
 
 def asked_alternative(inp: ComposeInput, d: Diagnosis, ask) -> Diagnosis | None:

@@ -6,14 +6,14 @@ from __future__ import annotations
 import ast
 import copy
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import yaml
 
 from assistant.compose.knowledge.diagnose import Diagnosis, diagnose, judge_stated
 from assistant.understand.cues import read
 from assistant.understand.query import Query
-from assistant.understand.stated import config_mapping, recipe_of
+from assistant.understand.stated import config_mapping, recipe_of, with_settings
 from assistant.validator import UnusableInput, validate
 from assistant.validator.fields import field_table
 from assistant.validator.paths import put_path
@@ -75,7 +75,7 @@ def judge_user_layout(query: Query, gpus_per_node: int, errors: Sequence[Upstrea
     carried = (query.params.yaml_text,) if query.params.yaml_text and not sit.pasted.configs else ()
     pasted = next((t for t in (*sit.pasted.configs, *carried) if config_mapping(t) is not None), None)
     if pasted is not None:
-        return diagnose(_overridden(pasted, sit.stated.overrides), **_kwargs(query, gpus_per_node))
+        return diagnose(_overridden(pasted, sit.stated.overrides, sit.stated.settings), **_kwargs(query, gpus_per_node))
     recipe = recipe_of(sit) or (_logged_layout(sit.pasted.errors) if errors else None)
     if recipe and read(query).no_pipeline_block:
         # "pp_size 2, no pipeline block written": the layout as stated has none (to move into stated.py)
@@ -91,14 +91,16 @@ def judge_user_layout(query: Query, gpus_per_node: int, errors: Sequence[Upstrea
     return judge_stated(recipe, **_kwargs(query, gpus_per_node)) if recipe else None
 
 
-def _overridden(text: str, overrides: Sequence[tuple[str, Any]]) -> str:
+def _overridden(text: str, overrides: Sequence[tuple[str, Any]], settings: Mapping[str, Any] | None = None) -> str:
     """The pasted config with the command-line overrides the prose states set over it ("I pass
-    `--distributed.pp_size 1` and leave the pipeline block in"): the run judged is the one launched."""
-    recipe = config_mapping(text) if overrides else None
+    `--distributed.pp_size 1` and leave the pipeline block in"): the run judged is the one launched;
+    and with the settings the prose states where the config leaves them unset ("we pack to 8k")."""
+    recipe = config_mapping(text) if overrides or settings else None
     if recipe is None:
         return text
     for path, value in overrides:
         put_path(recipe, path, value)
+    with_settings(recipe, settings or {})
     return yaml.safe_dump(recipe, sort_keys=False)
 
 

@@ -201,3 +201,16 @@ def test_those_in_a_sentence_of_its_own_are_the_configs_of_the_sentence_before(a
             "There is no pipeline section. Also, several of our recipes have a pipeline: section while pp_size is 1. "
             "Do those fail too?")
     assert "MW-W-PIPELINE-DROPPED" in a.text
+
+
+def test_a_verdict_on_the_asked_ep_says_its_own_rule_before_another_failure(ask):
+    # issue 18 (t9-rz-zh-06): "ep 8 还合法么" was answered by the batch rule alone, as if EP failed
+    a = ask("64 卡。\n\n```yaml\nstep_scheduler:\n  global_batch_size: 32\n  local_batch_size: 8\ndistributed:\n"
+            "  strategy: fsdp2\n  pp_size: 4\n  ep_size: 8\n  pipeline:\n    pp_schedule: 1f1b\n```\n\nep 8 还合法么")
+    assert not a.validation.ok and re.search(r"`ep_size` 8 本身合法：\(dp × cp × tp\) % ep = 16 % 8 = 0", a.text)
+
+
+def test_tp_inside_a_node_is_said_when_asked(ask):
+    # issue 18 (t9-rz-zh-14): "tp 8 会不会跨机" was left to a pitfall bullet of a diagnosis
+    a = ask("4 机 32 卡，每机 8 卡，fsdp2，tp_size 8，pp_size 2。tp 8 会不会跨机？")
+    assert "`tp_size` 8 不会跨机" in a.text
