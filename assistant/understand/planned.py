@@ -259,10 +259,12 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
             and not said.needs and not set(said.field_question.kinds) & _STATED_FACTS \
             and not _cues(ask, (*fact_roles().quantities, *fact_roles().answering)) and not said.worth \
             and not said.mechanism and not (judged_elsewhere and _about_a_feature(ask)) \
-            and not ((judged_elsewhere or sit.pasted.configs or sit.pasted.errors) and _capability_clause(said)):
+            and not ((judged_elsewhere or sit.pasted.configs or sit.pasted.errors or not _sizes_written(query))
+                     and _capability_clause(said)):
         # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,
         # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes), and a
-        # clause an answering fact answers ("... does the stage dtype follow?")
+        # clause an answering fact answers ("... does the stage dtype follow?"); "megatron_fsdp 真的不能开 pp 吗"
+        # stays a fact too: its only "size" is the excluded feature's 1, which no one asked to judge
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged
     if ask.kind == "recommendation" and _sizes_written(query) and query.intent in ("sizing", "strategy"):
         # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them (an exclusion,

@@ -93,12 +93,15 @@ def advice_line(w: Writer, d: Diagnosis) -> str:
         return verdict_line(w, d)  # it does not start: that is the answer
     against = [f for f in r.warnings if f.code in w.p.advice_against]
     gpn = min(d.gpus_per_node, d.world_size)
-    if not against and not over_memory:
-        return w.say("advice_yes", layout=layout_text(w, d), world=d.world_size, gpn=gpn, mesh=w.mesh(r))
-    if not against:
-        return verdict_line(w, d)  # "No: ... does not fit in memory", with the fix that does
-    nodes = max(1, d.world_size // gpn) if gpn else 1
     tp = ((d.judged or {}).get("distributed") or {}).get("tp_size", 1)
+    # TP placed inside a node is part of what "good idea?" asks about, whatever else weighs against the layout
+    in_node = (w.space + w.say("advice_tp_in_node", tp=tp, gpn=gpn)) if isinstance(tp, int) and tp > 1 and gpn \
+        and gpn % tp == 0 and not any(f.code == "MW-W-TP-CROSS-NODE" for f in r.warnings) else ""
+    if not against and not over_memory:
+        return w.say("advice_yes", layout=layout_text(w, d), world=d.world_size, gpn=gpn, mesh=w.mesh(r)) + in_node
+    if not against:
+        return verdict_line(w, d) + in_node  # "No: ... does not fit in memory", with the fix that does
+    nodes = max(1, d.world_size // gpn) if gpn else 1
 
     def why(f) -> str:
         # the short reason in the lead (the full message is in the warnings below it)
@@ -116,7 +119,7 @@ def advice_line(w: Writer, d: Diagnosis) -> str:
                            code=over_memory[0].code))
     keys = [w.p.advice_against[f.code] for f in against] + (["advice_fit_memory"] if over_memory else [])
     lines += [w.say(k, gpn=gpn, nodes=nodes) for k in dict.fromkeys(keys)]
-    return w.space.join(lines)
+    return w.space.join(lines) + in_node
 
 
 def _passes_start_up(f) -> bool:
