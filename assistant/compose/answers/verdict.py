@@ -93,15 +93,12 @@ def advice_line(w: Writer, d: Diagnosis) -> str:
         return verdict_line(w, d)  # it does not start: that is the answer
     against = [f for f in r.warnings if f.code in w.p.advice_against]
     gpn = min(d.gpus_per_node, d.world_size)
-    tp = ((d.judged or {}).get("distributed") or {}).get("tp_size", 1)
-    # TP placed inside a node is part of what "good idea?" asks about, whatever else weighs against the layout
-    in_node = (w.space + w.say("advice_tp_in_node", tp=tp, gpn=gpn)) if isinstance(tp, int) and tp > 1 and gpn \
-        and gpn % tp == 0 and not any(f.code == "MW-W-TP-CROSS-NODE" for f in r.warnings) else ""
     if not against and not over_memory:
-        return w.say("advice_yes", layout=layout_text(w, d), world=d.world_size, gpn=gpn, mesh=w.mesh(r)) + in_node
+        return w.say("advice_yes", layout=layout_text(w, d), world=d.world_size, gpn=gpn, mesh=w.mesh(r))
     if not against:
-        return verdict_line(w, d) + in_node  # "No: ... does not fit in memory", with the fix that does
+        return verdict_line(w, d)  # "No: ... does not fit in memory", with the fix that does
     nodes = max(1, d.world_size // gpn) if gpn else 1
+    tp = ((d.judged or {}).get("distributed") or {}).get("tp_size", 1)
 
     def why(f) -> str:
         # the short reason in the lead (the full message is in the warnings below it)
@@ -119,7 +116,21 @@ def advice_line(w: Writer, d: Diagnosis) -> str:
                            code=over_memory[0].code))
     keys = [w.p.advice_against[f.code] for f in against] + (["advice_fit_memory"] if over_memory else [])
     lines += [w.say(k, gpn=gpn, nodes=nodes) for k in dict.fromkeys(keys)]
-    return w.space.join(lines) + in_node
+    return w.space.join(lines)
+
+
+def tp_in_node_line(w: Writer, d: Diagnosis) -> str | None:
+    """"tp4 放单机里这样还行吗": TP placed inside a node is part of what "good idea?" asks about, said after
+    the verdict whatever else (memory) weighs against the layout; None when TP is 1 or crosses nodes."""
+    r = d.report
+    if r is None or any(f.code not in ESTIMATES for f in r.errors):
+        return None  # a layout that does not start: its error is the answer
+    tp = ((d.judged or {}).get("distributed") or {}).get("tp_size", 1)
+    gpn = min(d.gpus_per_node, d.world_size)
+    if not isinstance(tp, int) or tp <= 1 or not gpn or gpn % tp or any(
+            f.code == "MW-W-TP-CROSS-NODE" for f in r.warnings):
+        return None
+    return w.say("advice_tp_in_node", tp=tp, gpn=gpn)
 
 
 def _passes_start_up(f) -> bool:
@@ -254,7 +265,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if alternative is not None:
         asked = read_sentence(inp.query, ask)  # the values the verdict is on are that sentence's
     # "good idea?": asks.yaml's advice cue (target) or the reader's GOOD_IDEA (aspect); the warnings answer it
-    if getattr(ask, "target", None) == "advice" or getattr(ask, "aspect", None) == "advice":
+    advice = getattr(ask, "target", None) == "advice" or getattr(ask, "aspect", None) == "advice"
+    if advice:
         w.answer(advice_line(w, d))
     else:
         w.answer(verdict_line(w, d, asked))
@@ -265,6 +277,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # is half the answer; with a model named, whether it fits is the other
         w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, said=read(inp.query),
                                  gpu=sit.gpu))
+    if advice:
+        w.answer(tp_in_node_line(w, d))
     if r is not None and r.ok and r.derived is not None and r.derived.ep_size > 1:
         # an EP layout passes or fails on (dp*cp*tp) % ep: that arithmetic is the reason, said with it
         w.answer(quantity_line(w, "ep_shard", r, d.judged))

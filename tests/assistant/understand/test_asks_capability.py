@@ -1,0 +1,25 @@
+"""What a strategy can do, asked as a claim to check (issue 18, t10 capability): a fact its limits
+answer, never a verdict on the size 1 the negation implies."""
+from __future__ import annotations
+
+import pytest
+
+from assistant.understand import understand
+from assistant.understand.planned import planned_asks
+
+
+@pytest.fixture(scope="module")
+def read(mw_assistant):
+    return lambda q: understand(q, encoders=mw_assistant._clause_encoders)
+
+
+@pytest.mark.parametrize("q", ["Is it true megatron_fsdp can't do pp?", "megatron_fsdp 真的不能开 pp 吗",
+                               "megatron_fsdp 不能开 pp 吗"])
+def test_a_capability_asked_in_the_negative_is_a_fact(read, q):
+    assert [a.kind for a in planned_asks(read(q))] == ["fact"]
+
+
+@pytest.mark.parametrize("q", ["megatron_fsdp doesn't support tensor parallelism at all, right?",
+                               "ddp 是不是不支持 tp"])
+def test_doesnt_support_excludes_the_feature(read, q):
+    assert "tp" in read(q).params.unwanted
