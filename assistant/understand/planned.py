@@ -228,6 +228,13 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
             return Ask("diagnosis", ask.text, ask.target)
         kinds = [k for k in said.kinds if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
+    if ask.kind == "verdict" and ask.aspect != "advice" and ask.target != "advice" and not _sizes_written(query) \
+            and not (sit.world_size or sit.nodes or sit.model or query.params.model_size_b) \
+            and not sit.pasted.configs and not sit.pasted.errors and _capability_clause(read(query)):
+        # "A teammate claims megatron_fsdp cannot do EP. Is that really true?": the only "size" is the excluded
+        # feature's 1 and there is no setup to judge ("70B 单机 8 卡，纯 fsdp2 不开 tp/pp，会爆显存吗" is one);
+        # what the strategy can do is the fact asked, its limits answer it
+        return Ask("fact", ask.text, query.params.strategy)
     if ask.kind in ("quantity", "verdict") and not _has_numbers(query) and _cues(query, fact_roles().answering):
         return Ask("fact", ask.text, ask.target)  # "is dp_replicate_size the number of nodes?": a fact answers it
     if ask.kind == "quantity" and not sit.pasted.configs and not sit.pasted.errors and (

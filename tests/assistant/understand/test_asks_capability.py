@@ -23,3 +23,13 @@ def test_a_capability_asked_in_the_negative_is_a_fact(read, q):
                                "ddp 是不是不支持 tp"])
 def test_doesnt_support_excludes_the_feature(read, q):
     assert "tp" in read(q).params.unwanted
+
+
+def test_a_claim_about_a_capability_checked_is_a_fact(read):
+    q = read("A teammate claims megatron_fsdp cannot do expert parallelism. Is that really true?")
+    assert [a.kind for a in planned_asks(q)] == ["fact"]
+
+
+def test_a_setup_without_a_feature_is_still_judged(read):
+    q = read("Llama 70B 全参微调，单机 8 张 80G 的 H100，纯 fsdp2 不开 tp/pp，会不会爆显存？")
+    assert "verdict" in [a.kind for a in planned_asks(q)]
