@@ -634,8 +634,9 @@ def _features(text: str, v: Vocab, sizes: dict[str, int]) -> tuple[frozenset[str
     for feat, pat in v.features.items():
         for m in pat.finditer(text):
             negated = _negated(text[: m.start()], v.negation_en, v.negation_zh)
-            # "doesn't support TP at all": a negation before the feature outranks the "at all" of an inquiry
-            if not negated and _inquired(text[: m.start()], text[m.end():], v):
+            # "no TP at all": a negation before the feature outranks the "at all" after it, not an
+            # inquiry before it ("要不要开 TP", whose 不要 is no negation)
+            if _inquired(text[: m.start()], "" if negated else text[m.end():], v):
                 continue
             after = _past_chain(text[m.end():m.end() + 60])
             if negated \

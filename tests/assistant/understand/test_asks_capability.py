@@ -19,9 +19,9 @@ def test_a_capability_asked_in_the_negative_is_a_fact(read, q):
     assert [a.kind for a in planned_asks(read(q))] == ["fact"]
 
 
-@pytest.mark.parametrize("q", ["megatron_fsdp doesn't support tensor parallelism at all, right?",
-                               "ddp 是不是不支持 tp"])
-def test_doesnt_support_excludes_the_feature(read, q):
+@pytest.mark.parametrize("q", ["no TP at all, please", "ddp doesn't do tp"])
+def test_a_negation_before_the_feature_excludes_it(read, q):
+    # "at all" after a negated feature is no inquiry ("do I need TP at all?" is one: tests/.../test_params.py)
     assert "tp" in read(q).params.unwanted
 
 

@@ -11,7 +11,7 @@ def test_a_negative_question_is_confirmed(ask):
 
 
 def test_a_wrong_negative_claim_is_contradicted(ask):
-    a = ask("megatron_fsdp doesn't support tp, right?")
+    a = ask("Is it true megatron_fsdp can't do tp?")
     assert lead(a.text).startswith("No: `megatron_fsdp` does support")
 
 
