@@ -642,10 +642,13 @@ def _features(text: str, v: Vocab, sizes: dict[str, int]) -> tuple[frozenset[str
     text = mask_formulas(text)
     for feat, pat in v.features.items():
         for m in pat.finditer(text):
-            if _inquired(text[: m.start()], text[m.end():], v):
+            negated = _negated(text[: m.start()], v.negation_en, v.negation_zh)
+            # "no TP at all": a negation before the feature outranks the "at all" after it, not an
+            # inquiry before it ("要不要开 TP", whose 不要 is no negation)
+            if _inquired(text[: m.start()], "" if negated else text[m.end():], v):
                 continue
             after = _past_chain(text[m.end():m.end() + 60])
-            if _negated(text[: m.start()], v.negation_en, v.negation_zh) \
+            if negated \
                     or v.negation_after_en.match(after) or v.negation_after_zh.match(after):
                 unwanted.add(feat)
             else:

@@ -228,6 +228,13 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
             return Ask("diagnosis", ask.text, ask.target)
         kinds = [k for k in said.kinds if k != "out_of_scope"]
         return Ask(kinds[0] if kinds else "fact", ask.text, ask.target)
+    if ask.kind == "verdict" and ask.aspect != "advice" and ask.target != "advice" and not _sizes_written(query) \
+            and not (sit.world_size or sit.nodes or sit.model or query.params.model_size_b) \
+            and not sit.pasted.configs and not sit.pasted.errors and _capability_clause(read(query)):
+        # "A teammate claims megatron_fsdp cannot do EP. Is that really true?": the only "size" is the excluded
+        # feature's 1 and there is no setup to judge ("70B 单机 8 卡，纯 fsdp2 不开 tp/pp，会爆显存吗" is one);
+        # what the strategy can do is the fact asked, its limits answer it
+        return Ask("fact", ask.text, query.params.strategy)
     if ask.kind in ("quantity", "verdict") and not _has_numbers(query) and _cues(query, fact_roles().answering):
         return Ask("fact", ask.text, ask.target)  # "is dp_replicate_size the number of nodes?": a fact answers it
     if ask.kind == "quantity" and not sit.pasted.configs and not sit.pasted.errors and (
@@ -259,10 +266,12 @@ def _reconciled(ask, query, judged_elsewhere: bool = False):
             and not said.needs and not set(said.field_question.kinds) & _STATED_FACTS \
             and not _cues(ask, (*fact_roles().quantities, *fact_roles().answering)) and not said.worth \
             and not said.mechanism and not (judged_elsewhere and _about_a_feature(ask)) \
-            and not ((judged_elsewhere or sit.pasted.configs or sit.pasted.errors) and _capability_clause(said)):
+            and not ((judged_elsewhere or sit.pasted.configs or sit.pasted.errors or not _sizes_written(query))
+                     and _capability_clause(said)):
         # "does pp_schedule X need layers_per_stage?", "what's the default for reshard_after_forward?" stay facts,
         # and so does "ep 8, tp 2: does EP multiply with TP?" (the concept, worked on the user's sizes), and a
-        # clause an answering fact answers ("... does the stage dtype follow?")
+        # clause an answering fact answers ("... does the stage dtype follow?"); "megatron_fsdp 真的不能开 pp 吗"
+        # stays a fact too: its only "size" is the excluded feature's 1, which no one asked to judge
         return Ask("verdict", ask.text)  # "hsdp 能和 tp 一起用不？32 卡，dp_replicate 2、tp 4": the layout, judged
     if ask.kind == "recommendation" and _sizes_written(query) and query.intent in ("sizing", "strategy"):
         # "tp4pp2 16卡 dp?": the sizes are given; the number asked is what follows from them (an exclusion,

@@ -167,10 +167,19 @@ def together(w: Writer, inp: ComposeInput) -> Part | None:
     return Part(strategy=strategy)
 
 
+def _limits_key(key: str, feats, unwanted) -> str:
+    """limits_no / limits_yes, or their negative-question forms when every feature of the line was asked
+    in the negative (params.unwanted: "can't do pp", "不能开 pp", "doesn't support TP, right?")."""
+    if feats and set(feats) <= set(unwanted):
+        return {"limits_no": "limits_no_confirmed", "limits_yes": "limits_yes_contrary"}[key]
+    return key
+
+
 def limitations(w: Writer, inp: ComposeInput) -> Part:
     query, plan = inp.query, inp.plan
     feats = _limitation_features(query)
     strategies = _limitation_strategies(query)
+    unwanted = query.params.unwanted
     all_missing: list[str] = []
 
     def names(fs):
@@ -181,13 +190,14 @@ def limitations(w: Writer, inp: ComposeInput) -> Part:
         missing = [f for f in feats if f in lacks]
         all_missing += missing
         if missing:
-            w.answer(w.say("limits_no", strategy=strategy, features=names(missing)))
+            w.answer(w.say(_limits_key("limits_no", missing, unwanted), strategy=strategy, features=names(missing)))
             supported = [f for f in feats if f not in lacks and f in w.p.feature_names]
             if supported and strategy != "fsdp2":  # "TP? And PP?": each part answered
-                w.answer(w.say("limits_yes", strategy=strategy, features=names(supported)))
+                w.answer(w.say(_limits_key("limits_yes", supported, unwanted), strategy=strategy,
+                               features=names(supported)))
                 w.answer(w.fact(w.p.strategy_can[strategy]) if strategy in w.p.strategy_can else None)
         elif feats and strategy != "fsdp2":
-            w.answer(w.say("limits_yes", strategy=strategy, features=names(feats)))
+            w.answer(w.say(_limits_key("limits_yes", feats, unwanted), strategy=strategy, features=names(feats)))
             # what the supported feature is and asks of the config, in one line each
             w.bullets([w.fact(w.p.topic_facts[f][0]) for f in feats if w.p.topic_facts.get(f)])
         elif strategy != "fsdp2":
@@ -380,10 +390,13 @@ def _clause_capability(w: Writer, inp: ComposeInput, ask) -> Part | None:
     lacks = w.p.strategy_lacks[strategy]
     missing, supported = [f for f in feats if f in lacks], [f for f in feats if f not in lacks]
     sep = "、" if w.lang == "zh" else ", "
+    unwanted = said.params.unwanted
     if missing:
-        w.answer(w.say("limits_no", strategy=strategy, features=sep.join(w.p.feature(f, w.lang) for f in missing)))
+        w.answer(w.say(_limits_key("limits_no", missing, unwanted), strategy=strategy,
+                       features=sep.join(w.p.feature(f, w.lang) for f in missing)))
     if supported:
-        w.answer(w.say("limits_yes", strategy=strategy, features=sep.join(w.p.feature(f, w.lang) for f in supported)))
+        w.answer(w.say(_limits_key("limits_yes", supported, unwanted), strategy=strategy,
+                       features=sep.join(w.p.feature(f, w.lang) for f in supported)))
     w.bullets([w.fact(lacks[f], required=True) for f in missing][:1])
     return Part()
 

@@ -119,6 +119,20 @@ def advice_line(w: Writer, d: Diagnosis) -> str:
     return w.space.join(lines)
 
 
+def tp_in_node_line(w: Writer, d: Diagnosis) -> str | None:
+    """"tp4 放单机里这样还行吗": TP placed inside a node is part of what "good idea?" asks about, said after
+    the verdict whatever else (memory) weighs against the layout; None when TP is 1 or crosses nodes."""
+    r = d.report
+    if r is None or any(f.code not in ESTIMATES for f in r.errors):
+        return None  # a layout that does not start: its error is the answer
+    tp = ((d.judged or {}).get("distributed") or {}).get("tp_size", 1)
+    gpn = min(d.gpus_per_node, d.world_size)
+    if not isinstance(tp, int) or tp <= 1 or not gpn or gpn % tp or any(
+            f.code == "MW-W-TP-CROSS-NODE" for f in r.warnings):
+        return None
+    return w.say("advice_tp_in_node", tp=tp, gpn=gpn)
+
+
 def _passes_start_up(f) -> bool:
     """An error the run only meets after start-up: an explicit dp_size that leaves ranks outside the
     mesh (torch refuses only a mesh bigger than the world when it is built)."""
@@ -254,7 +268,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     field_ok = _asked_ep_passes(w, asked, d)
     if field_ok:
         w.answer(field_ok)  # "ep 8 还合法么" on a layout that fails elsewhere: the asked size's own rule first
-    if getattr(ask, "target", None) == "advice" or getattr(ask, "aspect", None) == "advice":
+    advice = getattr(ask, "target", None) == "advice" or getattr(ask, "aspect", None) == "advice"
+    if advice:
         w.answer(advice_line(w, d))
     else:
         w.answer(verdict_line(w, d, asked))
@@ -269,6 +284,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if r is not None and r.ok and "tp_in_node" in asked.cued_facts and 1 < tp <= gpn and gpn % tp == 0:
         # "tp 8 会不会跨机": where the TP group sits is the answer, from the mesh order
         w.answer(w.say("verdict_tp_in_node", tp=tp, gpn=gpn))
+    elif advice:
+        w.answer(tp_in_node_line(w, d))  # "good idea?": TP inside the node is fine, whatever else is warned
     if r is not None and r.ok and r.derived is not None and r.derived.ep_size > 1:
         # an EP layout passes or fails on (dp*cp*tp) % ep: that arithmetic is the reason, said with it
         w.answer(quantity_line(w, "ep_shard", r, d.judged))
