@@ -261,10 +261,11 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         w.answer(w.computed(quantity_line(w, "experts_per_rank", r, d.judged, experts_of(inp.query))))
         return judged_body(w, inp, d)
     if not r.ok and getattr(ask, "target", None) == "dp_size" and {f.code for f in r.errors} == {_DDP_SIZES} \
-            and d.world_size:
-        # "ddp, 8 GPUs, tp_size 2 left in: what's dp?": ddp builds no mesh (mesh_utils._create_device_meshes
-        # returns None for DDPConfig), so its dp is the world, never world / tp with the tp it rejects; the
-        # rejection is the verdict's (asked) or follows here
+            and d.world_size and read(ask).params.strategy == "ddp":
+        # "ddp, 8 GPUs, tp_size 2 left in: what is dp_size with ddp?": ddp builds no mesh
+        # (mesh_utils._create_device_meshes returns None for DDPConfig), so its dp is the world, never world / tp
+        # with the tp it rejects; the rejection is the verdict's (asked) or follows here. A dp asked with no
+        # strategy named ("换完以后 dp_size 是多少") is the fix's, below
         w.answer(w.computed(w.say("q_dp_ddp", world=d.world_size)))
         if any(a.kind in ("verdict", "diagnosis") for a in inp.asks if a is not ask):
             return Part()
@@ -335,7 +336,7 @@ def _compared_line(w: Writer, target: str, given, asked, layout: str) -> str | N
 _DDP_SIZES = "MW-E-DDP-PARALLEL"  # ddp given a TP/PP/CP/EP size above 1 (mesh_utils._require_size_one)
 
 # the sizes the device mesh alone decides: they exist when only a check after the mesh fails
-_MESH_TARGETS = frozenset({"dp_size", "dp_shard", "dp_replicate", "fsdp_shards", "layout_kind"})
+_MESH_TARGETS = frozenset({"dp_size", "dp_shard", "dp_replicate", "fsdp_shards", "layout_kind", "ep_shard", "moe_mesh_shape"})
 
 
 def _standing_line(w: Writer, ask, r: ValidationReport, judged: dict | None) -> str | None:
