@@ -390,9 +390,9 @@ def _values_target(clause: str, about: str) -> str | None:
     return None
 
 
-# "取 2 的话每步几个 microbatch", "How many microbatches with 4?", "如果改成 128": a bare number put in place of
+# "取 2 的话每步几个 microbatch", "写 2 的话 dp_shard 是多少", "How many microbatches with 4?", "如果改成 128": a bare number put in place of
 # the value of the field the question just named
-_BARE_VALUE = re.compile(r"(?:(?:取|设(?:成|为)?|用|改(?:成|为|到)|换(?:成|到)|调(?:成|到)|是)\s*(?P<zh>\d+)\s*(?:的话|时|呢)"
+_BARE_VALUE = re.compile(r"(?:(?:取|设(?:成|为)?|写(?:成|为)?|用|改(?:成|为|到)|换(?:成|到)|调(?:成|到)|是)\s*(?P<zh>\d+)\s*(?:的话|时|呢)"
                          r"|(?:如果|要是|假如)\s*(?:改|换|设|调)(?:成|为|到)\s*(?P<zh2>\d+)(?!\s*[a-z\u4e00-\u9fff%])"
                          r"|\b(?:with|at|to)\s+(?P<en>\d+)\s*(?:[?？,]|$|\s+(?:instead|then|how|what)\b))", re.I)
 

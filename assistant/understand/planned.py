@@ -61,9 +61,13 @@ def plan_asks(asks: tuple, query) -> tuple:
         asks = tuple(a for a in asks if a.kind != "fact" or read(a).fields)
         # "from the Python API:" introducing the paste names where it ran; it requests no config
         asks = tuple(a for a in asks if a.kind != "config" or read(a).request) or (Ask("diagnosis", query.text),)
+        # "megatron_fsdp 能开 dp_replicate_size 吗？... 报 `ValueError: ...`，这个报错什么意思": a yes/no asked
+        # first is answered first; the explanation of the error follows it
+        # (a clause that carries the error's own words is about the error: its explanation leads)
+        first = asks[0] if asks and asks[0].kind == "verdict" and not read(asks[0]).upstream_error else None
         if not any(a.kind in ("diagnosis", "location") for a in asks):
             asks = (Ask("diagnosis", query.text),) + asks
-        asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
+        asks = tuple(sorted(asks, key=lambda a: (a is not first, a.kind != "diagnosis")))
     if _has_numbers(query):
         # "4 nodes of 8 GPUs ... What do I set?": a clause that asks for a config and a fact about no
         # field is a request for the config of the user's situation
