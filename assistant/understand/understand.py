@@ -24,7 +24,7 @@ from assistant.understand.language import resolve_language
 from assistant.understand.scale import find_scale
 from assistant.understand.numbers import blank
 from assistant.understand.params import (MAX_PROSE_CHARS, MAX_QUESTION_CHARS, claimed_spans, extract_params, load_vocab,
-                                         mask_formulas, reports_claim,
+                                         mask_formulas,
                                          normalize, spell_out, with_topology)
 from assistant.understand.pasted import split_pasted
 from assistant.understand.query import SIZE_KEYS, Ask, Params, Query, Situation, Stated
@@ -284,11 +284,12 @@ def others_run(stated: Stated, asks: tuple[Ask, ...], prose: str) -> Stated:
     another person's run (a diagnosis ask's layout, read in the clause that reports it) are that run's, not
     the user's, when the rest of the question states the user's own setup and does not say them again."""
     theirs = {kv.partition("=")[0]: kv.partition("=")[2] for a in asks if a.kind == "diagnosis" and a.layout
-              and reports_claim(a.text) for kv in a.layout.split(",")}
-    if not theirs or not stated.sizes:
+              for kv in a.layout.split(",")}
+    spans = claimed_spans(prose)
+    if not theirs or not stated.sizes or not spans:
         return stated
     rest = prose
-    for span in claimed_spans(prose):
+    for span in spans:
         rest = blank(rest, span)
     own = extract_params(rest)
     if not (own.world_size or own.strategy):
