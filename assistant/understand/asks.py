@@ -32,7 +32,8 @@ _QUESTION_FORM = re.compile(r"[?？]\s*$|^\W*(?:what|how|where|when|who|why|whic
 # "good idea?", "合理吗": a verdict that asks for advice, so a warning (TP across nodes) answers it too
 GOOD_IDEA = re.compile(r"\bgood\s+(?:idea|choice|plan)\b|\bbad\s+idea\b|\bwise\b|\bsensible\b|\breasonable\b"
                        r"|好主意|坏主意|合理|合适|好不好", re.I)
-_QUOTED = re.compile(r"[\"'“‘「]([^\"'”’」\n]{8,200})[\"'”’」]")
+# an apostrophe inside a word ("We're", "What's") opens or closes no quote
+_QUOTED = re.compile(r"(?:[\"“‘「]|(?<!\w)')([^\"'”’」\n]{8,200})(?:[\"”’」]|'(?!\w))")
 
 
 @dataclass(frozen=True)
@@ -392,9 +393,9 @@ def _values_target(clause: str, about: str) -> str | None:
     return None
 
 
-# "取 2 的话每步几个 microbatch", "How many microbatches with 4?", "如果改成 128": a bare number put in place of
+# "取 2 的话每步几个 microbatch", "写 2 的话 dp_shard 是多少", "How many microbatches with 4?", "如果改成 128": a bare number put in place of
 # the value of the field the question just named
-_BARE_VALUE = re.compile(r"(?:(?:取|设(?:成|为)?|用|改(?:成|为|到)|换(?:成|到)|调(?:成|到)|是)\s*(?P<zh>\d+)\s*(?:的话|时|呢)"
+_BARE_VALUE = re.compile(r"(?:(?:取|设(?:成|为)?|写(?:成|为)?|用|改(?:成|为|到)|换(?:成|到)|调(?:成|到)|是)\s*(?P<zh>\d+)\s*(?:的话|时|呢)"
                          r"|(?:如果|要是|假如)\s*(?:改|换|设|调)(?:成|为|到)\s*(?P<zh2>\d+)(?!\s*[a-z\u4e00-\u9fff%])"
                          r"|\b(?:with|at|to)\s+(?P<en>\d+)\s*(?:[?？,]|$|\s+(?:instead|then|how|what)\b))", re.I)
 
@@ -435,6 +436,25 @@ def _sizes_of(text: str) -> str | None:
     # "要是换回 fsdp2、保留 dp_replicate_size 2": the strategy the condition switches to, with the sizes
     strategy = [f"strategy={p.strategy}"] if getattr(p, "strategy", None) else []
     return ",".join(strategy + [f"{k}={getattr(p, k)}" for k in SIZE_KEYS if isinstance(getattr(p, k, None), int)]) or None
+
+
+_YAML_STRATEGY = re.compile(r"^\s*strategy:\s*[\"']?(fsdp2|megatron_fsdp|ddp)\b", re.M)
+
+
+def _others_sizes(clause: str, previous: str) -> str | None:
+    """"A teammate set ep_size: 32 and it crashed, what would that error be about?": the sizes of the
+    other person's run the clause (or the clause before it) reports, as `instead_sizes` writes them."""
+    told = next((t for t in (clause, previous) if t and reports_claim(t)), None)
+    return _sizes_of(told) if told else None
+
+
+def _switched_to(condition: str, strategies: list) -> str | None:
+    """"Does megatron_fsdp take cp? If we switch, does dp stay the same?": a condition that states no
+    strategy or size of its own is asked on the strategy named last when that is another one than the
+    user's (the first named, the pasted config's first of all), as `strategy=<name>`; None otherwise."""
+    if not condition or _sizes_of(condition) or not strategies or strategies[-1] == strategies[0]:
+        return None
+    return f"strategy={strategies[-1]}"
 
 
 def _tried_sizes(told: str, clause: str) -> str | None:
@@ -640,9 +660,13 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     last_clause_asks: list[Ask] = []  # the asks the clause before added: an elliptic follow-on repeats them
     tried = ""  # the last statement since the last ask that states sizes ("I also tried dp_replicate_size: 8")
     cursor = 0  # where the clause before ended in `whole`: a clause said twice is found at its own place
+    # the strategies named so far, the pasted config's first: "if we switch" switches to the last other one
+    strategies = [m.group(1) for c in pasted.configs if (m := _YAML_STRATEGY.search(c))]
     for clause in cut:
         at = whole.find(clause, cursor)
         cursor = at + len(clause) if at >= 0 else cursor
+        if (named_strategy := extract_params(clause).strategy) and not _CONDITION.match(clause):
+            strategies.append(named_strategy)
         if _announces(clause, whole):
             continue
         if clause not in marked and not _QUESTION_FORM.search(clause) and _sizes_of(clause):
@@ -680,7 +704,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             kinds, by_model = ([(0, overruled)], True) if overruled else (kinds, False)
         # "要是把 tp_size 提到 8，dp 和梯度累积分别变成多少": a quantity asked on the sizes its condition or its
         # "instead" puts in place of the user's
-        layout = (_field_value(condition) or _sizes_of(condition) or instead_sizes(raw)
+        layout = (_field_value(condition) or _sizes_of(condition) or _switched_to(condition, strategies)
+                  or instead_sizes(raw)
                   or _field_value(raw) or _bare_value(condition or raw, named) or _dropped_sizes(condition or raw)
                   or (_sizes_of(previous) if _WITH_SIZES.match(previous) else None)
                   or (instead_sizes(previous) if _if_so(whole, at) else None)) if has_layout else None
@@ -760,7 +785,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 add(kind, text, *solved)
                 continue
             add(kind, text, target, (listed or layout) if kind == "quantity" else
-                _tried_sizes(tried, raw) if kind == "diagnosis" and pasted.configs else None, borrowed)
+                _tried_sizes(tried, raw) if kind == "diagnosis" and pasted.configs else
+                _others_sizes(raw, previous) if kind == "diagnosis" else None, borrowed)
         last_clause_asks = asks[added:]
         if own:
             named, named_in = own, clause

@@ -711,13 +711,15 @@ def history_spans(prose: str) -> list[tuple[int, int]]:
 
 
 # A sentence that reports what someone else claims ("A colleague says that needs 64 GPUs", "同事说要 64
-# 张卡", "I was told ..."): its numbers are the claim asked about, not the user's cluster or layout.
+# 张卡", "I was told ...") or ran ("A teammate set ep_size: 32 and it crashed", "师兄试过 ep_size 64"): its
+# numbers are the claim or the other run asked about, not the user's cluster or layout.
 _CLAIMED = re.compile(
     r"\b(?:a|my|our|the|one)\s+(?:\w+\s+)?(?:colleague|co-?worker|teammate|team\s*mate|friend|boss|manager|lead|reviewer|senior)s?"
-    r"\s+(?:(?:also|keeps?|still)\s+)?(?:says?|said|claims?|claimed|thinks?|thought|told\s+(?:me|us)|insists?|insisted|reckons?|believes?|swears?)\b"
+    r"\s+(?:(?:also|keeps?|still)\s+)?(?:says?|said|claims?|claimed|thinks?|thought|told\s+(?:me|us)|insists?|insisted|reckons?|believes?|swears?"
+    r"|set|tried|used|ran|configured|put|had)\b"
     r"|\b(?:someone|somebody|people|others|they)\s+(?:(?:on|in)\s+\w+\s+)?(?:says?|said|claims?|claimed|told\s+(?:me|us))\b"
     r"|\b(?:i|we)\s+(?:was|were|have\s+been|got)\s+told\b|\b(?:i|we)\s+(?:heard|read\s+somewhere)\b"
-    r"|(?:同事|朋友|老板|领导|组长|师兄|前辈|别人|有人|网上|群里)(?:们)?\s*(?:都|也|一直)?\s*(?:说|认为|觉得|讲|告诉我|坚持)|听说|据说|听人说",
+    r"|(?:同事|朋友|老板|领导|组长|师兄|前辈|别人|有人|网上|群里)(?:们)?\s*(?:都|也|一直)?\s*(?:说|认为|觉得|讲|告诉我|坚持|(?:之前|以前|上周)?\s*(?:试过|用过|设过|配过|跑过))|听说|据说|听人说",
     re.I,
 )
 

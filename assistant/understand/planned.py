@@ -5,6 +5,8 @@ The engine calls `planned_asks(query)`; every reading goes through cues.Reading.
 """
 from __future__ import annotations
 
+import re
+
 from assistant.understand.asks import load_asks
 from assistant.understand.cues import fact_roles, read, read_prose
 from assistant.understand.query import ASK_KINDS, FEATURES, SIZE_KEYS, Ask
@@ -61,9 +63,15 @@ def plan_asks(asks: tuple, query) -> tuple:
         asks = tuple(a for a in asks if a.kind != "fact" or read(a).fields)
         # "from the Python API:" introducing the paste names where it ran; it requests no config
         asks = tuple(a for a in asks if a.kind != "config" or read(a).request) or (Ask("diagnosis", query.text),)
+        # "megatron_fsdp 能开 dp_replicate_size 吗？... 报 `ValueError: ...`，这个报错什么意思": a yes/no asked
+        # first is answered first; the explanation of the error follows it
+        # (only a verdict whose clause stands before the error the prose quotes: after an error pasted or
+        # quoted first, or in a clause that carries the error's words, the explanation leads)
+        first = asks[0] if asks and asks[0].kind == "verdict" and not read(asks[0]).upstream_error \
+            and _before_error(asks[0].text, query) else None
         if not any(a.kind in ("diagnosis", "location") for a in asks):
             asks = (Ask("diagnosis", query.text),) + asks
-        asks = tuple(sorted(asks, key=lambda a: a.kind != "diagnosis"))
+        asks = tuple(sorted(asks, key=lambda a: (a is not first, a.kind != "diagnosis")))
     if _has_numbers(query):
         # "4 nodes of 8 GPUs ... What do I set?": a clause that asks for a config and a fact about no
         # field is a request for the config of the user's situation
@@ -104,6 +112,17 @@ def plan_asks(asks: tuple, query) -> tuple:
     # one config, one recommendation: a second would only repeat the first
     once = [a for i, a in enumerate(out) if a.kind not in _ONCE or all(b.kind != a.kind for b in out[:i])]
     return _config_after_numbers(list(dict.fromkeys(once)))
+
+
+_ERROR_NAME = re.compile(r"\b\w*(?:Error|Exception)\b")  # ValueError, AssertionError, RuntimeError ...
+
+
+def _before_error(clause: str, query) -> bool:
+    """The clause stands in the question before the first error name quoted in its prose."""
+    if query.situation.pasted.errors:
+        return False
+    at, err = query.text.find(clause), _ERROR_NAME.search(query.text)
+    return at >= 0 and err is not None and at < err.start()
 
 
 def _changed(asks: tuple, query) -> tuple:

@@ -46,8 +46,10 @@ def respelled(prose: str) -> str:
         if low in known or _VERSION_NEXT.match(prose, m.end()):
             return word  # "minimax m2.5", "kimi-k2": a name with its version is not a slip
         close = difflib.get_close_matches(low, _candidates(low), n=1, cutoff=_SPELLING_CUTOFF)
-        # a slip keeps the first letter: "sbatch" is no "batch"
-        return close[0] if close and close[0][0] == low[0] else word
+        # a slip keeps the first letter: "sbatch" is no "batch"; and it drops or adds at most two letters:
+        # "thinking" is no "thing"
+        return close[0] if close and close[0][0] == low[0] and abs(len(close[0]) - len(low)) <= _MAX_SLIP_LETTERS \
+            else word
 
     return _WORD.sub(fix, prose)
 
@@ -94,4 +96,5 @@ def zh_respelled(text: str) -> str:
 
 
 _VERSION_NEXT = re.compile(r"[\s_-]*[A-Za-z]?\d")
+_MAX_SLIP_LETTERS = 2  # "pipline" -> "pipeline" is one; "thinking" -> "thing" (three) is another word
 _SPELLING_CUTOFF = 0.75  # "meen" -> "mean" scores 0.75; "lorem" is nothing's slip

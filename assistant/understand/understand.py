@@ -22,7 +22,9 @@ from assistant.understand.follow_on import layouts
 from assistant.understand.intent import detect_injection, score_intents
 from assistant.understand.language import resolve_language
 from assistant.understand.scale import find_scale
-from assistant.understand.params import (MAX_PROSE_CHARS, MAX_QUESTION_CHARS, extract_params, load_vocab, mask_formulas,
+from assistant.understand.numbers import blank
+from assistant.understand.params import (MAX_PROSE_CHARS, MAX_QUESTION_CHARS, claimed_spans, extract_params, load_vocab,
+                                         mask_formulas,
                                          normalize, spell_out, with_topology)
 from assistant.understand.pasted import split_pasted
 from assistant.understand.query import SIZE_KEYS, Ask, Params, Query, Situation, Stated
@@ -235,7 +237,8 @@ def understand(
     if is_follow_up and scored.score < _WEAK_INTENT:
         asks = _asks_carried(asks, question, earlier_user[-1], prev_intent or intent)
     asked = {a.target for a in asks if a.kind == "quantity" and a.target}
-    stated = unquestioned(own_sizes(situation.stated, asks, question), asked, pasted.prose)
+    stated = unquestioned(others_run(own_sizes(situation.stated, asks, question), asks, pasted.prose), asked,
+                          pasted.prose)
     if stated is not situation.stated:
         dropped = set(situation.stated.sizes) - set(stated.sizes)
         situation = replace(situation, stated=stated)
@@ -273,6 +276,25 @@ def own_sizes(stated: Stated, asks: tuple[Ask, ...], question: str) -> Stated:
         return stated  # one layout written: the sizes are the user's
     later = {(k, v) for lay in listed[1:] for k, v in lay.items()}
     sizes = {k: v for k, v in stated.sizes.items() if k in listed[0] or proposed.get(k) != v or (k, v) not in later}
+    return stated if sizes == dict(stated.sizes) else replace(stated, sizes=sizes)
+
+
+def others_run(stated: Stated, asks: tuple[Ask, ...], prose: str) -> Stated:
+    """"Can I leave ep_size out on 16 GPUs? A teammate set ep_size: 32 and it crashed, why?": the sizes of
+    another person's run (a diagnosis ask's layout, read in the clause that reports it) are that run's, not
+    the user's, when the rest of the question states the user's own setup and does not say them again."""
+    theirs = {kv.partition("=")[0]: kv.partition("=")[2] for a in asks if a.kind == "diagnosis" and a.layout
+              for kv in a.layout.split(",")}
+    spans = claimed_spans(prose)
+    if not theirs or not stated.sizes or not spans:
+        return stated
+    rest = prose
+    for span in spans:
+        rest = blank(rest, span)
+    own = extract_params(rest)
+    if not (own.world_size or own.strategy):
+        return stated  # the whole story is theirs: their run is the layout asked about
+    sizes = {k: v for k, v in stated.sizes.items() if theirs.get(k) != str(v) or getattr(own, k, None) is not None}
     return stated if sizes == dict(stated.sizes) else replace(stated, sizes=sizes)
 
 

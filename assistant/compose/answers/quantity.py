@@ -237,6 +237,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     # the numbers of a layout the clause puts instead of the user's say which layout they are for
     label = w.say("q_layout_with", sizes=", ".join(f"`{kv.replace('=', ': ')}`" for kv in ask.layout.split(","))) \
         if asked is not None and getattr(ask, "layout", None) else ""
+    given = d
     d = hsdp or asked or _after_alternative(inp, d, ask) or _after_recommendation(inp, d, ask) or d
     r = d.report
     # A global_batch_size the user never gave is upstream's default, not their number: its divisibility
@@ -258,6 +259,17 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # "60 experts, ep 8: how many per rank?": the number asked is the failure itself (no whole number
         # per rank, start-up fails, the sizes that divide), not a verdict in its place
         w.answer(w.computed(quantity_line(w, "experts_per_rank", r, d.judged, experts_of(inp.query))))
+        return judged_body(w, inp, d)
+    if not r.ok and getattr(ask, "target", None) == "dp_size" and {f.code for f in r.errors} == {_DDP_SIZES} \
+            and d.world_size and read(ask).params.strategy == "ddp":
+        # "ddp, 8 GPUs, tp_size 2 left in: what is dp_size with ddp?": ddp builds no mesh
+        # (mesh_utils._create_device_meshes returns None for DDPConfig), so its dp is the world, never world / tp
+        # with the tp it rejects; the rejection is the verdict's (asked) or follows here. A dp asked with no
+        # strategy named ("换完以后 dp_size 是多少") is the fix's, below
+        w.answer(w.computed(w.say("q_dp_ddp", world=d.world_size)))
+        if any(a.kind in ("verdict", "diagnosis") for a in inp.asks if a is not ask):
+            return Part()
+        w.answer(verdict_line(w, d))
         return judged_body(w, inp, d)
     if not r.ok:
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
@@ -296,11 +308,35 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
                              no_ep=no_ep_class(inp.query))
         if line and not _said(w, line):
             w.answer(w.computed(label + line if label and target != "mesh_shape" else line))
+            if label and (compared := _compared_line(w, target, given, d, ask.layout)):
+                w.answer(w.computed(compared))
     return judged_body(w, inp, d)
 
 
+# the mesh numbers a "does dp stay the same if we switch?" compares, by the Derived attribute that holds them
+_COMPARED = {"dp_size": "dp_size", "dp_shard": "dp_shard_size", "ep_shard": "ep_shard_size"}
+
+
+def _compared_line(w: Writer, target: str, given, asked, layout: str) -> str | None:
+    """"If we switch, does dp stay the same?": a number asked on the layout a clause puts instead of the
+    user's, said against the user's own (both validated); None where either has no such number."""
+    attr = _COMPARED.get(target)
+    if attr is None or given is None or given.report is None or not given.report.ok:
+        return None
+    before = getattr(derived_sizes(given.report, given.judged), attr, None)
+    value = getattr(derived_sizes(asked.report, asked.judged), attr, None)
+    if before is None or value is None:
+        return None
+    sizes = ", ".join(f"`{kv.replace('=', ': ')}`" for kv in layout.split(","))
+    if before == value:
+        return w.say("q_layout_stays", name=target, value=value, sizes=sizes)
+    return w.say("q_layout_changes", name=target, before=before, value=value, sizes=sizes)
+
+
+_DDP_SIZES = "MW-E-DDP-PARALLEL"  # ddp given a TP/PP/CP/EP size above 1 (mesh_utils._require_size_one)
+
 # the sizes the device mesh alone decides: they exist when only a check after the mesh fails
-_MESH_TARGETS = frozenset({"dp_size", "dp_shard", "dp_replicate", "fsdp_shards", "layout_kind"})
+_MESH_TARGETS = frozenset({"dp_size", "dp_shard", "dp_replicate", "fsdp_shards", "layout_kind", "ep_shard", "moe_mesh_shape"})
 
 
 def _standing_line(w: Writer, ask, r: ValidationReport, judged: dict | None) -> str | None:

@@ -244,7 +244,13 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     d = inp.diagnosis
     st = inp.query.situation.stated
     # a size written as a decimal ("tp_size 写成 2.0") is stated too, as written (stated.py keeps it an option)
-    if d is None or (not d.pasted and not st.sizes and not set(st.options) & set(SIZE_KEYS)):
+    # "can I leave ep_size out and just run fsdp2 on 16 GPUs? A teammate set ep_size: 32 ...": beside another
+    # person's run (a diagnosis on its own sizes, understand.others_run), a clause that names the stated
+    # strategy asks about the user's own layout, that strategy's defaults, judged like any layout
+    own_strategy = d is not None and d.report is not None and st.strategy is not None \
+        and read(ask).params.strategy == st.strategy and bool(inp.query.situation.world_size) \
+        and any(a.kind == "diagnosis" and a.layout for a in inp.asks)
+    if d is None or (not d.pasted and not st.sizes and not set(st.options) & set(SIZE_KEYS) and not own_strategy):
         before = list(inp.asks)[:list(inp.asks).index(ask)] if ask in inp.asks else []
         d = _strategy_with_fields(inp, ask, clause_only=bool(before))
         if d is not None:  # "can megatron_fsdp take defer_fsdp_grad_sync?": the validator says, also after

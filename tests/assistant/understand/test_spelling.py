@@ -59,3 +59,9 @@ def test_the_words_difflib_could_pick_are_kept_by_the_bounds():
         assert difflib.get_close_matches(w, cands, n=1, cutoff=_SPELLING_CUTOFF) == \
             difflib.get_close_matches(w, trigger, n=1, cutoff=_SPELLING_CUTOFF), w
     assert kept < len(words) * len(trigger) / 3  # the bounds prune: the point of them
+
+
+def test_a_word_three_letters_longer_is_no_slip():
+    # issue 18 (t10 numbers): "We are thinking about megatron_fsdp" read as "We are thing about ..."
+    from assistant.understand.spelling import respelled
+    assert respelled("We are thinking about megatron_fsdp") == "We are thinking about megatron_fsdp"
