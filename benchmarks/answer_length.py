@@ -2,7 +2,7 @@
 characters (the sources block excluded, as the scorer counts them), the share of answers that show a
 YAML block, and the share longer than their case's `max_chars` (of the cases that set one).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/answer_length.py /tmp/NAME/ev0 [--set evals/cases] [--top 10]
+    PYTHONPATH=. .venv/bin/python benchmarks/answer_length.py eval-report/ [--set evals/cases] [--top 10]
     PYTHONPATH=. .venv/bin/python benchmarks/answer_length.py before/ after/   # two runs side by side
 
 A run is an `meshwise eval --out` folder (its answers.jsonl) or an answers.jsonl itself. With two runs,
