@@ -1,6 +1,8 @@
 """A model's verdict on the sizes a sentence names, judged by the validator (gate/prose_verdicts.py)."""
 from __future__ import annotations
 
+import pytest
+
 from assistant.compose.gate.check import complete_fragment
 from assistant.compose.gate.prose_verdicts import disagreement, polarity
 from assistant.datafile import dump_yaml
@@ -73,3 +75,27 @@ def test_a_size_compared_with_a_bound_states_a_rule_not_a_verdict():
     assert judge_over(said, 128) is None
     assert judge_over("With tp_size 1 it fails once ep_size >= 2.", 16) is None
     assert judge_over("tp_size 1 会报错。", 128) is not None  # a verdict on the value itself is still judged
+
+
+_EP16 = {"distributed": {"strategy": "fsdp2", "tp_size": 4, "pp_size": 2, "ep_size": 16}}  # fails at 16: ep 16 > 8
+_PP4 = {"distributed": {"strategy": "fsdp2", "pp_size": 4}}
+
+
+def _microbatch(n: int, local: int) -> dict:
+    return {**MICROBATCH, "distributed": {**MICROBATCH["distributed"], "pipeline": {"pp_schedule": "1f1b",
+                                                                                    "pp_microbatch_size": n}},
+            "step_scheduler": {"global_batch_size": 32, "local_batch_size": local}}
+
+
+@pytest.mark.parametrize("sentence,world,bases,dropped", [  # written after the fix, labels from the validator
+    ("With ep_size 8 you need tp_size 1: tp_size >= 2 raises MW-E-TP-MOE-PLAN.", 16, (), False),
+    ("pp_size 2 will fail here: 4 // 4 = 1 microbatch is fewer than pp_size 2.", 8, (_microbatch(4, 4), _microbatch(1, 4)), False),
+    ("tp_size 2 and pp_size 2 runs fine on your 8 GPUs.", 8, (_microbatch(2, 2),), True),
+    ("你的 tp_size 4、pp_size 2 在 16 卡上会报错：ep_size 16 不能整除 dp × cp × tp = 8。", 16, (_EP16,), False),
+    ("tp_size 2 fails on 8 GPUs.", 8, (_PP4,), True),
+    ("ep_size 16 doesn't work because dp*cp*tp = 8.", 8, (), False),
+    ("pp 大于 1 时 tp_size 4 仍然可行。", 8, (), False),
+    ("tp_size 4 和 pp_size 2 在 16 卡上没问题。", 16, (_EP16,), True),
+])
+def test_fresh_model_sentences(sentence, world, bases, dropped):
+    assert (judge_over(sentence, world, *bases) is not None) == dropped
