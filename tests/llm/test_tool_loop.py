@@ -184,6 +184,22 @@ def test_a_500_naming_tools_gets_the_single_shot_prompt_once_not_for_good(replay
         assert [bool(r.get("tools")) for r in flaky.requests] == [True, False, True, False]
 
 
+def test_a_later_refusal_naming_tools_ends_this_answers_loop_not_tools_for_good(mw_assistant):
+    # the server ran the first request's tools, then refuses `tool_choice: "none"` once the budget is spent:
+    # this answer gets the single-shot prompt, the next question is offered tools again
+    keeps_calling = {"tool_calls": [call("lookup_field", name="tp_size"), call("lookup_field", name="pp_size")]}
+    with ReplayServer([Fixture(match=VERDICT_Q, tools=[keeps_calling],
+                               single_shot="No: 40 is not divisible by 12 (MW-E-WORLD-DIVISIBLE).\n")],
+                      refuse_tool_choice="none") as server:
+        engine = engine_for(mw_assistant, server.url)
+        a = engine.ask(AskRequest(question=VERDICT_Q))
+        assert a.llm_path == "single_shot" and a.text.startswith("No: 40") and not a.notices
+        assert [r.get("tool_choice") for r in server.requests][-2:] == ["none", None]
+        n = len(server.requests)
+        engine.ask(AskRequest(question=VERDICT_Q))
+        assert server.requests[n].get("tools") and server.requests[n]["tool_choice"] == "auto"
+
+
 def test_the_loop_keeps_to_its_deadline(replay):
     play(replay, VERDICT_Q, {"tool_calls": [call("lookup_field", name="tp_size")]})
     client = OpenAICompatClient(replay.url, model="replay", timeout_s=2.0)
