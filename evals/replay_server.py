@@ -83,13 +83,15 @@ def wire_message(reply: dict, n: int) -> dict:
 class ReplayServer:
     """The endpoint. `requests` keeps every request body; `refuse_tools` answers a request with
     `tools` the way a server without function calling does (HTTP 400 naming tools, or the status
-    given: `refuse_tools=500`); `delay_s` is how
+    given: `refuse_tools=500`); `refuse_tool_choice` refuses only a request whose `tool_choice` is that
+    value, as a build that runs tools but not `"none"` does; `delay_s` is how
     long each reply takes (a slow model, for the clock deadline)."""
 
     def __init__(self, fixtures: Iterable[Fixture], *, port: int = 0, refuse_tools: bool | int = False,
-                 delay_s: float = 0.0):
+                 refuse_tool_choice: str | None = None, delay_s: float = 0.0):
         self.fixtures = list(fixtures)
         self.refuse_tools = refuse_tools
+        self.refuse_tool_choice = refuse_tool_choice
         self.delay_s = delay_s
         self.requests: list[dict] = []
         self.misses = 0
@@ -123,6 +125,9 @@ class ReplayServer:
                     self._send(400, {"error": {"message": "not JSON"}})
                     return
                 outer.requests.append(body)
+                if body.get("tools") and outer.refuse_tool_choice and body.get("tool_choice") == outer.refuse_tool_choice:
+                    self._send(400, {"error": {"message": f"tool_choice {outer.refuse_tool_choice!r} is not supported"}})
+                    return
                 if body.get("tools") and outer.refuse_tools:
                     status = 400 if outer.refuse_tools is True else int(outer.refuse_tools)
                     self._send(status, {"error": {"message": "this model does not support tools"}})

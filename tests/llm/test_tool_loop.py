@@ -108,17 +108,21 @@ def test_hostile_arguments_are_refused_as_tool_errors(replay, mw_assistant):
          {"tool_calls": [call("validate_layout", layout=huge, world_size=40),
                          call("validate_layout", layout={"tp_size": 4}, world_size=2 ** 40),
                          call("validate_layout", layout=["tp_size", 4], world_size=40),
-                         {"name": "validate_layout", "arguments": "[1, 2, 3]"}]},
+                         {"name": "validate_layout", "arguments": "[1, 2, 3]"},
+                         # NaN is no JSON: held as the user's layout, it would make `ask --json` unprintable
+                         {"name": "validate_layout",
+                          "arguments": '{"layout": {"tp_size": NaN}, "world_size": 40, "user_stated": true}'}]},
          {"content": "No: 40 is not divisible by 12 (MW-E-WORLD-DIVISIBLE).\n"})
     # a 10 MB reply needs a client that reads it; the default one refuses any reply over 1 MB
     engine = engine_for(mw_assistant, replay.url, max_reply_bytes=32 << 20)
     a = engine.ask(AskRequest(question=VERDICT_Q))
     errors = [m["error"] for m in tool_messages(replay.requests[-1])]
-    assert len(errors) == 4 and "longer than" in errors[0] and "maximum" in errors[1]
-    assert "not of type" in errors[2] and "JSON object" in errors[3]
+    assert len(errors) == 5 and "longer than" in errors[0] and "maximum" in errors[1]
+    assert "not of type" in errors[2] and "JSON object" in errors[3] and "not JSON" in errors[4]
     assert len(json.dumps(replay.requests[-1])) < 200_000  # the 10 MB argument is not sent back
     assert a.llm_path == "tools" and not any(c["ok"] for c in a.tool_calls) and a.model_validated is None
     assert not schema_errors(a)  # failed calls too (their errors are strings in tool_calls)
+    json.dumps(a.to_json(), ensure_ascii=False, default=str, allow_nan=False)  # strict JSON, as `ask --json` prints
     # Meshwise's own verdict stands (nothing the model validated replaced it)
     assert a.validation is not None and "MW-E-WORLD-DIVISIBLE" in a.validation.codes
 
@@ -178,6 +182,22 @@ def test_a_500_naming_tools_gets_the_single_shot_prompt_once_not_for_good(replay
         assert a.llm_path == "single_shot" and a.text.startswith("No: 40") and not a.notices
         engine.ask(AskRequest(question=VERDICT_Q))
         assert [bool(r.get("tools")) for r in flaky.requests] == [True, False, True, False]
+
+
+def test_a_later_refusal_naming_tools_ends_this_answers_loop_not_tools_for_good(mw_assistant):
+    # the server ran the first request's tools, then refuses `tool_choice: "none"` once the budget is spent:
+    # this answer gets the single-shot prompt, the next question is offered tools again
+    keeps_calling = {"tool_calls": [call("lookup_field", name="tp_size"), call("lookup_field", name="pp_size")]}
+    with ReplayServer([Fixture(match=VERDICT_Q, tools=[keeps_calling],
+                               single_shot="No: 40 is not divisible by 12 (MW-E-WORLD-DIVISIBLE).\n")],
+                      refuse_tool_choice="none") as server:
+        engine = engine_for(mw_assistant, server.url)
+        a = engine.ask(AskRequest(question=VERDICT_Q))
+        assert a.llm_path == "single_shot" and a.text.startswith("No: 40") and not a.notices
+        assert [r.get("tool_choice") for r in server.requests][-2:] == ["none", None]
+        n = len(server.requests)
+        engine.ask(AskRequest(question=VERDICT_Q))
+        assert server.requests[n].get("tools") and server.requests[n]["tool_choice"] == "auto"
 
 
 def test_the_loop_keeps_to_its_deadline(replay):

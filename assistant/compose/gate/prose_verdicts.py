@@ -7,7 +7,11 @@ read by understand/'s own reader, extract_params) and passes a verdict on them (
 is about, as a prose fragment is (check.complete_fragment). It stands when the validator agrees (a
 positive verdict passes on one completion, a negative one fails on all) and is dropped otherwise, with
 the validator's codes. A sentence that names its own world size other than the answer's is left alone:
-the gate's check is at the answer's numbers.
+the gate's check is at the answer's numbers. A layout the answer is about that already holds every size
+the sentence names is the one it speaks of ("少于 pp_size 2 ... 启动就会报错" on the user's failing tp 2 x pp 2
+layout, beside its passing fix): the sentence stands when the validator gives its verdict on one of
+those, not judged on a bare completion. A size compared with a bound ("tp > 1 会报错")
+states a rule over a range, not a verdict on one layout, and is left alone.
 """
 from __future__ import annotations
 
@@ -21,6 +25,9 @@ from assistant.datafile import read_yaml
 from assistant.validator.report import ValidationReport
 
 _SIZE_KEYS = ("tp_size", "pp_size", "cp_size", "ep_size", "dp_size", "dp_replicate_size")
+# a size name followed by a comparison: the sentence bounds a range ("tp > 1", "ep_size >= 2", "pp 大于 1")
+_BOUND = re.compile(r"(?<![A-Za-z])(?:tp|pp|cp|ep|dp|dp_replicate|dp_shard)(?:_size)?\s*(?:[<>]=?|[≥≤≠]|!=|大于|小于|超过|不等于)",
+                    re.I)
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,14 @@ def _sizes(text: str):
     return p, {k: getattr(p, k) for k in _SIZE_KEYS if isinstance(getattr(p, k, None), int)}
 
 
+def _holds(base: dict, fragment: dict) -> bool:
+    """Whether a layout already sets every value the sentence names (a size of 1 may be left unset)."""
+    dist = base.get("distributed") if isinstance(base, dict) else None
+    if not isinstance(dist, dict):
+        return False
+    return all(dist.get(k) == v or (v == 1 and k in _SIZE_KEYS and dist.get(k) is None) for k, v in fragment.items())
+
+
 def disagreement(sentence: str, world_size: int | None, check: Callable[[dict], ValidationReport],
                  complete: Callable[[dict, dict | None], dict], bases: Iterable[dict],
                  before: str = "") -> Disagreement | None:
@@ -60,7 +75,7 @@ def disagreement(sentence: str, world_size: int | None, check: Callable[[dict], 
     or the sentence passes no verdict on a layout). A verdict that names no sizes ("that runs fine")
     is on the sizes of the text `before` it on the same line ("Use tp_size 8 and pp_size 3; ...")."""
     said = polarity(sentence)
-    if said is None or world_size is None:
+    if said is None or world_size is None or _BOUND.search(sentence):
         return None
     p, sizes = _sizes(sentence)
     if not sizes and before.strip():
@@ -68,16 +83,19 @@ def disagreement(sentence: str, world_size: int | None, check: Callable[[dict], 
     if not sizes or (p.world_size and p.world_size != world_size):
         return None
     fragment = {**({"strategy": p.strategy} if p.strategy else {}), **sizes}
+    bases = tuple(bases)
+    named = tuple(b for b in bases if _holds(b, fragment))
     reports = []
-    for base in (*bases, None):
+    for base in named or (*bases, None):
         try:
             reports.append(check(complete(fragment, base)))
         except (ValueError, TypeError):
             continue
     if not reports:
         return None
-    passes = any(r.ok for r in reports)
-    if passes == said:
+    # on the layouts that hold its sizes, the sentence is about one of them: it stands when the validator
+    # gives its verdict on any; on bare completions, a "works" needs one that passes, a "fails" all failing
+    if (any(r.ok == said for r in reports) if named else any(r.ok for r in reports) == said):
         return None
     failed = next((r for r in reports if not r.ok), None)
     reasons = ", ".join(dict.fromkeys(f.code for f in failed.errors)) if said and failed is not None else ""

@@ -65,7 +65,8 @@ def _call_parts(call: dict, i: int) -> tuple[str, Any, str]:
 def run_tool_loop(client, messages: Sequence[dict], ctx: ToolContext, *, timeout_s: float,
                   max_calls: int = MAX_TOOL_CALLS) -> LoopResult:
     """Ask, run the tools the reply calls, ask again, until a reply without calls. Raises LLMError
-    (`no_tools` from the first request when the server refuses tools; `timeout`; `empty`)."""
+    (`no_tools` from the first request when the server refuses tools, `no_tools_now` from a later one;
+    `timeout`; `empty`)."""
     deadline = time.monotonic() + timeout_s
     convo = list(messages)
     specs = tool_specs()
@@ -75,7 +76,14 @@ def run_tool_loop(client, messages: Sequence[dict], ctx: ToolContext, *, timeout
         spent = used >= max_calls
         if spent and out.requests:
             convo.append({"role": "user", "content": _ANSWER_NOW})
-        reply = client.chat(convo, tools=specs, tool_choice="none" if spent else "auto", deadline=deadline)
+        try:
+            reply = client.chat(convo, tools=specs, tool_choice="none" if spent else "auto", deadline=deadline)
+        except LLMError as exc:
+            # a server that took the first request's tools has function calling: a later refusal naming
+            # tools (of `tool_choice: "none"`, of one tool message) ends this answer's loop, not tools for good
+            if exc.kind == "no_tools" and out.requests:
+                raise LLMError("no_tools_now", str(exc)) from exc
+            raise
         out.requests += 1
         calls = _calls_of(reply)
         content = reply.get("content") if isinstance(reply.get("content"), str) else ""

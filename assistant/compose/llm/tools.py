@@ -140,6 +140,19 @@ def _checker():
     return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=strict)
 
 
+def _not_json(token: str):
+    """Python's json reads NaN and Infinity, which JSON has not: a layout holding one would make the
+    answer's `model_validated` unprintable as the strict JSON `ask --json` writes."""
+    raise ValueError(f"{token} is not JSON")
+
+
+def _finite(token: str) -> float:
+    value = float(token)
+    if value != value or value in (float("inf"), float("-inf")):  # 1e999 reads as inf
+        raise ValueError(f"{token[:20]} is out of range")
+    return value
+
+
 def _arguments(name: str, raw: Any) -> dict | str:
     """The parsed, schema-checked arguments, or the error message for the model."""
     import jsonschema
@@ -148,7 +161,7 @@ def _arguments(name: str, raw: Any) -> dict | str:
         if len(raw) > MAX_ARGUMENT_CHARS:
             return f"arguments longer than {MAX_ARGUMENT_CHARS} characters"
         try:
-            raw = json.loads(raw) if raw.strip() else {}
+            raw = json.loads(raw, parse_constant=_not_json, parse_float=_finite) if raw.strip() else {}
         except (ValueError, RecursionError):
             return "arguments are not JSON"
     if not isinstance(raw, dict):

@@ -39,6 +39,9 @@ def test_specs_are_openai_functions_with_the_world_size_cap():
     (json.dumps({"layout": "a: [unclosed", "world_size": 8}), "not readable YAML"),
     (json.dumps([{"layout": {}}]), "must be a JSON object"),
     ("{not json", "not JSON"),
+    ('{"layout": {"tp_size": NaN}, "world_size": 8}', "not JSON"),  # Python's json reads NaN; JSON has none
+    ('{"layout": {"tp_size": Infinity}, "world_size": 8}', "not JSON"),
+    ('{"layout": {"tp_size": 1e999}, "world_size": 8}', "not JSON"),  # a float literal that reads as inf
     (json.dumps({"layout": {}, "world_size": 8, "rm -rf": 1}), "Additional properties"),
 ])
 def test_hostile_arguments_get_an_error_result_never_an_exception(arguments, says):
@@ -177,3 +180,9 @@ def test_validate_layout_names_models_from_the_table_only(model, checked):
     d = data(r)
     assert r.ok and ("model_checks" not in d) is checked
     assert [e["code"] for e in d["errors"]] == (["MW-E-EP-DENSE"] if checked else [])
+
+
+def test_a_finite_float_in_a_layout_is_still_read_and_judged():
+    r = run_tool("validate_layout", '{"layout": {"tp_size": 2.5}, "world_size": 8, "user_stated": true}', ToolContext())
+    assert r.ok and r.validated is not None
+    json.dumps(r.validated.to_json(), allow_nan=False)  # what `ask --json` prints, strictly
