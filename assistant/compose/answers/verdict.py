@@ -8,7 +8,7 @@ from dataclasses import replace
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.quantity_lines import layout_targets, quantity_line
 from assistant.compose.knowledge.diagnose import Diagnosis, judge_stated
-from assistant.compose.writer import Writer, first_sentence, yaml_value
+from assistant.compose.writer import FEATURE_ORDER, Writer, first_sentence, yaml_value
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
@@ -76,6 +76,38 @@ def verdict_line(w: Writer, d: Diagnosis, said: Reading = _UNSAID) -> str:
         # a mesh smaller than the world: start-up accepts it, the run then hangs or idles (CODE-FACTS 4)
         key = "verdict_later_worry" if said.worry else "verdict_later"
     return w.say(key, message=message, code=first.code) + (w.space + fix if (fix := fix_line(w, d)) else "")
+
+
+def claim_line(w: Writer, d: Diagnosis, said: Reading) -> str | None:
+    """"Is it true ddp can't do tp? we want tp 2 on 4 GPUs", "megatron_fsdp has no TP, right? tp_size 2 on 8":
+    the clause claims the judged strategy lacks a feature (claims.Claim.denied), so the verdict confirms or
+    contradicts that claim first ("Yes, that's true: ... cannot do TP", "No: ... does support TP"), then
+    says what the validator does with the layout. None when the clause denies nothing of the strategy it
+    names, or its features split both ways."""
+    r = d.report
+    dist = (d.judged or {}).get("distributed") or {}
+    strategy = dist.get("strategy") or "fsdp2"
+    if r is None or not said.claim.denied or said.params.strategy != strategy:
+        return None
+    feats = [f for f in FEATURE_ORDER if f in said.claim.denied and f in w.p.feature_names]
+    lacks = w.p.strategy_lacks.get(strategy, {})
+    missing, has = [f for f in feats if f in lacks], [f for f in feats if f not in lacks]
+    if not feats or (missing and has):
+        return None
+    names = ("、" if w.lang == "zh" else ", ").join(w.p.feature(f, w.lang) for f in feats)
+    lead = w.say("limits_no_confirmed" if missing else "limits_yes_contrary", strategy=strategy, features=names)
+    layout = layout_text(w, d, said)
+    if missing and not r.ok:
+        first = r.errors[0]
+        rest = w.say("claim_verdict_rejected", layout=layout, code=first.code,
+                     message=(first.message_zh if w.lang == "zh" else first.message).rstrip(" .。"))
+        rest += (w.space + fix) if (fix := fix_line(w, d)) else ""
+    elif has and r.ok:
+        rest = w.say("claim_verdict_passes", layout=layout, world=d.world_size,
+                     gpn=min(d.gpus_per_node, d.world_size), mesh=w.mesh(r))
+    else:
+        rest = verdict_line(w, d, said)  # the claim answered; the layout fails or passes on other grounds
+    return lead + w.space + rest
 
 
 def advice_line(w: Writer, d: Diagnosis) -> str:
@@ -278,7 +310,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if advice:
         w.answer(advice_line(w, d))
     else:
-        w.answer(verdict_line(w, d, asked))
+        w.answer(claim_line(w, d, asked) or verdict_line(w, d, asked))
     r = d.report
     sit = inp.query.situation
     if r is not None and r.ok and (read(inp.query).memory_worry or sit.model or inp.query.params.model_size_b):

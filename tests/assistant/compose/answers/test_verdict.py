@@ -214,3 +214,19 @@ def test_tp_inside_a_node_is_said_when_asked(ask):
     # issue 18 (t9-rz-zh-14): "tp 8 会不会跨机" was left to a pitfall bullet of a diagnosis
     a = ask("4 机 32 卡，每机 8 卡，fsdp2，tp_size 8，pp_size 2。tp 8 会不会跨机？")
     assert "`tp_size` 8 不会跨机" in a.text
+
+
+def test_a_true_negative_claim_with_sizes_is_confirmed_then_rejected(ask):
+    # issue 18: "No: ..." read as if the claim were wrong; ddp has no TP (mesh_utils _require_size_one)
+    a = ask("Is it true ddp can't do tp? we want tp 2 on 4 GPUs")
+    first = lead(a.text)
+    assert first.startswith("Yes, that's true") and "MW-E-DDP-PARALLEL" in first
+    assert not a.judged_validation.ok and a.judged["distributed"] == {"strategy": "ddp", "tp_size": 2}
+    assert all(validate(c, world_size=4).ok for c in shown_configs(a.text))
+
+
+def test_a_wrong_negative_claim_is_contradicted_and_the_layout_passes(ask):
+    # mixed polarity: the user says megatron_fsdp has no TP; its mesh is (dp, cp, tp)
+    a = ask("megatron_fsdp 完全不支持张量并行，对吧？我们本来打算 8 卡上 tp_size 2")
+    first = lead(a.text)
+    assert first.startswith("不是的") and "(4, 1, 2)" in first and a.judged_validation.ok
