@@ -131,6 +131,20 @@ class Claim:
             last_end = end
         return frozenset(out)
 
+    @cached_property
+    def strategies_named(self) -> tuple[str, ...]:
+        """The strategies the text names, in the order first named: a switch names two ("we run fsdp2 ...
+        if we switch to ddp, do we keep cp?"), so a verdict on one of them says what the switch keeps."""
+        text = normalize(self._t)
+        found = []
+        for name, pat in load_vocab().strategies.items():
+            for m in pat.finditer(text):
+                if name == "fsdp2" and re.search(r"megatron[\s_-]*$", text[:m.start()], re.I):
+                    continue  # the "fsdp" of "megatron fsdp"
+                found.append((m.start(), name))
+                break
+        return tuple(n for _, n in sorted(found))
+
     def holds(self, key: str) -> bool:
         """The text is the claim of that row (every group matches; `unless` not read)."""
         return key in self._said
