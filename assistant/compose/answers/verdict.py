@@ -78,18 +78,28 @@ def verdict_line(w: Writer, d: Diagnosis, said: Reading = _UNSAID) -> str:
     return w.say(key, message=message, code=first.code) + (w.space + fix if (fix := fix_line(w, d)) else "")
 
 
-def claim_line(w: Writer, d: Diagnosis, said: Reading) -> str | None:
+# the parallelism a size turns on, by the names strategy_lacks uses
+_FEATURE_OF_SIZE = {"tp_size": "tp", "pp_size": "pp", "cp_size": "cp", "ep_size": "ep", "dp_replicate_size": "hsdp"}
+_STRATEGIES = ("fsdp2", "megatron_fsdp", "ddp")
+
+
+def claim_line(w: Writer, d: Diagnosis, said: Reading, whole: Reading = _UNSAID) -> str | None:
     """"Is it true ddp can't do tp? we want tp 2 on 4 GPUs", "megatron_fsdp has no TP, right? tp_size 2 on 8":
     the clause claims the judged strategy lacks a feature (claims.Claim.denied), so the verdict confirms or
     contradicts that claim first ("Yes, that's true: ... cannot do TP", "No: ... does support TP"), then
-    says what the validator does with the layout. None when the clause denies nothing of the strategy it
-    names, or its features split both ways."""
+    says what the validator does with the layout. A bare clause ("Is that so?") that names no strategy
+    and denies nothing checks the claim of the whole question (`whole`) on a size the layout sets. None when no claim denies
+    anything of the judged strategy, or its features split both ways."""
     r = d.report
     dist = (d.judged or {}).get("distributed") or {}
     strategy = dist.get("strategy") or "fsdp2"
-    if r is None or not said.claim.denied or said.params.strategy != strategy:
+    claim = said if said.claim.denied or said.params.strategy else whole
+    if r is None or not claim.claim.denied or claim.params.strategy != strategy:
         return None
-    feats = [f for f in FEATURE_ORDER if f in said.claim.denied and f in w.p.feature_names]
+    if claim is whole and not any(_FEATURE_OF_SIZE[k] in claim.claim.denied for k, v in dist.items()
+                                  if k in _FEATURE_OF_SIZE and isinstance(v, int) and v > 1):
+        return None  # "megatron_fsdp can't do pp. Is tp 2 on 8 GPUs valid?": the verdict is on other sizes
+    feats = [f for f in FEATURE_ORDER if f in claim.claim.denied and f in w.p.feature_names]
     lacks = w.p.strategy_lacks.get(strategy, {})
     missing, has = [f for f in feats if f in lacks], [f for f in feats if f not in lacks]
     if not feats or (missing and has):
@@ -108,11 +118,6 @@ def claim_line(w: Writer, d: Diagnosis, said: Reading) -> str | None:
     else:
         rest = verdict_line(w, d, said)  # the claim answered; the layout fails or passes on other grounds
     return lead + w.space + rest
-
-
-# the parallelism a size turns on, by the names strategy_lacks uses
-_FEATURE_OF_SIZE = {"tp_size": "tp", "pp_size": "pp", "cp_size": "cp", "ep_size": "ep", "dp_replicate_size": "hsdp"}
-_STRATEGIES = ("fsdp2", "megatron_fsdp", "ddp")
 
 
 def switch_line(w: Writer, inp: ComposeInput, d: Diagnosis) -> str | None:
@@ -144,9 +149,11 @@ def switch_line(w: Writer, inp: ComposeInput, d: Diagnosis) -> str | None:
         lines += [w.say("switch_other_lacks", strategy=s, features=names([f for f in kept if f in lacks.get(s, {})]))
                   for s in _STRATEGIES if s != strategy and any(f in lacks.get(s, {}) for f in kept)]
     if lost:
-        keepers = [f"`{s}`" for s in _STRATEGIES if s != strategy and not any(f in lacks.get(s, {}) for f in lost)]
-        if keepers:
-            lines.append(w.say("switch_keepers", features=names(lost),
+        keepers = [s for s in _STRATEGIES if s != strategy and not any(f in lacks.get(s, {}) for f in lost)]
+        fixed = d.fix_report.derived.strategy if d.fix_report is not None and d.fix_report.derived else None
+        if keepers and keepers != [fixed]:  # the one keeper is the fix's strategy: the fix already says it
+            keepers = [f"`{s}`" for s in keepers]
+            lines.append(w.say("switch_keepers" if len(keepers) > 1 else "switch_keeper", features=names(lost),
                                strategies=(" 和 " if w.lang == "zh" else " and ").join(keepers)))
     return w.space.join(lines) or None
 
@@ -359,7 +366,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if advice:
         w.answer(advice_line(w, d))
     else:
-        w.answer(claim_line(w, d, asked) or verdict_line(w, d, asked))
+        w.answer(claim_line(w, d, asked, read(inp.query)) or verdict_line(w, d, asked))
     w.answer(switch_line(w, inp, d))
     r = d.report
     sit = inp.query.situation

@@ -15,6 +15,8 @@ from assistant.understand.claims import Claim
     ("ddp 是不是不支持 tp？我们想在 4 卡上开 tp 2", {"tp"}),
     ("megatron_fsdp 完全不支持张量并行，对吧？", {"tp"}),
     ("pp 是不是不能开", {"pp"}),
+    ("megatron_fsdp 是不是没法开张量并行？", {"tp"}),
+    ("megatron_fsdp cannot combine with tensor parallel at all", {"tp"}),
 ])
 def test_a_denial_names_the_features_claimed_missing(text, denied):
     assert Claim(text).denied == denied
@@ -29,3 +31,8 @@ def test_a_denial_names_the_features_claimed_missing(text, denied):
 ])
 def test_no_denial_claims_nothing_missing(text):
     assert Claim(text).denied == frozenset()
+
+
+def test_the_strategies_named_keep_their_order_and_megatron_fsdp_is_not_fsdp2():
+    assert Claim("we run fsdp2 today; if we switch to ddp, do we keep cp?").strategies_named == ("fsdp2", "ddp")
+    assert Claim("megatron fsdp or FSDP2?").strategies_named == ("megatron_fsdp", "fsdp2")

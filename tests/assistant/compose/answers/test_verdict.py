@@ -253,3 +253,13 @@ def test_a_switch_that_drops_a_parallelism_names_the_strategies_that_keep_it(ask
     a = ask("现在是 fsdp2 + cp_size 2，单机 8 卡。如果换成 ddp，cp 还能保留吗？")
     assert lead(a.text).startswith("不行") and not a.judged_validation.ok
     assert "`fsdp2` 和 `megatron_fsdp` 都支持上下文并行" in a.text
+
+
+def test_a_bare_check_after_a_claim_judges_the_claim_on_the_stated_size(ask):
+    # "Is that so?" names nothing: the claim before it (megatron_fsdp has no TP) is what it checks
+    a = ask("My understanding is that megatron_fsdp cannot combine with tensor parallel at all, so moving off "
+            "fsdp2 would cost us our tp_size 2 on 16 GPUs. Is that so?")
+    assert a.judged["distributed"]["strategy"] == "megatron_fsdp" and a.judged_validation.ok
+    assert lead(a.text).startswith("No: `megatron_fsdp` does support tensor parallelism")
+    b = ask("megatron_fsdp can't do pp. Is tp 2 on 8 GPUs valid with it?")
+    assert not lead(b.text).startswith(("Yes, that's true", "No: `megatron_fsdp` does support"))
