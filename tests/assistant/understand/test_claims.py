@@ -12,6 +12,7 @@ from assistant.understand.claims import Claim
     ("So megatron_fsdp has no tensor parallelism, right?", {"tp"}),
     ("Is it true megatron_fsdp can't do pp or cp?", {"pp", "cp"}),  # a chain shares its denial
     ("tp isn't supported on ddp, right?", {"tp"}),  # the denial after the name
+    ("ddp and megatron_fsdp don't support pp, right?", {"pp"}),
     ("ddp 是不是不支持 tp？我们想在 4 卡上开 tp 2", {"tp"}),
     ("megatron_fsdp 完全不支持张量并行，对吧？", {"tp"}),
     ("pp 是不是不能开", {"pp"}),
@@ -28,6 +29,8 @@ def test_a_denial_names_the_features_claimed_missing(text, denied):
     "does ddp support tp 2 on 4 GPUs?",
     "megatron_fsdp 能开 cp 吗",
     "ep_size must divide dp_size * cp_size, right?",  # the names of a formula are no features
+    "We don't use pp or ep.",  # the user's own exclusion claims nothing of a strategy
+    "megatron_fsdp without pp: is tp 4 on 8 GPUs valid?",
 ])
 def test_no_denial_claims_nothing_missing(text):
     assert Claim(text).denied == frozenset()
