@@ -1,6 +1,8 @@
 """The claims a question makes ("the docstring says X defaults to True, so ...?", "ep 必须等于 dp 对吧"),
 read once (issue 18): whether it states or checks a claim at all, which claims of claims.yaml its
-words hold, and the default it claims for a named field, as the config loader would read the value.
+words hold, the default it claims for a named field, as the config loader would read the value, and
+the features it says a strategy lacks ("ddp can't do tp", "megatron_fsdp 不支持张量并行", `Claim.denied`):
+the polarity a yes/no answer on a capability is relative to, read here and nowhere else.
 compose/knowledge/corrections.py corrects them from the code (`cues.Reading.claim`).
 """
 from __future__ import annotations
@@ -12,12 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from assistant.datafile import read_yaml
+from assistant.understand.params import load_vocab, mask_formulas, normalize
 from assistant.validator.coerce import translate_value
 from assistant.validator.fields import FieldRef, field_table
 
 _PATH = Path(__file__).with_name("claims.yaml")
 MAX_QUESTION_CHARS = 8000  # a claim is stated in prose; a long paste is read only up to here
 UNKNOWN = object()  # a claimed word that is no value ("defaults to the world size")
+# What may stand between two chained feature names ("pp or cp", "TP 和 PP"): they share one denial.
+_CHAIN_GAP = re.compile(r"\s*(?:,|/|\+|&|\bor\b|\bnor\b|\band\b|、|或|和|以及|及|也)\s*(?:_size\s*)?", re.I)
 _ALTERNATIVE = re.compile(r"`?\s*(?:还是|或者|或是|or\b|/)", re.I)
 
 
@@ -35,6 +40,8 @@ class _Data:
     default_claims: tuple[re.Pattern[str], ...]
     truthy: frozenset[str]
     falsy: frozenset[str]
+    denial_before: re.Pattern[str]
+    denial_after: re.Pattern[str]
 
 
 def _rx(p: str) -> re.Pattern[str]:
@@ -51,7 +58,8 @@ def _data() -> _Data:
     rows = tuple(_Row(r["id"], tuple(_group(g) for g in r["when"]), tuple(_rx(p) for p in r.get("unless") or ()))
                  for r in d["rows"])
     return _Data(tuple(_rx(p) for p in d["cues"]), rows, tuple(_rx(p) for p in d["default_claims"]),
-                 frozenset(str(v).lower() for v in d["truthy"]), frozenset(str(v).lower() for v in d["falsy"]))
+                 frozenset(str(v).lower() for v in d["truthy"]), frozenset(str(v).lower() for v in d["falsy"]),
+                 _rx(d["denial"]["before"]), _rx(d["denial"]["after"]))
 
 
 def claim_keys() -> tuple[str, ...]:
@@ -95,6 +103,47 @@ class Claim:
         d = _data()
         return tuple((r.key, self._said[r.key]) for r in d.rows
                      if r.key in self._said and not any(p.search(self._t) for p in r.unless))
+
+    @cached_property
+    def denied(self) -> frozenset[str]:
+        """The features (vocab.yaml `features`: tp, pp, cp, ep, sp, hsdp, ...) the text says something lacks:
+        a denial right before the feature's name ("can't do tp", "has no tensor parallelism", "不支持 cp",
+        "开不了 pp") or right after it ("tp isn't supported", "pp 是不是不能开"), the names chained to it
+        sharing it ("can't do pp or cp"). A size stated beside it ("we want tp 2") does not change what the
+        claim says, unlike Params.unwanted, which is the user's own exclusion."""
+        d = _data()
+        text = mask_formulas(normalize(self._t))
+        found = sorted((m.start(), m.end(), feat) for feat, pat in load_vocab().features.items()
+                       for m in pat.finditer(text))
+        out: set[str] = set()
+        chained_to: str | None = None  # the denial the previous mention carried, while a chain goes on
+        last_end = -1
+        for start, end, feat in found:
+            gap = text[last_end:start] if last_end >= 0 else None
+            chained = gap is not None and _CHAIN_GAP.fullmatch(gap) is not None and chained_to is not None
+            if start < last_end:
+                continue  # "tp" inside "tp_size" already read
+            denied = chained or d.denial_before.search(text[max(0, start - 60):start]) is not None \
+                or d.denial_after.match(text[end:end + 40]) is not None
+            if denied:
+                out.add(feat)
+            chained_to = feat if denied else None
+            last_end = end
+        return frozenset(out)
+
+    @cached_property
+    def strategies_named(self) -> tuple[str, ...]:
+        """The strategies the text names, in the order first named: a switch names two ("we run fsdp2 ...
+        if we switch to ddp, do we keep cp?"), so a verdict on one of them says what the switch keeps."""
+        text = normalize(self._t)
+        found = []
+        for name, pat in load_vocab().strategies.items():
+            for m in pat.finditer(text):
+                if name == "fsdp2" and re.search(r"megatron[\s_-]*$", text[:m.start()], re.I):
+                    continue  # the "fsdp" of "megatron fsdp"
+                found.append((m.start(), name))
+                break
+        return tuple(n for _, n in sorted(found))
 
     def holds(self, key: str) -> bool:
         """The text is the claim of that row (every group matches; `unless` not read)."""

@@ -762,7 +762,10 @@ def extract_params(question: str) -> Params:
     prose = split_pasted(normalize(question)).prose[:MAX_PROSE_CHARS]
     # an earlier run's numbers and a number someone else claims count only where the question does not
     # restate its own
-    spans = history_spans(prose) + claimed_spans(prose)
+    # a claim that states no number ("a colleague claims ddp supports tp", "听说 megatron_fsdp 开不了 cp") says
+    # what a strategy does, not what another person ran: its strategy is the one the question is about
+    spans = history_spans(prose) + [(a, b) for a, b in claimed_spans(prose)
+                                    if re.search(NUMBER, prose[a:b], re.I)]
     if not spans:
         return found
     now_text = prose

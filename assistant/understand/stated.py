@@ -81,7 +81,7 @@ def stated_layout(params: Params, prose: str) -> Stated:
         options["pipeline.pp_microbatch_size"] = params.pp_microbatch_size
     if _SP_ON.search(prose or ""):
         options["sequence_parallel"] = True
-    if _AC_ON.search(prose or ""):
+    if _AC_ON.search(prose or "") and "ac" not in params.unwanted:  # "不开 activation checkpointing" turns it off
         options["activation_checkpointing"] = "selective" if re.search(r"selective", prose, re.I) else True
     for m in _DECIMAL_SIZE.finditer(prose or ""):
         key = m.group("key").lower()

@@ -167,10 +167,10 @@ def together(w: Writer, inp: ComposeInput) -> Part | None:
     return Part(strategy=strategy)
 
 
-def _limits_key(key: str, feats, unwanted) -> str:
+def _limits_key(key: str, feats, denied) -> str:
     """limits_no / limits_yes, or their negative-question forms when every feature of the line was asked
-    in the negative (params.unwanted: "can't do pp", "不能开 pp", "doesn't support TP, right?")."""
-    if feats and set(feats) <= set(unwanted):
+    in the negative (claims.Claim.denied: "can't do pp", "不能开 pp", "doesn't support TP, right?")."""
+    if feats and set(feats) <= set(denied):
         return {"limits_no": "limits_no_confirmed", "limits_yes": "limits_yes_contrary"}[key]
     return key
 
@@ -179,7 +179,7 @@ def limitations(w: Writer, inp: ComposeInput) -> Part:
     query, plan = inp.query, inp.plan
     feats = _limitation_features(query)
     strategies = _limitation_strategies(query)
-    unwanted = query.params.unwanted
+    unwanted = read(query).claim.denied
     all_missing: list[str] = []
 
     def names(fs):
@@ -390,7 +390,7 @@ def _clause_capability(w: Writer, inp: ComposeInput, ask) -> Part | None:
     lacks = w.p.strategy_lacks[strategy]
     missing, supported = [f for f in feats if f in lacks], [f for f in feats if f not in lacks]
     sep = "、" if w.lang == "zh" else ", "
-    unwanted = said.params.unwanted
+    unwanted = said.claim.denied
     if missing:
         w.answer(w.say(_limits_key("limits_no", missing, unwanted), strategy=strategy,
                        features=sep.join(w.p.feature(f, w.lang) for f in missing)))

@@ -8,7 +8,7 @@ from dataclasses import replace
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.quantity_lines import layout_targets, quantity_line
 from assistant.compose.knowledge.diagnose import Diagnosis, judge_stated
-from assistant.compose.writer import Writer, first_sentence, yaml_value
+from assistant.compose.writer import FEATURE_ORDER, Writer, first_sentence, yaml_value
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
@@ -78,13 +78,93 @@ def verdict_line(w: Writer, d: Diagnosis, said: Reading = _UNSAID) -> str:
     return w.say(key, message=message, code=first.code) + (w.space + fix if (fix := fix_line(w, d)) else "")
 
 
+# the parallelism a size turns on, by the names strategy_lacks uses
+_FEATURE_OF_SIZE = {"tp_size": "tp", "pp_size": "pp", "cp_size": "cp", "ep_size": "ep", "dp_replicate_size": "hsdp"}
+_STRATEGIES = ("fsdp2", "megatron_fsdp", "ddp")
+
+
+def claim_line(w: Writer, d: Diagnosis, said: Reading, whole: Reading = _UNSAID) -> str | None:
+    """"Is it true ddp can't do tp? we want tp 2 on 4 GPUs", "megatron_fsdp has no TP, right? tp_size 2 on 8":
+    the clause claims the judged strategy lacks a feature (claims.Claim.denied), so the verdict confirms or
+    contradicts that claim first ("Yes, that's true: ... cannot do TP", "No: ... does support TP"), then
+    says what the validator does with the layout. A bare clause ("Is that so?") that names no strategy
+    and denies nothing checks the claim of the whole question (`whole`) on a size the layout sets. None when no claim denies
+    anything of the judged strategy, or its features split both ways."""
+    r = d.report
+    dist = (d.judged or {}).get("distributed") or {}
+    strategy = dist.get("strategy") or "fsdp2"
+    claim = said if said.claim.denied or said.params.strategy else whole
+    if r is None or not claim.claim.denied or claim.params.strategy != strategy:
+        return None
+    if claim is whole and not any(_FEATURE_OF_SIZE[k] in claim.claim.denied for k, v in dist.items()
+                                  if k in _FEATURE_OF_SIZE and isinstance(v, int) and v > 1):
+        return None  # "megatron_fsdp can't do pp. Is tp 2 on 8 GPUs valid?": the verdict is on other sizes
+    feats = [f for f in FEATURE_ORDER if f in claim.claim.denied and f in w.p.feature_names]
+    lacks = w.p.strategy_lacks.get(strategy, {})
+    missing, has = [f for f in feats if f in lacks], [f for f in feats if f not in lacks]
+    if not feats or (missing and has):
+        return None
+    names = ("、" if w.lang == "zh" else ", ").join(w.p.feature(f, w.lang) for f in feats)
+    lead = w.say("limits_no_confirmed" if missing else "limits_yes_contrary", strategy=strategy, features=names)
+    layout = layout_text(w, d, said)
+    if missing and not r.ok:
+        first = r.errors[0]
+        rest = w.say("claim_verdict_rejected", layout=layout, code=first.code,
+                     message=(first.message_zh if w.lang == "zh" else first.message).rstrip(" .。"))
+        rest += (w.space + fix) if (fix := fix_line(w, d)) else ""
+    elif has and r.ok:
+        rest = w.say("claim_verdict_passes", layout=layout, world=d.world_size,
+                     gpn=min(d.gpus_per_node, d.world_size), mesh=w.mesh(r))
+    else:
+        rest = verdict_line(w, d, said)  # the claim answered; the layout fails or passes on other grounds
+    return lead + w.space + rest
+
+
+def switch_line(w: Writer, inp: ComposeInput, d: Diagnosis) -> str | None:
+    """"We run fsdp2 with tp_size 4 ... standardize on megatron_fsdp: can we keep TP?", "fsdp2, cp_size 4 ...
+    megatron_fsdp 能开 cp 吗": a verdict on the strategy switched to (named after the one run now,
+    claims.Claim.strategies_named) says which of the layout's parallelisms it keeps and which strategy
+    would not, or, when it drops one, which strategies keep it. None with no switch or no size above 1."""
+    r = d.report
+    dist = (d.judged or {}).get("distributed") or {}
+    strategy = dist.get("strategy")
+    named = read(inp.query).claim.strategies_named
+    if r is None or strategy not in named or named[0] == strategy:
+        return None
+    sizes = {f: (k, v) for k, f in _FEATURE_OF_SIZE.items() if isinstance(v := dist.get(k), int) and v > 1}
+    feats = [f for f in FEATURE_ORDER if f in sizes and f in w.p.feature_names]
+    if not feats:
+        return None
+    lacks = w.p.strategy_lacks
+
+    def names(fs) -> str:
+        return ("、" if w.lang == "zh" else ", ").join(w.p.feature(f, w.lang) for f in fs)
+
+    kept = [f for f in feats if f not in lacks.get(strategy, {})]
+    lost = [f for f in feats if f in lacks.get(strategy, {})]
+    lines = []
+    if kept:
+        lines.append(w.say("switch_keeps", strategy=strategy, features=names(kept),
+                           sizes=", ".join(f"`{sizes[f][0]}: {sizes[f][1]}`" for f in kept)))
+        lines += [w.say("switch_other_lacks", strategy=s, features=names([f for f in kept if f in lacks.get(s, {})]))
+                  for s in _STRATEGIES if s != strategy and any(f in lacks.get(s, {}) for f in kept)]
+    if lost:
+        keepers = [s for s in _STRATEGIES if s != strategy and not any(f in lacks.get(s, {}) for f in lost)]
+        fixed = d.fix_report.derived.strategy if d.fix_report is not None and d.fix_report.derived else None
+        if keepers and keepers != [fixed]:  # the one keeper is the fix's strategy: the fix already says it
+            keepers = [f"`{s}`" for s in keepers]
+            lines.append(w.say("switch_keepers" if len(keepers) > 1 else "switch_keeper", features=names(lost),
+                               strategies=(" 和 " if w.lang == "zh" else " and ").join(keepers)))
+    return w.space.join(lines) or None
+
+
 def advice_line(w: Writer, d: Diagnosis) -> str:
     """"Good idea?": a layout that starts is still a "no" when a warning in phrases.yaml's
     advice_against argues against it (TP across nodes, memory nearly full), then what to use instead.
     Memory over capacity is weighed with those warnings: a layout that starts but does not fit leads
     with the warning and the memory together ("it starts, but TP crosses nodes and it does not fit"),
-    then what to use instead for both; with no warning against it, the memory verdict's "no" and its
-    fix. A layout that does not start is the plain verdict's "no"."""
+    then what to use instead for both; with no warning against it, "not a good idea" on the memory alone,
+    with the estimate's knob and the fix. A layout that does not start is the plain verdict's "no"."""
     r = d.report
     if r is None:
         return verdict_line(w, d)
@@ -96,7 +176,12 @@ def advice_line(w: Writer, d: Diagnosis) -> str:
     if not against and not over_memory:
         return w.say("advice_yes", layout=layout_text(w, d), world=d.world_size, gpn=gpn, mesh=w.mesh(r))
     if not against:
-        return verdict_line(w, d)  # "No: ... does not fit in memory", with the fix that does
+        # a layout that starts but does not fit is still no good idea: the estimate's own message says
+        # by how much and which knob helps most, which is what to use instead
+        first = over_memory[0]
+        line = w.say("advice_no_memory", layout=layout_text(w, d), world=d.world_size, code=first.code,
+                     message=(first.message_zh if w.lang == "zh" else first.message).rstrip(" .。"))
+        return line + (w.space + fix if (fix := fix_line(w, d)) else "")
     nodes = max(1, d.world_size // gpn) if gpn else 1
     tp = ((d.judged or {}).get("distributed") or {}).get("tp_size", 1)
 
@@ -120,8 +205,11 @@ def advice_line(w: Writer, d: Diagnosis) -> str:
 
 
 def tp_in_node_line(w: Writer, d: Diagnosis) -> str | None:
-    """"tp4 放单机里这样还行吗": TP placed inside a node is part of what "good idea?" asks about, said after
-    the verdict whatever else (memory) weighs against the layout; None when TP is 1 or crosses nodes."""
+    """Where the TP groups sit, when they stay inside a node: asked ("tp 8 会不会跨机") or part of what
+    "good idea?" weighs ("tp4 放单机里这样还行吗"), said after the verdict whatever else (memory) weighs
+    against the layout. mesh_utils orders the dims (pp, dp_replicate, dp_shard, cp, tp), tp innermost, so
+    a TP group is consecutive ranks, one node's when tp_size divides the GPUs per node. None when the
+    layout does not start, TP is 1, or its groups cross nodes."""
     r = d.report
     if r is None or any(f.code not in ESTIMATES for f in r.errors):
         return None  # a layout that does not start: its error is the answer
@@ -130,7 +218,7 @@ def tp_in_node_line(w: Writer, d: Diagnosis) -> str | None:
     if not isinstance(tp, int) or tp <= 1 or not gpn or gpn % tp or any(
             f.code == "MW-W-TP-CROSS-NODE" for f in r.warnings):
         return None
-    return w.say("advice_tp_in_node", tp=tp, gpn=gpn)
+    return w.say("tp_inside_node", tp=tp, gpn=gpn)
 
 
 def _passes_start_up(f) -> bool:
@@ -278,7 +366,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if advice:
         w.answer(advice_line(w, d))
     else:
-        w.answer(verdict_line(w, d, asked))
+        w.answer(claim_line(w, d, asked, read(inp.query)) or verdict_line(w, d, asked))
+    w.answer(switch_line(w, inp, d))
     r = d.report
     sit = inp.query.situation
     if r is not None and r.ok and (read(inp.query).memory_worry or sit.model or inp.query.params.model_size_b):
@@ -286,12 +375,8 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         # is half the answer; with a model named, whether it fits is the other
         w.answer(quantity_line(w, "memory", r, d.judged, size_b=inp.query.params.model_size_b, said=read(inp.query),
                                  gpu=sit.gpu))
-    tp, gpn = (r.derived.tp_size if r is not None and r.derived is not None else 1), d.gpus_per_node
-    if r is not None and r.ok and "tp_in_node" in asked.cued_facts and 1 < tp <= gpn and gpn % tp == 0:
-        # "tp 8 会不会跨机": where the TP group sits is the answer, from the mesh order
-        w.answer(w.say("verdict_tp_in_node", tp=tp, gpn=gpn))
-    elif advice:
-        w.answer(tp_in_node_line(w, d))  # "good idea?": TP inside the node is fine, whatever else is warned
+    if advice or "tp_in_node" in asked.cued_facts:
+        w.answer(tp_in_node_line(w, d))  # "tp 8 会不会跨机", or "good idea?" on TP inside the node
     if r is not None and r.ok and r.derived is not None and r.derived.ep_size > 1:
         # an EP layout passes or fails on (dp*cp*tp) % ep: that arithmetic is the reason, said with it
         w.answer(quantity_line(w, "ep_shard", r, d.judged))

@@ -71,3 +71,12 @@ def test_a_number_someone_else_claims_is_not_the_users_world():
 
 def test_a_claim_alone_is_the_layout_asked_about():
     assert extract_params("A colleague says 64 GPUs are needed for ep 8. True?").world_size == 64
+
+
+def test_a_claim_with_no_number_keeps_the_strategy_it_is_about():
+    # "a colleague claims ddp supports tp": what a strategy does, not another person's run
+    assert extract_params("A colleague claims ddp supports tp. We want tp 2 on 4 GPUs, true?").strategy == "ddp"
+    assert extract_params("听说 megatron_fsdp 开不了 cp，是吧？我们 8 卡 cp_size 2").strategy == "megatron_fsdp"
+    # another person's run keeps its numbers and strategy to itself
+    p = extract_params("A teammate set ep_size: 32 with megatron_fsdp and it crashed. We use fsdp2 on 16 GPUs.")
+    assert p.strategy == "fsdp2"

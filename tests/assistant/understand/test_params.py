@@ -90,6 +90,8 @@ EN = [
     ("FSDP2 please", {"strategy": "fsdp2"}),
     ("fsdp2 or ddp?", {"strategy": None}),
     ("use fsdp2 instead of ddp", {"strategy": "fsdp2"}),
+    ("We are leaving fsdp2 for ddp to keep things simple", {"strategy": "ddp"}),  # the strategy left is not the one asked
+    ("moving off fsdp2 to megatron_fsdp", {"strategy": "megatron_fsdp"}),
 ]
 
 ZH = [

@@ -165,3 +165,11 @@ def test_command_line_overrides_in_prose_are_read_as_upstream_reads_them():
     assert cli_overrides("For the pp1 leg I pass `--distributed.pp_size 1` and keep the block.") == (("distributed.pp_size", 1),)
     assert cli_overrides("命令行 `--distributed.pp_size=1` 覆盖的") == (("distributed.pp_size", 1),)
     assert cli_overrides("torchrun --nnodes=4 --nproc-per-node=8") == ()  # launcher flags set no recipe path
+
+
+def test_activation_checkpointing_turned_off_in_prose_is_no_option_set():
+    # "不开 activation checkpointing" holds the words of "开 activation checkpointing": params reads the negation
+    off = understand("单机 8 卡 A100 40G，fsdp2，tp_size 8，不开 activation checkpointing，这样靠谱吗")
+    on = understand("单机 8 卡 A100 40G，fsdp2，tp_size 8，开了 activation checkpointing，这样靠谱吗")
+    assert "activation_checkpointing" not in off.situation.stated.options
+    assert on.situation.stated.options["activation_checkpointing"] is True

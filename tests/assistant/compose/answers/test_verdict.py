@@ -213,4 +213,53 @@ def test_a_verdict_on_the_asked_ep_says_its_own_rule_before_another_failure(ask)
 def test_tp_inside_a_node_is_said_when_asked(ask):
     # issue 18 (t9-rz-zh-14): "tp 8 会不会跨机" was left to a pitfall bullet of a diagnosis
     a = ask("4 机 32 卡，每机 8 卡，fsdp2，tp_size 8，pp_size 2。tp 8 会不会跨机？")
-    assert "`tp_size` 8 不会跨机" in a.text
+    assert "不会跨机" in a.text and "连续的 8 个 rank" in a.text and a.text.count("不会跨机") == 1
+
+
+def test_good_idea_over_memory_is_no_good_idea_with_what_to_change(ask):
+    # issue 18: a layout that starts but does not fit led "No: ..." as if it did not start
+    a = ask("Full fine-tune of Llama 3.1 70B on one node of 8x A100 40GB with fsdp2 and tp_size 8. Is that a good idea?")
+    first = lead(a.text)
+    assert first.startswith("Not a good idea") and "MW-E-MEMORY" in first and "activation_checkpointing" in first
+    assert a.text.count("consecutive ranks") == 1  # TP inside the node said once, beside the memory
+
+
+def test_a_switch_says_what_the_new_strategy_keeps_and_which_would_drop_it(ask):
+    # issue 18 (t10-cap-en-05): megatron_fsdp's mesh is (dp, cp, tp), ddp rejects tp (mesh_utils)
+    a = ask("Our 70B run uses fsdp2 with tp_size 4 on 4 nodes. Infra now standardizes on megatron_fsdp. "
+            "Is there any way to keep TP after the switch?")
+    assert a.judged["distributed"]["strategy"] == "megatron_fsdp" and a.judged_validation.ok
+    assert "`megatron_fsdp` keeps tensor parallelism (TP): `tp_size: 4`" in a.text
+    assert re.search(r"`ddp` would not: it rejects tensor parallelism", a.text)
+
+
+def test_a_true_negative_claim_with_sizes_is_confirmed_then_rejected(ask):
+    # issue 18: "No: ..." read as if the claim were wrong; ddp has no TP (mesh_utils _require_size_one)
+    a = ask("Is it true ddp can't do tp? we want tp 2 on 4 GPUs")
+    first = lead(a.text)
+    assert first.startswith("Yes, that's true") and "MW-E-DDP-PARALLEL" in first
+    assert not a.judged_validation.ok and a.judged["distributed"] == {"strategy": "ddp", "tp_size": 2}
+    assert all(validate(c, world_size=4).ok for c in shown_configs(a.text))
+
+
+def test_a_wrong_negative_claim_is_contradicted_and_the_layout_passes(ask):
+    # mixed polarity: the user says megatron_fsdp has no TP; its mesh is (dp, cp, tp)
+    a = ask("megatron_fsdp 完全不支持张量并行，对吧？我们本来打算 8 卡上 tp_size 2")
+    first = lead(a.text)
+    assert first.startswith("不是的") and "(4, 1, 2)" in first and a.judged_validation.ok
+
+
+def test_a_switch_that_drops_a_parallelism_names_the_strategies_that_keep_it(ask):
+    a = ask("现在是 fsdp2 + cp_size 2，单机 8 卡。如果换成 ddp，cp 还能保留吗？")
+    assert lead(a.text).startswith("不行") and not a.judged_validation.ok
+    assert "`fsdp2` 和 `megatron_fsdp` 都支持上下文并行" in a.text
+
+
+def test_a_bare_check_after_a_claim_judges_the_claim_on_the_stated_size(ask):
+    # "Is that so?" names nothing: the claim before it (megatron_fsdp has no TP) is what it checks
+    a = ask("My understanding is that megatron_fsdp cannot combine with tensor parallel at all, so moving off "
+            "fsdp2 would cost us our tp_size 2 on 16 GPUs. Is that so?")
+    assert a.judged["distributed"]["strategy"] == "megatron_fsdp" and a.judged_validation.ok
+    assert lead(a.text).startswith("No: `megatron_fsdp` does support tensor parallelism")
+    b = ask("megatron_fsdp can't do pp. Is tp 2 on 8 GPUs valid with it?")
+    assert not lead(b.text).startswith(("Yes, that's true", "No: `megatron_fsdp` does support"))
