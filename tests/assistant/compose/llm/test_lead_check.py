@@ -109,3 +109,13 @@ def test_the_question_quoted_back_is_no_verdict():
     assert missing_leads(parroted, [yes]) == list(yes.leads)
     assert missing_leads("这样能跑吗？能跑：16 卡下 tp_size 4、pp_size 2 通过全部启动检查。", [yes]) == []
     assert missing_leads("Does it work? Let me explain the mesh first.", [yes]) == list(yes.leads)
+
+
+@pytest.mark.parametrize("opening, want", [
+    ("Yes, that's true: `ddp` cannot do TP, so `tp_size: 2` is rejected at start-up.", "invalid"),
+    ("No, that's not true: `megatron_fsdp` supports TP; your layout passes.", "valid"),
+    ("对，没错：`ddp` 不能开 TP，所以 `tp_size: 2` 启动就报错。", "invalid"),
+    ("不对，`megatron_fsdp` 支持 TP，这个布局可以跑。", "valid"),
+])
+def test_the_truth_of_a_claim_is_read_past_to_the_layouts_verdict(opening, want):
+    assert polarity(opening, within=80) == want
