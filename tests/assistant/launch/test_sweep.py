@@ -88,3 +88,13 @@ def test_generate_configs_with_null_distributed_have_no_mesh():
         if data.get("distributed", {}) is None:
             r = validate_meshes(data, world_size=1, gpus_per_node=8)
             assert r.ok and r.codes == ["MW-W-LAUNCH-NO-MESH"], p
+
+
+@pytest.mark.skipif(not (UPSTREAM / "examples").is_dir(), reason="needs MESHWISE_UPSTREAM_SRC")
+def test_the_mining_config_is_judged_as_its_script_reads_it():
+    # mine_hard_negatives.py builds MineHardNegativesRecipe, whose setup reads cfg.dist_env only
+    path = UPSTREAM / "examples/retrieval/data_utils/mining_config.yaml"
+    script = (UPSTREAM / "nemo_automodel/recipes/retrieval/mine_hard_negatives.py").read_text(encoding="utf-8")
+    assert 'self.cfg.get("dist_env"' in script and "cfg.distributed" not in script
+    r = validate_meshes(load_yaml(path.read_bytes()), world_size=8, gpus_per_node=8)
+    assert r.ok and r.codes == ["MW-W-LAUNCH-NO-MESH-RECIPE"]
