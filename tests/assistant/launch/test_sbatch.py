@@ -44,6 +44,14 @@ def test_no_launch_command_uses_the_allocation():
     assert (l.world.world_size, l.config_path) == (24, "c.yaml")
 
 
+@pytest.mark.parametrize("gres, gpus", [("gpu:4", 4), ("gpu:h100:4", 4), ("nic:1,gpu:a100:2", 2)])
+def test_gres_gives_the_gpus_per_node_when_no_command_says_them(gres, gpus):
+    l = parse_sbatch(f"#SBATCH -N2\n#SBATCH --gres={gres}\nCONFIG=c.yaml\n")
+    assert (l.world.world_size, l.world.nodes, l.world.gpus_per_node) == (2 * gpus, 2, gpus)
+    assert f"--gres={gres}" in l.world.source
+    assert parse_sbatch("#SBATCH -N 2\n#SBATCH --gres=nic:1\nCONFIG=c.yaml\n").world is None  # no GPU count said
+
+
 def test_bad_input():
     with pytest.raises(LaunchError):
         parse_sbatch("#SBATCH -N two\n")
