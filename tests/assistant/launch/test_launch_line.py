@@ -36,6 +36,29 @@ def test_torchrun_module_and_script_forms():
     assert (l.config_path, l.world.world_size) == ("c.yaml", 2)
 
 
+def test_torchrun_options_are_read_as_torchrun_parses_them():
+    """torchrun_options.yaml is torch's get_args_parser: a flag takes no value, a prefix is accepted."""
+    l = parse_launch_line("torchrun --virtual-local-rank --nproc-per-node 4 -m nemo_automodel.cli.app c.yaml --a.b 1")
+    assert (l.config_path, l.world.world_size, l.form) == ("c.yaml", 4, "torchrun-module")
+    l = parse_launch_line("torchrun --nnode 2 --nproc-per 8 --max_restarts=3 -t 3 recipes/llm/train_ft.py -c c.yaml")
+    assert (l.config_path, l.world.world_size, l.world.nodes) == ("c.yaml", 16, 2)
+    assert l.world.source == "torchrun --nnodes 2 --nproc-per-node 8 on the launch line"
+    l = parse_launch_line("torchrun --nproc 4 -m nemo_automodel.cli.app c.yaml")  # torchrun stops: ambiguous
+    assert [w.code for w in l.warnings] == ["MW-W-LAUNCH-AMBIGUOUS"] and l.world.world_size == 1
+    with pytest.raises(LaunchError) as exc:
+        parse_launch_line("torchrun --no-such-option 1 train.py -c c.yaml")
+    assert "unrecognized" in exc.value.message
+
+
+def test_torchrun_reads_its_pet_environment_defaults():
+    # torch's `env` action: an option not on the line defaults to PET_<DEST> from the environment
+    line = "torchrun -m nemo_automodel.cli.app c.yaml"
+    l = parse_launch_line(line, env={"PET_NNODES": "2", "PET_NPROC_PER_NODE": "4"})
+    assert l.world.world_size == 8 and "PET_NPROC_PER_NODE=4 in the environment" in l.world.source
+    assert parse_launch_line("torchrun --nproc-per-node 2 " + line[9:], env={"PET_NPROC_PER_NODE": "4"}).world.world_size == 2
+    assert parse_launch_line(line).world.world_size == 1  # torchrun's own defaults: 1 node x 1 process
+
+
 def test_elastic_range_refused_fixed_range_accepted():
     with pytest.raises(LaunchError) as exc:
         parse_launch_line("torchrun --nnodes 1:4 --nproc-per-node 8 -m nemo_automodel.cli.app cfg.yaml")
