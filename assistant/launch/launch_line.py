@@ -134,6 +134,7 @@ def _torchrun(toks: list[str], i: int, env: Mapping[str, str] | None = None) -> 
                     warns.append(codes.warning("MW-W-LAUNCH-AMBIGUOUS", " ".join(argv[at:at + gone]), option=option))
                     del argv[at:at + gone]
                     continue
+            _no_substitution(argv)
             if "training_script" in msg:
                 raise LaunchError("torchrun has no script or module to run", "torchrun 没有要运行的脚本或模块") from None
             raise LaunchError(f"torchrun's argument parser stops: {msg}", f"torchrun 的参数解析器报错退出：{msg}") from None
@@ -144,14 +145,33 @@ def _torchrun(toks: list[str], i: int, env: Mapping[str, str] | None = None) -> 
         if getattr(args, dest) is None and env and env.get(var, "").strip():
             nnodes, nproc = (env[var], nproc) if dest == "nnodes" else (nnodes, env[var])
             said.append(f"{var}={env[var]} in the environment")
-    world, more = _torchrun_world(nnodes, nproc, " ".join(said))
+    try:
+        world, more, error = *_torchrun_world(nnodes, nproc, " ".join(said)), None
+    except LaunchError as exc:  # the world is unreadable, the rest of the line is not
+        world, more, error = None, [], exc
     target = toks[at]
     if (args.module and target == APP_MODULE) or (not args.module and os.path.basename(target) == "app.py"):
-        return _app(toks, at + 1, world, "torchrun-module", warns + more)
-    return _script(toks, at + 1, world, "torchrun-script", warns + more)
+        launch = _app(toks, at + 1, world, "torchrun-module", warns + more)
+    else:
+        launch = _script(toks, at + 1, world, "torchrun-script", warns + more)
+    return replace(launch, world_error=error) if error is not None else launch
+
+
+def _no_substitution(argv: list[str]) -> None:
+    """A parser stopped on a line holding `$(...)` or backticks: the shell split the command's text into
+    words the launcher never sees, so say that rather than the parser's complaint about one of them."""
+    hit = next((w for w in argv if "$(" in w or "`" in w), None)
+    if hit is not None:
+        raise LaunchError(f"the launch line runs a command ({hit} ...) whose output Meshwise cannot know: "
+                          "give its value with --env NAME=VALUE for a variable, or --world-size",
+                          f"启动命令中含有命令替换（{hit} ...），Meshwise 无法得知其输出：变量请用 --env NAME=VALUE 给出，"
+                          "或直接给出 --world-size")
 
 
 def _resolved(value: str, what: str) -> str:
+    if "$(" in value or "`" in value:
+        raise LaunchError(f"{what} is {value!r}, a command's output that Meshwise cannot know: give --world-size",
+                          f"{what} 为 {value!r}，是命令的输出，Meshwise 无法得知：请给出 --world-size")
     if "$" in value:
         raise LaunchError(f"{what} is {value!r}, a shell variable: give its value with --env NAME=VALUE (or --world-size)",
                           f"{what} 为 {value!r}，是 shell 变量：请用 --env NAME=VALUE 给出其值（或用 --world-size）")
@@ -191,6 +211,7 @@ def _app(toks: list[str], i: int, world: WorldSize | None, form: str,
         except _ArgparseStop as exc:
             msg = str(exc)
             if "ambiguous option" not in msg:
+                _no_substitution([argv[k] for k in keep])
                 raise LaunchError(f"automodel's argument parser stops: {msg}", f"automodel 的参数解析器报错退出：{msg}") from None
             option = msg.split("ambiguous option: ", 1)[1].split(" ", 1)[0].split("=", 1)[0]
             at = next(n for n, k in enumerate(keep) if argv[k].split("=", 1)[0] == option)

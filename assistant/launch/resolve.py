@@ -71,6 +71,8 @@ def _world(recipe: Mapping, launch: Launch | None, env: Mapping[str, str] | None
                   line_world, world_from_recipe(recipe, ci=False), world_from_env(env) if env is not None else None]
     found = [w for w in candidates if w is not None]
     if not found:
+        if launch and launch.world_error is not None:
+            raise launch.world_error  # the line's own world size, unreadable, and nothing else gives one
         return launch.fallback_world if launch else None
     chosen = found[0]
     # under --ci an explicit world size only stands in for a missing ci: section: no disagreement to warn of

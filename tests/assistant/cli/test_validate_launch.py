@@ -80,6 +80,13 @@ def test_elastic_and_bad_lines_exit_2(cfg, capsys):
     assert main(["validate", "--launch", f"torchrun --nnodes 1:4 -m nemo_automodel.cli.app {cfg}", "--lang", "zh"]) == 2
     assert "弹性" in capsys.readouterr().err
     assert main(["validate", "--launch", "rm -rf /"]) == 2
+    # what those messages offer works: the world size typed stands in for the one the line cannot give
+    for line in (f"torchrun --nnodes 1:4 --nproc-per-node 8 -m nemo_automodel.cli.app {cfg}",
+                 f"torchrun --nnodes $N --nproc-per-node $(nvidia-smi -L | wc -l) -m nemo_automodel.cli.app {cfg}"):
+        assert main(["validate", "--launch", line, "--world-size", "16", "--json"]) in (0, 1)
+        d = json.loads(capsys.readouterr().out)
+        assert d["world_size"] == 16 and d["world_source"] == "--world-size 16 on the command line"
+    assert main(["validate", "--launch", f"torchrun --nnodes $N -m nemo_automodel.cli.app {cfg}", "--env", "N=2"]) in (0, 1)
 
 
 def test_sbatch(cfg, tmp_path, capsys):

@@ -57,3 +57,9 @@ def test_bad_input():
         parse_sbatch("#SBATCH -N two\n")
     with pytest.raises(LaunchError):
         parse_sbatch("x" * (256 * 1024 + 1))
+
+
+def test_a_wrapped_command_that_no_longer_splits_is_not_a_crash():
+    # srun ... bash -c "torchrun '\"'": the inner words re-joined hold a lone quote
+    l = parse_sbatch("#SBATCH -N 1\n#SBATCH --gpus-per-node=2\nsrun bash -c \"torchrun '\\\"'\"\n")
+    assert l.world.world_size == 2 and l.form == "sbatch"
