@@ -204,6 +204,7 @@ def _app(toks: list[str], i: int, world: WorldSize | None, form: str,
     warnings = list(warns or [])
     argv = toks[i:]
     keep = list(range(len(argv)))  # positions in argv of the words argparse sees
+    nproc_typed, world_error = _unreadable_nproc(argv, keep)
     while True:
         try:
             args, extra = _app_parser().parse_known_args([argv[k] for k in keep])
@@ -242,8 +243,33 @@ def _app(toks: list[str], i: int, world: WorldSize | None, form: str,
         if world is None:
             n = count(args.nproc_per_node, "--nproc-per-node", "--nproc-per-node")
             world = make(1, n, f"{nproc_arg} on the launch line (one node)", f"启动命令中的 {nproc_arg}（单节点）")
+    if nproc_arg is None and nproc_typed is not None:
+        nproc_arg = nproc_typed
     return Launch(config_path=config, overrides=overrides, world=world, warnings=tuple(warnings), tokens=tuple(toks),
-                  form=form, nproc_argument=nproc_arg)
+                  form=form, nproc_argument=nproc_arg, world_error=world_error if world is None else None)
+
+
+def _unreadable_nproc(argv: list[str], keep: list[int]) -> tuple[str | None, LaunchError | None]:
+    """`--nproc-per-node $G` / `$(...)`: the shell gives the value, so argparse's int() never sees it.
+    The option (and its value) leaves `keep`; its error stands in for the world size the line cannot give."""
+    typed = error = None
+    n = 0
+    while n < len(keep):
+        word = argv[keep[n]]
+        name, eq, value = word.partition("=")
+        if name in _NPROC or (len(name) > len("--nproc") and sum(o.startswith(name) for o in _NPROC) == 1):
+            if not eq and n + 1 < len(keep):
+                value = argv[keep[n + 1]]
+            if "$" in value or "`" in value:
+                typed = word if eq else f"{word} {value}"
+                try:
+                    _resolved(value, "--nproc-per-node")
+                except LaunchError as exc:
+                    error = exc
+                del keep[n:n + (1 if eq else 2)]
+                continue
+        n += 1
+    return typed, error
 
 
 def _nproc_name(word: str) -> bool:

@@ -99,6 +99,15 @@ def test_no_nproc_means_the_machine_decides():
     assert l.world is None and l.warnings[0].code == "MW-W-LAUNCH-NPROC-LOCAL"
 
 
+@pytest.mark.parametrize("nproc", ["$G", "${G:-}", "$(nvidia-smi -L | wc -l)"])
+def test_an_automodel_nproc_the_shell_gives_is_deferred(nproc):
+    l = parse_launch_line(f"automodel cfg.yaml --nproc-per-node {nproc} --distributed.tp_size 2")
+    assert (l.config_path, l.world, l.nproc_argument) == ("cfg.yaml", None, f"--nproc-per-node {nproc}")
+    assert [o.path for o in l.overrides] == ["distributed.tp_size"] and "--world-size" in l.world_error.message
+    given = parse_launch_line(f"automodel cfg.yaml --nproc-per-node {nproc}", env={"G": "4"})
+    assert (given.world.world_size if given.world else None) == (None if "$(" in nproc else 4)
+
+
 def test_env_expands_and_unexpanded_world_is_refused():
     line = "torchrun --nnodes=${N} --nproc-per-node=${G:-8} -m nemo_automodel.cli.app cfg.yaml"
     assert parse_launch_line(line, env={"N": "3"}).world.world_size == 24
