@@ -161,7 +161,8 @@ def test_ci_over_a_folder_skips_recipes_with_no_ci_section(tmp_path, capsys):
     assert main(["validate", *files, "--ci", "--format", "junit"]) == 0
     out = capsys.readouterr().out
     assert 'tests="3"' in out and 'skipped="2"' in out and "no ci: section" in out
-    assert main(["validate", str(with_ci), "--require-ci"]) == 2  # only with --ci
+    assert main(["validate", str(with_ci), "--require-ci", "--world-size", "8"]) == 2  # only with --ci
+    assert "--require-ci goes with --ci" in capsys.readouterr().err
 
 
 def test_print_config_resolves_and_masks(cfg, capsys):
