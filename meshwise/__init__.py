@@ -12,7 +12,8 @@
 `validate` returns the object `meshwise validate --json` prints for one file, described by the JSON
 Schema `SCHEMA` (assistant/schemas/validate.schema.json): ok, errors and warnings (each with code,
 English and Chinese message, dotted path, upstream file and location), codes, derived sizes,
-suggested_fix. It raises `UnusableInput` (a ValueError) when the input is not a recipe at all.
+suggested_fix. It raises `UnusableInput` (a ValueError) when the input is not a recipe at all: not YAML,
+unreadable, or YAML with no recipe section and no distributed key (a workflow), which the CLI skips.
 The names here keep their meaning across releases; everything under `assistant` may move.
 """
 from __future__ import annotations
@@ -54,4 +55,6 @@ def validate(recipe: os.PathLike | str | bytes | Mapping, *, world_size: int, gp
     checked = check(target, text, model=model, gpu=gpu, recipe_checks=False if distributed_only else None)
     if checked.error is not None:
         raise checked.error
+    if checked.skipped is not None:  # a workflow or other YAML with no recipe section: there is no report to return
+        raise UnusableInput(checked.skipped.en, checked.skipped.zh)
     return json.loads(json.dumps(checked_json(checked), ensure_ascii=False))  # JSON values: lists, not tuples

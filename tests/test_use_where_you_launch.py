@@ -136,3 +136,40 @@ def test_the_shipped_hook_on_a_typical_repository_judges_only_its_recipes(tmp_pa
     assert failed.returncode == 1 and "recipes/bad.yaml:3:3: [MW-E-WORLD-DIVISIBLE]" in failed.stdout
     assert not re.search(r"(ci|docker-compose)\.yml:\d", failed.stdout)  # no finding placed in them
     assert ".github/workflows/ci.yml: not a recipe" in failed.stdout  # said, and skipped
+
+
+def test_the_hook_with_ci_checks_each_recipe_at_its_ci_world_and_skips_the_rest(tmp_path):
+    """`args: [--ci]` (the .pre-commit-hooks.yaml comment) on a repository laid out as upstream's examples:
+    a recipe with a ci: section is checked at its CI world, one without is said and skipped (the commit
+    passes), and with --require-ci it fails the commit."""
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    (shipped,) = yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    hook = {k: shipped[k] for k in ("id", "name", "entry", "types") if k in shipped}
+    root = tmp_path / "project"
+    (root / "examples").mkdir(parents=True)
+    (root / "examples" / "ci16.yaml").write_text(GOOD + "ci:\n  nodes: 2\n", encoding="utf-8")
+    (root / "examples" / "plain.yaml").write_text(GOOD, encoding="utf-8")
+    env = _env(tmp_path)
+    run = lambda *cmd: subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=120)  # noqa: E731
+    cmd = [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never", "--verbose"]
+
+    def config(args: list[str]) -> None:
+        conf = {"repos": [{"repo": "local", "hooks": [{**hook, "args": args, "language": "system"}]}]}
+        (root / ".pre-commit-config.yaml").write_text(yaml.safe_dump(conf, sort_keys=False), encoding="utf-8")
+        assert run("git", "add", "-A").returncode == 0
+
+    assert run("git", "init", "-q").returncode == 0
+    config(["--ci"])
+    passed = run(*cmd)
+    assert passed.returncode == 0 and "Passed" in passed.stdout, passed.stdout + passed.stderr
+    assert "examples/plain.yaml: no ci: section" in passed.stdout
+    assert "the recipe's ci: section (ci.nodes 2 x 8 GPUs per node" in passed.stdout
+    (root / "examples" / "ci16.yaml").write_text(BAD + "ci:\n  nodes: 2\n", encoding="utf-8")
+    failed = run(*cmd)
+    assert failed.returncode == 1 and "examples/ci16.yaml:3:3: [MW-E-WORLD-DIVISIBLE]" in failed.stdout
+    (root / "examples" / "ci16.yaml").write_text(GOOD + "ci:\n  nodes: 2\n", encoding="utf-8")
+    config(["--ci", "--require-ci"])
+    failed = run(*cmd)
+    assert failed.returncode == 1 and "Failed" in failed.stdout  # pre-commit exits 1 for any failing hook
+    assert "examples/plain.yaml: --ci: the recipe has no ci: section" in failed.stdout + failed.stderr

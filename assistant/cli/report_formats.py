@@ -142,7 +142,7 @@ def text(results: Sequence[Checked], lang: str = "en") -> str:
             if c.target.file not in said:  # once per file, not once per world size
                 said.add(c.target.file)
                 name = f"{c.target.file}: " if c.target.file not in (None, "-") else ""
-                blocks.append(name + c.skipped[1 if lang == "zh" else 0])
+                blocks.append(name + (c.skipped.zh if lang == "zh" else c.skipped.en))
             continue
         if c.report is None:
             continue  # said on standard error by the command (unusable_lines)
@@ -183,7 +183,7 @@ def checked_json(c: Checked) -> dict:
     t = c.target
     head = {"file": t.file, "world_source": t.world_source}
     if c.skipped is not None:
-        return {**head, "ok": None, "skipped": {"message": c.skipped[0], "message_zh": c.skipped[1]},
+        return {**head, "ok": None, "skipped": {"message": c.skipped.en, "message_zh": c.skipped.zh, "reason": c.skipped.reason},
                 "world_size": t.world_size, "gpus_per_node": t.gpus_per_node}
     if c.report is None:
         e = c.error
@@ -339,7 +339,7 @@ def junit(results: Sequence[Checked], lang: str = "en", fail_on_warnings: bool =
         code = c.exit_code(fail_on_warnings)
         if c.skipped is not None:
             skipped += 1
-            ET.SubElement(case, "skipped", message=c.skipped[1 if lang == "zh" else 0])
+            ET.SubElement(case, "skipped", message=(c.skipped.zh if lang == "zh" else c.skipped.en))
         elif c.report is None:
             errors += 1
             ET.SubElement(case, "error", message=_error_text(c, lang), type="unusable-input")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 from assistant.launch.meshes import validate_meshes
 from assistant.validator import UnusableInput, ValidationReport, check_world, is_recipe_like
@@ -21,8 +21,24 @@ from assistant.validator.locate import Location, locate_report
 from assistant.validator.report import Finding
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNUSABLE = 0, 1, 2
-NOT_A_RECIPE = ("not a recipe (no recipe section such as distributed: or model:, and no distributed key), skipped",
-                "不是 recipe（没有 distributed:、model: 等 recipe 段，也没有 distributed 字段），已跳过")
+
+
+class Skip(NamedTuple):
+    """Why nothing was judged about a file (exit 0): the message in both languages and a stable reason."""
+    en: str
+    zh: str
+    reason: str  # "not-a-recipe" or "no-ci-section" (validate.schema.json)
+
+
+NOT_A_RECIPE = Skip("not a recipe (no recipe section such as distributed: or model:, and no distributed key), skipped",
+                    "不是 recipe（没有 distributed:、model: 等 recipe 段，也没有 distributed 字段），已跳过", "not-a-recipe")
+
+# `--ci` over a folder: upstream's CI never runs a recipe with no ci: section, so there is no CI world to check
+# it at; a pre-commit or CI sweep over every file meets many (--require-ci makes it an error instead)
+NO_CI_SECTION = Skip("no ci: section and no world size given (--world-size, --launch, --env WORLD_SIZE=N), not checked; "
+                     "skipped (--require-ci to fail instead)",
+                     "没有 ci: 段，也没有给出 world size（--world-size、--launch、--env WORLD_SIZE=N），未校验，已跳过"
+                     "（加 --require-ci 则报错）", "no-ci-section")
 
 
 @dataclass(frozen=True)
@@ -39,6 +55,7 @@ class Target:
     # the file could not be read as launched (not YAML, an unset ${VAR}, no ci: section with --ci, no world
     # size): this target's error, as an unreadable file is; world_size and gpus_per_node may then be None
     error: UnusableInput | None = None
+    skipped: Skip | None = None  # nothing was judged, and why (NO_CI_SECTION, NOT_A_RECIPE)
 
 
 @dataclass(frozen=True)
@@ -47,7 +64,7 @@ class Checked:
     report: ValidationReport | None
     located: tuple[tuple[Finding, Location], ...] = ()
     error: UnusableInput | None = None  # the input could not be read or is not a recipe
-    skipped: tuple[str, str] | None = None  # (en, zh): the YAML is no recipe, so nothing was judged
+    skipped: Skip | None = None  # nothing was judged: the YAML is no recipe, or --ci found no CI world
 
     def exit_code(self, fail_on_warnings: bool = False) -> int:
         if self.skipped is not None:
@@ -103,6 +120,9 @@ def check_all(targets: Iterable[Target], **validate_kw: Any) -> list[Checked]:
     for t in targets:
         if t.error is not None:
             out.append(Checked(t, None, error=t.error))
+            continue
+        if t.skipped is not None:
+            out.append(Checked(t, None, skipped=t.skipped))
             continue
         if t.file not in texts:
             try:

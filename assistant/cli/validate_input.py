@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import yaml
 
 from assistant.cli.validate_argv import regroup
-from assistant.cli.validate_files import Checked, Target, read_input
+from assistant.cli.validate_files import NO_CI_SECTION, NOT_A_RECIPE, Checked, Skip, Target, read_input
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.launch import Launch, LaunchError, WorldSize, codes, edited_line, fix_as_overrides
 from assistant.launch.as_launched import not_expressible
@@ -25,7 +25,7 @@ from assistant.launch.resolve import Resolved, resolve
 from assistant.launch.sbatch import MAX_SCRIPT, parse_sbatch
 from assistant.launch.types import LaunchWarning
 from assistant.launch.counts import make
-from assistant.validator import UnusableInput, ValidationReport, check_world, is_whole_recipe
+from assistant.validator import UnusableInput, ValidationReport, check_world, is_recipe_like, is_whole_recipe
 from assistant.validator import coerce
 
 # upstream's loader masks values of these keys when it prints a config (loader.py SENSITIVE_KEY_SUBSTRINGS)
@@ -35,6 +35,9 @@ _NO_WORLD = (
     "--launch \"automodel cfg.yaml --nproc-per-node N\", --sbatch job.sub, --ci, --env WORLD_SIZE=N",
     "请给出 --world-size N，或 --nodes N（配合 --gpus-per-node G，默认 8），或能说明规模的启动方式："
     "--launch \"automodel cfg.yaml --nproc-per-node N\"、--sbatch job.sub、--ci、--env WORLD_SIZE=N")
+_NO_CI = ("--ci: the recipe has no ci: section, and nothing else gives the world size (--world-size, --launch, "
+          "--sbatch, --env WORLD_SIZE=N)",
+          "--ci：recipe 中没有 ci: 段，也没有其他来源给出 world size（--world-size、--launch、--sbatch、--env WORLD_SIZE=N）")
 # automodel's and torchrun's own options (cli/app.py build_parser, torchrun): typed after `meshwise validate
 # FILE`, each would only set a recipe key of that name
 _LAUNCHER_FLAGS = frozenset({"nproc-per-node", "nproc_per_node", "nnodes", "nproc", "standalone"})
@@ -56,7 +59,10 @@ def add_launch_arguments(p: argparse.ArgumentParser) -> None:
                           "torchrun ... -m nemo_automodel.cli.app cfg.yaml ..., torchrun ... recipes/llm/train_ft.py -c cfg.yaml ...")
     src.add_argument("--sbatch", metavar="FILE", help="an sbatch script (#SBATCH -N / --gpus-per-node / --gres, CONFIG=, the torchrun line)")
     g.add_argument("--ci", action="store_true", help="check at the recipe's own ci: section (nodes x GPUs per node, "
-                   "its overrides), as upstream's CI runs it")
+                   "its overrides), as upstream's CI runs it; a recipe with none is checked at the world size given "
+                   "(--world-size, the launch, the environment), else skipped and said so (exit 0)")
+    g.add_argument("--require-ci", action="store_true",
+                   help="with --ci: a recipe with no ci: section and no other world size is an error (exit 2), not a skip")
     g.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                    help="an environment variable for ${VAR} references and WORLD_SIZE / SLURM_* (repeatable)")
     g.add_argument("--shell-env", action="store_true", help="also read this shell's environment (off by default)")
@@ -68,7 +74,15 @@ def add_launch_arguments(p: argparse.ArgumentParser) -> None:
 def launch_inputs(args: argparse.Namespace) -> bool:
     """Whether the call says anything about the launch (else validate reads its files as before)."""
     return bool(getattr(args, "_extra", None) or args.launch is not None or args.sbatch is not None or args.ci
-                or args.env or args.shell_env or args.print_config)
+                or args.require_ci or args.env or args.shell_env or args.print_config)
+
+
+class NotChecked(Exception):
+    """A file the call says nothing can be judged about: skipped, with why (en, zh), exit 0."""
+
+    def __init__(self, reason: Skip):
+        super().__init__(reason.en)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -237,8 +251,12 @@ def read_launched(args: argparse.Namespace, name: str | None, launch: Launch | N
     if world is None:
         if args.print_config:
             world = make(None, None, "not needed to print the config", "打印配置不需要 world size", world_size=1)
+        elif args.ci and not is_recipe_like(resolved.recipe):
+            raise NotChecked(NOT_A_RECIPE)
+        elif args.ci and not args.require_ci:
+            raise NotChecked(NO_CI_SECTION)
         elif args.ci:
-            raise UnusableInput("--ci: the recipe has no ci: section", "--ci：recipe 中没有 ci: 段")
+            raise UnusableInput(*_NO_CI)
         else:
             raise _with_warnings(UnusableInput(*_NO_WORLD), typed_warnings)
     if world.gpus_per_node is None and args.gpus_per_node is not None:
@@ -258,11 +276,19 @@ def launch_targets(args: argparse.Namespace, world_of_flags: Callable) -> tuple[
     files = args.file or ([launch.config_path] if launch and launch.config_path else [None])
     if launch is not None and launch.config_path is None and not args.file:
         raise LaunchError("the launch line names no config file", "启动命令中没有 config 文件")
-    targets, launches = [], []
+    if args.require_ci and not args.ci:
+        raise LaunchError("--require-ci goes with --ci", "--require-ci 需与 --ci 一起使用")
+    targets, launches, seen = [], [], set()
     for name in files:
         for e in explicit:
             try:
                 launched = read_launched(args, name, launch, env, e)
+            except NotChecked as skip:
+                if name not in seen:  # said once per file, not once per world size
+                    seen.add(name)
+                    targets.append(Target(name, None, None, skipped=skip.reason))
+                    launches.append(None)
+                continue
             except UnusableInput as exc:
                 if args.print_config:
                     raise
@@ -271,6 +297,10 @@ def launch_targets(args: argparse.Namespace, world_of_flags: Callable) -> tuple[
                                       error=_with_warnings(exc, launch.warnings if launch else ())))
                 launches.append(None)
                 continue
+            w = launched.world
+            if (name, w.world_size, w.gpus_per_node, w.source) in seen:
+                continue  # `--ci --world-size 8,16`: the ci: section gives one world whatever the fallbacks
+            seen.add((name, w.world_size, w.gpus_per_node, w.source))
             source = launched.world.source_zh if args.lang == "zh" else launched.world.source
             targets.append(Target(name, launched.world_size, launched.gpus_per_node, overrides=launched.resolved.overrides,
                                   recipe=launched.resolved.recipe, world_source=source))

@@ -5,7 +5,8 @@
   `--nproc_per_node`, parse_known_args, abbreviations allowed) takes its two arguments; the rest goes
   to parse_cli_argv with the config as default. A single node: interactive.py runs N processes.
 - `torchrun [torchrun options] -m nemo_automodel.cli.app cfg.yaml overrides`: the same app, under
-  torchrun's `--nnodes` x `--nproc-per-node` (an elastic MIN:MAX is refused).
+  torchrun's `--nnodes` x `--nproc-per-node` (an elastic MIN:MAX is refused), the options parsed by
+  argparse as torchrun declares them (torchrun_options.yaml: its flags, prefixes, PET_* defaults).
 - `torchrun [options] recipes/llm/train_ft.py -c cfg overrides` (or any recipe script / module, or
   `python script.py -c cfg`, `python -m nemo_automodel.recipes.llm.train_ft --config cfg`): the script's
   parse_args_and_load_config reads all its arguments. With python alone nothing sets WORLD_SIZE, so
@@ -16,7 +17,10 @@ from __future__ import annotations
 import argparse
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Mapping
+
+from assistant.datafile import read_yaml
 
 from assistant.launch import codes
 from assistant.launch.overrides import split_argv
@@ -28,10 +32,8 @@ APP_MODULE = "nemo_automodel.cli.app"
 APP_PROGRAMS = ("automodel", "am")
 TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 _PYTHONS = ("python", "python3")
-# torchrun options that take no value (torch/distributed/run.py get_args_parser)
-_TORCHRUN_FLAGS = frozenset({"--standalone", "-m", "--module", "--no-python", "--no_python", "--run-path", "--run_path"})
+_TORCHRUN = read_yaml(Path(__file__).resolve().parent / "torchrun_options.yaml")
 _NPROC = ("--nproc-per-node", "--nproc_per_node")
-_NNODES = ("--nnodes",)
 
 
 class _ArgparseStop(Exception):
@@ -76,7 +78,7 @@ def parse_launch_line(line: str, *, env: Mapping[str, str] | None = None) -> Lau
         if i + 1 < len(toks) and toks[i + 1] == "-m":
             mod = toks[i + 2] if i + 2 < len(toks) else ""
             if mod in TORCHRUN_MODULES:
-                return _torchrun(toks, i + 3)
+                return _torchrun(toks, i + 3, env)
             if mod == APP_MODULE:
                 return _app(toks, i + 3, None, "automodel")
             return _script(toks, i + 3, None, "script")
@@ -85,7 +87,7 @@ def parse_launch_line(line: str, *, env: Mapping[str, str] | None = None) -> Lau
                 return _app(toks, i + 2, None, "automodel")
             return _script(toks, i + 2, None, "script")
     if prog == "torchrun":
-        return _torchrun(toks, i + 1)
+        return _torchrun(toks, i + 1, env)
     raise LaunchError(
         f"cannot read a launch line that starts with {toks[i]!r}: use automodel / am, torchrun ... -m "
         f"{APP_MODULE}, torchrun ... a recipe script -c cfg, or python script.py -c cfg",
@@ -93,45 +95,83 @@ def parse_launch_line(line: str, *, env: Mapping[str, str] | None = None) -> Lau
         "torchrun ... 配方脚本 -c cfg，或 python script.py -c cfg")
 
 
-def _opt(tok: str, names: tuple[str, ...], toks: list[str], i: int) -> tuple[str, int] | None:
-    """(value, next index) when toks[i] is one of `names`, in the `--x=v` or `--x v` form."""
-    for n in names:
-        if tok == n and i + 1 < len(toks):
-            return toks[i + 1], i + 2
-        if tok.startswith(n + "="):
-            return tok[len(n) + 1:], i + 1
-    return None
+class _Said(argparse.Action):
+    """Stores the value and keeps the order the world-sizing options were typed in (for the source text)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.said = [*(x for x in namespace.said if x[0] != self.dest), (self.dest, values)]
 
 
-def _torchrun(toks: list[str], i: int) -> Launch:
-    nnodes = nproc = None
-    said: list[str] = []
-    module = False
-    while i < len(toks) and toks[i].startswith("-"):
-        tok = toks[i]
-        if (got := _opt(tok, _NNODES, toks, i)) is not None:
-            nnodes, i = got[0], got[1]
-            said.append(f"--nnodes {nnodes}")
-            continue
-        if (got := _opt(tok, _NPROC, toks, i)) is not None:
-            nproc, i = got[0], got[1]
-            said.append(f"--nproc-per-node {nproc}")
-            continue
-        if tok in ("-m", "--module"):
-            module = True
-            i += 1
-            continue
-        i += 1 if tok in _TORCHRUN_FLAGS or "=" in tok else 2
-    if i >= len(toks):
-        raise LaunchError("torchrun has no script or module to run", "torchrun 没有要运行的脚本或模块")
-    target = toks[i]
-    world, warns = _torchrun_world(nnodes, nproc, " ".join(said))
-    if (module and target == APP_MODULE) or (not module and os.path.basename(target) == "app.py"):
-        return _app(toks, i + 1, world, "torchrun-module", warns)
-    return _script(toks, i + 1, world, "torchrun-script", warns)
+def _torchrun_parser() -> argparse.ArgumentParser:
+    """torchrun's get_args_parser as data (torchrun_options.yaml): the same names, values and prefixes."""
+    p = _AppParser(prog="torchrun", add_help=False)
+    for names in _TORCHRUN["takes_value"]:
+        sizes = names[0] in ("--nnodes", "--nproc-per-node")
+        p.add_argument(*names, action=_Said if sizes else "store", default=None)
+    for names in _TORCHRUN["flags"]:
+        p.add_argument(*names, action="store_true")
+    p.add_argument("training_script")
+    p.add_argument("training_script_args", nargs=argparse.REMAINDER)
+    return p
+
+
+def _torchrun(toks: list[str], i: int, env: Mapping[str, str] | None = None) -> Launch:
+    argv = toks[i:]
+    warns: list[LaunchWarning] = []
+    while True:
+        try:
+            args = _torchrun_parser().parse_args(argv, namespace=argparse.Namespace(said=[]))
+            break
+        except _ArgparseStop as exc:
+            msg = str(exc)
+            if "ambiguous option" in msg:
+                # torchrun stops here too; said as the automodel line says it, and the option dropped
+                option = msg.split("ambiguous option: ", 1)[1].split(" ", 1)[0].split("=", 1)[0]
+                at = next((n for n, w in enumerate(argv) if w.split("=", 1)[0] == option), None)
+                if at is not None:
+                    gone = 2 if "=" not in argv[at] and at + 1 < len(argv) and not argv[at + 1].startswith("-") else 1
+                    warns.append(codes.warning("MW-W-LAUNCH-AMBIGUOUS", " ".join(argv[at:at + gone]), option=option))
+                    del argv[at:at + gone]
+                    continue
+            _no_substitution(argv)
+            if "training_script" in msg:
+                raise LaunchError("torchrun has no script or module to run", "torchrun 没有要运行的脚本或模块") from None
+            raise LaunchError(f"torchrun's argument parser stops: {msg}", f"torchrun 的参数解析器报错退出：{msg}") from None
+    at = len(toks) - len(args.training_script_args) - 1  # the script or module: REMAINDER holds every word after it
+    said = [f"--{dest.replace('_', '-')} {value}" for dest, value in args.said]
+    nnodes, nproc = args.nnodes, args.nproc_per_node
+    for dest, var in _TORCHRUN["env_default"].items():  # torch's `env` action: PET_<DEST> is the default
+        if getattr(args, dest) is None and env and env.get(var, "").strip():
+            nnodes, nproc = (env[var], nproc) if dest == "nnodes" else (nnodes, env[var])
+            said.append(f"{var}={env[var]} in the environment")
+    try:
+        world, more, error = *_torchrun_world(nnodes, nproc, " ".join(said)), None
+    except LaunchError as exc:  # the world is unreadable, the rest of the line is not
+        world, more, error = None, [], exc
+    target = toks[at]
+    if (args.module and target == APP_MODULE) or (not args.module and os.path.basename(target) == "app.py"):
+        launch = _app(toks, at + 1, world, "torchrun-module", warns + more)
+    else:
+        launch = _script(toks, at + 1, world, "torchrun-script", warns + more)
+    return replace(launch, world_error=error) if error is not None else launch
+
+
+def _no_substitution(argv: list[str]) -> None:
+    """A parser stopped on a line holding `$(...)` or backticks: the shell split the command's text into
+    words the launcher never sees, so say that rather than the parser's complaint about one of them."""
+    hit = next((w for w in argv if "$(" in w or "`" in w), None)
+    if hit is not None:
+        raise LaunchError(f"the launch line runs a command ({hit} ...) whose output Meshwise cannot know: "
+                          "give its value with --env NAME=VALUE for a variable, or --world-size",
+                          f"启动命令中含有命令替换（{hit} ...），Meshwise 无法得知其输出：变量请用 --env NAME=VALUE 给出，"
+                          "或直接给出 --world-size")
 
 
 def _resolved(value: str, what: str) -> str:
+    if "$(" in value or "`" in value:
+        raise LaunchError(f"{what} is {value!r}, a command's output that Meshwise cannot know: give --world-size",
+                          f"{what} 为 {value!r}，是命令的输出，Meshwise 无法得知：请给出 --world-size")
     if "$" in value:
         raise LaunchError(f"{what} is {value!r}, a shell variable: give its value with --env NAME=VALUE (or --world-size)",
                           f"{what} 为 {value!r}，是 shell 变量：请用 --env NAME=VALUE 给出其值（或用 --world-size）")
@@ -164,6 +204,7 @@ def _app(toks: list[str], i: int, world: WorldSize | None, form: str,
     warnings = list(warns or [])
     argv = toks[i:]
     keep = list(range(len(argv)))  # positions in argv of the words argparse sees
+    nproc_typed, world_error = _unreadable_nproc(argv, keep)
     while True:
         try:
             args, extra = _app_parser().parse_known_args([argv[k] for k in keep])
@@ -171,6 +212,7 @@ def _app(toks: list[str], i: int, world: WorldSize | None, form: str,
         except _ArgparseStop as exc:
             msg = str(exc)
             if "ambiguous option" not in msg:
+                _no_substitution([argv[k] for k in keep])
                 raise LaunchError(f"automodel's argument parser stops: {msg}", f"automodel 的参数解析器报错退出：{msg}") from None
             option = msg.split("ambiguous option: ", 1)[1].split(" ", 1)[0].split("=", 1)[0]
             at = next(n for n, k in enumerate(keep) if argv[k].split("=", 1)[0] == option)
@@ -201,8 +243,33 @@ def _app(toks: list[str], i: int, world: WorldSize | None, form: str,
         if world is None:
             n = count(args.nproc_per_node, "--nproc-per-node", "--nproc-per-node")
             world = make(1, n, f"{nproc_arg} on the launch line (one node)", f"启动命令中的 {nproc_arg}（单节点）")
+    if nproc_arg is None and nproc_typed is not None:
+        nproc_arg = nproc_typed
     return Launch(config_path=config, overrides=overrides, world=world, warnings=tuple(warnings), tokens=tuple(toks),
-                  form=form, nproc_argument=nproc_arg)
+                  form=form, nproc_argument=nproc_arg, world_error=world_error if world is None else None)
+
+
+def _unreadable_nproc(argv: list[str], keep: list[int]) -> tuple[str | None, LaunchError | None]:
+    """`--nproc-per-node $G` / `$(...)`: the shell gives the value, so argparse's int() never sees it.
+    The option (and its value) leaves `keep`; its error stands in for the world size the line cannot give."""
+    typed = error = None
+    n = 0
+    while n < len(keep):
+        word = argv[keep[n]]
+        name, eq, value = word.partition("=")
+        if name in _NPROC or (len(name) > len("--nproc") and sum(o.startswith(name) for o in _NPROC) == 1):
+            if not eq and n + 1 < len(keep):
+                value = argv[keep[n + 1]]
+            if "$" in value or "`" in value:
+                typed = word if eq else f"{word} {value}"
+                try:
+                    _resolved(value, "--nproc-per-node")
+                except LaunchError as exc:
+                    error = exc
+                del keep[n:n + (1 if eq else 2)]
+                continue
+        n += 1
+    return typed, error
 
 
 def _nproc_name(word: str) -> bool:

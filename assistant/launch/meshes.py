@@ -9,6 +9,8 @@
   skips the distributed setup, so there is no mesh to check.
 - A speculative-decoding recipe (mesh_optional.yaml: Eagle, DFlash, ...) with no `distributed:` section:
   it builds no mesh and runs DDP over the world.
+- A recipe that never builds a mesh (no_mesh_recipes.yaml: hard-negative mining reads only `dist_env:`),
+  named by `recipe:` or, in a config its script loads with no `recipe:` key, by its own section (`mining:`).
 """
 from __future__ import annotations
 
@@ -36,11 +38,31 @@ def mesh_optional(recipe: Any) -> str | None:
     """The recipe class name when it builds a mesh only from a distributed: section and has none, else None."""
     if not isinstance(recipe, Mapping) or "distributed" in recipe:
         return None
+    name = _recipe_name(recipe)
+    return name if name in MESH_OPTIONAL else None
+
+
+NO_MESH: dict[str, dict[str, str]] = read_yaml(Path(__file__).resolve().parent / "no_mesh_recipes.yaml")
+
+
+def _recipe_name(recipe: Mapping) -> str | None:
     target = recipe.get("recipe")
     if isinstance(target, Mapping):
         target = target.get("_target_")
-    name = target.rsplit(".", 1)[-1].strip() if isinstance(target, str) else None
-    return name if name in MESH_OPTIONAL else None
+    return target.rsplit(".", 1)[-1].strip() if isinstance(target, str) else None
+
+
+def builds_no_mesh(recipe: Any) -> str | None:
+    """The recipe class that never builds a device mesh, named by `recipe:` or (no `recipe:` and no
+    `distributed:`) marked by its own section, else None."""
+    if not isinstance(recipe, Mapping):
+        return None
+    name = _recipe_name(recipe)
+    if name is not None:
+        return name if name in NO_MESH else None
+    if "distributed" in recipe:
+        return None
+    return next((n for n, row in NO_MESH.items() if isinstance(recipe.get(row["section"]), Mapping)), None)
 
 
 def reads_fsdp_section(recipe: Any) -> str | None:
@@ -133,6 +155,12 @@ def validate_meshes(recipe: Any, *, world_size: int, gpus_per_node: int, **kwarg
     if name := mesh_optional(recipe):
         return _not_read("MW-W-LAUNCH-MESH-OPTIONAL", "distributed", world_size, gpus_per_node, recipe=name,
                          file=MESH_OPTIONAL[name])
+    if name := builds_no_mesh(recipe):
+        row = NO_MESH[name]
+        # placed on what the recipe does read (its dist_env: section), else on its own section
+        path = "dist_env" if "dist_env" in recipe else ("recipe" if "recipe" in recipe else row["section"])
+        return _not_read("MW-W-LAUNCH-NO-MESH-RECIPE", path, world_size, gpus_per_node, recipe=name,
+                         file=row["file"], script=row["script"])
     if section := reads_fsdp_section(recipe):
         return _not_read("MW-W-LAUNCH-NOT-DISTRIBUTED", section, world_size, gpus_per_node, section=section)
     kd = check_kd(recipe, world_size, gpus_per_node, lambda r, **kw: validate(r, **{**kwargs, **kw}))

@@ -3,10 +3,12 @@
 Order, as upstream builds the config: the YAML is loaded with its environment references resolved
 (ConfigNode resolves while loading, so an unset variable fails before any override is applied), then
 the overrides are set in order (CI's layers first with `ci`, then the launch line's, then those typed
-after the file), each value resolved in its turn. The world size: explicit flags, else `ci:` with
-`ci`, else the recipe's launcher section when the line is `automodel` (cli/app.py sends the job there
-and ignores --nproc-per-node), else the launch line or sbatch script, else the launcher section, else
-the environment, else the launch's fallback (one process for `python script.py`).
+after the file), each value resolved in its turn. The world size: with `ci`, the recipe's `ci:` section
+(asked for by name, so it comes first: an explicit world size is then the fallback for the recipes
+without one, as a `--ci --world-size 8` sweep over a folder needs); then explicit flags, else the
+recipe's launcher section when the line is `automodel` (cli/app.py sends the job there and ignores
+--nproc-per-node), else the launch line or sbatch script, else the launcher section, else the
+environment, else the launch's fallback (one process for `python script.py`).
 """
 from __future__ import annotations
 
@@ -63,14 +65,19 @@ def _world(recipe: Mapping, launch: Launch | None, env: Mapping[str, str] | None
         line_world = None
     else:
         line_world = launch.world if launch else None
-    candidates = [explicit, world_from_recipe(recipe, ci=True) if ci else None,
+    ci_world = world_from_recipe(recipe, ci=True) if ci else None
+    candidates = [ci_world, explicit,
                   world_from_recipe(recipe, ci=False) if section and launch and launch.form == "automodel" else None,
                   line_world, world_from_recipe(recipe, ci=False), world_from_env(env) if env is not None else None]
     found = [w for w in candidates if w is not None]
     if not found:
+        if launch and launch.world_error is not None:
+            raise launch.world_error  # the line's own world size, unreadable, and nothing else gives one
         return launch.fallback_world if launch else None
     chosen = found[0]
-    other = next((w for w in found[1:] if w.world_size != chosen.world_size), None)
+    # under --ci an explicit world size only stands in for a missing ci: section: no disagreement to warn of
+    rest = [w for w in found[1:] if not (chosen is ci_world and w is explicit)]
+    other = next((w for w in rest if w.world_size != chosen.world_size), None)
     if other is not None:
         warnings.append(codes.warning("MW-W-LAUNCH-WORLD-DIFFERS", None, world_size=chosen.world_size,
                                       source=chosen.source, source_zh=chosen.source_zh, other_world=other.world_size,

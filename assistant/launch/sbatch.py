@@ -82,7 +82,10 @@ def _command(words: list[str]) -> list[str] | None:
             except ValueError:
                 continue
             for part in " ".join(inner).split("&&"):
-                got = _command(shlex.split(part))
+                try:
+                    got = _command(shlex.split(part))
+                except ValueError:  # the inner text re-joined no longer splits: not a command to read
+                    continue
                 if got:
                     return got
     return None

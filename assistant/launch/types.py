@@ -48,6 +48,9 @@ class Launch:
     # the world when nothing else says it: `python script.py` with no torchrun runs one process unless the
     # launch environment sets WORLD_SIZE (init_utils.get_world_size_safe), so the environment comes first
     fallback_world: WorldSize | None = None
+    # the line says the world size in a way that cannot be read (`--nnodes $N` with no --env, an elastic
+    # MIN:MAX, `$(nvidia-smi -L | wc -l)`): raised only when nothing else (--world-size, ci:, ...) gives it
+    world_error: "LaunchError | None" = None
 
 
 class LaunchError(UnusableInput):

@@ -43,4 +43,7 @@ def test_unusable_input_raises():
         validate(Path("/nonexistent/recipe.yaml"), world_size=8)
     with pytest.raises(UnusableInput):
         validate(42, world_size=8)  # type: ignore[arg-type]
+    with pytest.raises(UnusableInput) as exc:  # the CLI skips it; the API has no report to return for it
+        validate("on: [push]\njobs: {}\n", world_size=8)
+    assert "not a recipe" in exc.value.message and exc.value.message_zh
     assert issubclass(UnusableInput, ValueError)

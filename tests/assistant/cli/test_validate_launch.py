@@ -80,6 +80,13 @@ def test_elastic_and_bad_lines_exit_2(cfg, capsys):
     assert main(["validate", "--launch", f"torchrun --nnodes 1:4 -m nemo_automodel.cli.app {cfg}", "--lang", "zh"]) == 2
     assert "弹性" in capsys.readouterr().err
     assert main(["validate", "--launch", "rm -rf /"]) == 2
+    # what those messages offer works: the world size typed stands in for the one the line cannot give
+    for line in (f"torchrun --nnodes 1:4 --nproc-per-node 8 -m nemo_automodel.cli.app {cfg}",
+                 f"torchrun --nnodes $N --nproc-per-node $(nvidia-smi -L | wc -l) -m nemo_automodel.cli.app {cfg}"):
+        assert main(["validate", "--launch", line, "--world-size", "16", "--json"]) in (0, 1)
+        d = json.loads(capsys.readouterr().out)
+        assert d["world_size"] == 16 and d["world_source"] == "--world-size 16 on the command line"
+    assert main(["validate", "--launch", f"torchrun --nnodes $N -m nemo_automodel.cli.app {cfg}", "--env", "N=2"]) in (0, 1)
 
 
 def test_sbatch(cfg, tmp_path, capsys):
@@ -122,8 +129,40 @@ def test_ci_section(tmp_path, capsys):
     assert main(["validate", str(p), "--ci", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["world_size"] == 8 and "cluster_tag gb200" in d["world_source"] and d["derived"]["ep_size"] == 8
-    p.write_text("distributed: {}\n", encoding="utf-8")
-    assert main(["validate", str(p), "--ci"]) == 2
+    # --world-size with --ci stands in only where the recipe has no ci: section: the section still decides
+    assert main(["validate", str(p), "--ci", "--world-size", "16,32", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["world_size"] == 8 and not d["launch_warnings"]  # one target, no disagreement warned
+
+
+def test_ci_over_a_folder_skips_recipes_with_no_ci_section(tmp_path, capsys):
+    """A pre-commit / CI sweep with --ci meets recipes upstream's CI never runs: each is skipped and said
+    so (exit 0), checked at an explicit world size when one is given, and an error only with --require-ci."""
+    with_ci, without, workflow = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "w.yaml"
+    with_ci.write_text("recipe: X\ndistributed:\n  tp_size: 2\nci:\n  nodes: 2\n", encoding="utf-8")
+    without.write_text("recipe: X\ndistributed:\n  tp_size: 3\n", encoding="utf-8")
+    workflow.write_text("on: [push]\njobs: {}\n", encoding="utf-8")
+    files = [str(with_ci), str(without), str(workflow)]
+    assert main(["validate", *files, "--ci", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [r["ok"] for r in d["reports"]] == [True, None, None] and d["ok"] is True
+    assert d["reports"][0]["world_size"] == 16
+    assert [r["skipped"]["reason"] for r in d["reports"][1:]] == ["no-ci-section", "not-a-recipe"]
+    assert main(["validate", *files, "--ci"]) == 0
+    assert f"{without}: no ci: section" in capsys.readouterr().out
+    # an explicit world size checks the recipe with no ci: section there (tp 3 does not divide 8)
+    assert main(["validate", *files, "--ci", "--world-size", "8", "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert [r["world_size"] for r in d["reports"][:2]] == [16, 8] and d["reports"][1]["ok"] is False
+    assert d["reports"][2]["skipped"]["reason"] == "not-a-recipe"
+    assert "--world-size 8" in d["reports"][1]["world_source"]
+    assert main(["validate", *files, "--ci", "--require-ci"]) == 2
+    assert f"{without}: --ci: the recipe has no ci: section" in capsys.readouterr().err
+    assert main(["validate", *files, "--ci", "--format", "junit"]) == 0
+    out = capsys.readouterr().out
+    assert 'tests="3"' in out and 'skipped="2"' in out and "no ci: section" in out
+    assert main(["validate", str(with_ci), "--require-ci", "--world-size", "8"]) == 2  # only with --ci
+    assert "--require-ci goes with --ci" in capsys.readouterr().err
 
 
 def test_print_config_resolves_and_masks(cfg, capsys):
@@ -203,7 +242,7 @@ def test_a_file_that_cannot_be_read_as_launched_is_its_own_error(tmp_path, capsy
     out = capsys.readouterr().out
     assert 'tests="2" failures="0" errors="1"' in out and f'name="{env}"' in out
     assert "TP" in out  # the unset variable, in the error of that file's test case
-    assert main(["validate", str(good), str(env), "--ci", "--format", "sarif"]) == 2
+    assert main(["validate", str(good), str(env), "--ci", "--require-ci", "--format", "sarif"]) == 2
     sarif = json.loads(capsys.readouterr().out)
     (note,) = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert note["message"]["text"].startswith(f"{env}: --ci: the recipe has no ci: section")

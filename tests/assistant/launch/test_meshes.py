@@ -98,3 +98,22 @@ def test_separate_meshes_refuse_an_offloaded_teacher():
     assert check_kd({**KD, "offload_teacher_model": "false"}, 4, 8, validate).ok  # translated as upstream does
     shared = {k: v for k, v in KD.items() if k not in ("separate_meshes", "teacher_distributed")}
     assert check_kd({**shared, "offload_teacher_model": True}, 2, 8, validate) is None  # one mesh: offload is fine
+
+
+MINING = {"dist_env": {"backend": "nccl", "timeout_minutes": 30}, "mining": {"mining_batch_size": 128}}
+
+
+def test_hard_negative_mining_builds_no_mesh_at_any_world():
+    """mine_hard_negatives.py's config (no recipe:, no distributed:) reads only dist_env: upstream never
+    parses a distributed section there, so the old MW-E-DIST-NOT-MAPPING was a false error."""
+    from assistant.launch.meshes import validate_meshes
+
+    for world in (1, 3, 8, 64):
+        r = validate_meshes(MINING, world_size=world, gpus_per_node=8)
+        assert r.ok and r.codes == ["MW-W-LAUNCH-NO-MESH-RECIPE"] and r.warnings[0].path == "dist_env", world
+    named = {"recipe": "nemo_automodel.recipes.retrieval.MineHardNegativesRecipe", "distributed": {"tp_size": 3}}
+    assert validate_meshes(named, world_size=8, gpus_per_node=8).codes == ["MW-W-LAUNCH-NO-MESH-RECIPE"]
+    # a mining: section beside a distributed: one, or under another recipe, is that recipe's to judge
+    assert not validate_meshes({**MINING, "distributed": {"tp_size": 3}}, world_size=8, gpus_per_node=8).ok
+    other = {**MINING, "recipe": "TrainFinetuneRecipeForNextTokenPrediction"}
+    assert validate_meshes(other, world_size=8, gpus_per_node=8).codes == ["MW-E-DIST-NOT-MAPPING"]

@@ -44,8 +44,22 @@ def test_no_launch_command_uses_the_allocation():
     assert (l.world.world_size, l.config_path) == (24, "c.yaml")
 
 
+@pytest.mark.parametrize("gres, gpus", [("gpu:4", 4), ("gpu:h100:4", 4), ("nic:1,gpu:a100:2", 2)])
+def test_gres_gives_the_gpus_per_node_when_no_command_says_them(gres, gpus):
+    l = parse_sbatch(f"#SBATCH -N2\n#SBATCH --gres={gres}\nCONFIG=c.yaml\n")
+    assert (l.world.world_size, l.world.nodes, l.world.gpus_per_node) == (2 * gpus, 2, gpus)
+    assert f"--gres={gres}" in l.world.source
+    assert parse_sbatch("#SBATCH -N 2\n#SBATCH --gres=nic:1\nCONFIG=c.yaml\n").world is None  # no GPU count said
+
+
 def test_bad_input():
     with pytest.raises(LaunchError):
         parse_sbatch("#SBATCH -N two\n")
     with pytest.raises(LaunchError):
         parse_sbatch("x" * (256 * 1024 + 1))
+
+
+def test_a_wrapped_command_that_no_longer_splits_is_not_a_crash():
+    # srun ... bash -c "torchrun '\"'": the inner words re-joined hold a lone quote
+    l = parse_sbatch("#SBATCH -N 1\n#SBATCH --gpus-per-node=2\nsrun bash -c \"torchrun '\\\"'\"\n")
+    assert l.world.world_size == 2 and l.form == "sbatch"

@@ -88,3 +88,40 @@ def test_generate_configs_with_null_distributed_have_no_mesh():
         if data.get("distributed", {}) is None:
             r = validate_meshes(data, world_size=1, gpus_per_node=8)
             assert r.ok and r.codes == ["MW-W-LAUNCH-NO-MESH"], p
+
+
+@pytest.mark.skipif(not (UPSTREAM / "examples").is_dir(), reason="needs MESHWISE_UPSTREAM_SRC")
+def test_the_mining_config_is_judged_as_its_script_reads_it():
+    # mine_hard_negatives.py builds MineHardNegativesRecipe, whose setup reads cfg.dist_env only
+    path = UPSTREAM / "examples/retrieval/data_utils/mining_config.yaml"
+    script = (UPSTREAM / "nemo_automodel/recipes/retrieval/mine_hard_negatives.py").read_text(encoding="utf-8")
+    assert 'self.cfg.get("dist_env"' in script and "cfg.distributed" not in script
+    r = validate_meshes(load_yaml(path.read_bytes()), world_size=8, gpus_per_node=8)
+    assert r.ok and r.codes == ["MW-W-LAUNCH-NO-MESH-RECIPE"]
+
+
+@pytest.mark.skipif(not (UPSTREAM / "examples").is_dir(), reason="needs MESHWISE_UPSTREAM_SRC")
+def test_validate_ci_over_every_upstream_example(record_property, capsys, monkeypatch):
+    """`meshwise validate --ci examples/**/*.yaml` as a CI job runs it: each recipe with a ci: section at its
+    CI world gets upstream's verdict, every other file is skipped and said so, none is unusable, and the
+    exit code is 1 only because upstream itself rejects a recipe there."""
+    from assistant.cli import main
+
+    monkeypatch.chdir(UPSTREAM)
+    files = sorted(str(p.relative_to(UPSTREAM)) for p in (UPSTREAM / "examples").rglob("*.yaml"))
+    code = main(["validate", "--ci", "--format", "json", *files])
+    reports = json.loads(capsys.readouterr().out)["reports"]
+    want = {r["path"]: r for r in ROWS}
+    invalid = [r["file"] for r in reports if r["ok"] is False]
+    skipped = [r for r in reports if "skipped" in r]
+    tally = (f"{len(reports)} example YAMLs: {sum(r['ok'] is True for r in reports)} VALID, {len(invalid)} INVALID, "
+             f"{len(skipped)} skipped ({sum(r['skipped']['reason'] == 'no-ci-section' for r in skipped)} no ci: section)")
+    record_property("validate_ci_sweep", tally)
+    print(tally)
+    assert not [r for r in reports if "error" in r]
+    assert all(want[f]["upstream_ok"] is False for f in invalid), invalid  # only where upstream raises too
+    judged = {r["file"]: r for r in reports if r["ok"] is not None}
+    assert set(want) <= set(judged)  # every recipe with a ci: section
+    for f in set(judged) - set(want):  # no ci: section, but the recipe's own launcher section sizes the world
+        assert "skypilot: section" in judged[f]["world_source"] or "nemo_run: section" in judged[f]["world_source"], f
+    assert code == (1 if invalid else 0)

@@ -10,7 +10,9 @@ WORDS = ["automodel", "am", "torchrun", "python", "-m", "nemo_automodel.cli.app"
          "recipes/llm/train_ft.py", "-c", "--config", "--nproc-per-node", "--nproc_per_node=4", "--nproc", "--nnodes",
          "2", "1:4", "gpu", "--distributed.pp_size", "--a=b", "---x", "-x", "'", '"', "\\", "$X", "${Y:-3}", "=", "--",
          "{'a': [1", "uv", "run", "FOO=1", "&&", "bash", "#SBATCH", "-N", "\n", "#", "--gres=gpu:4", "CONFIG=c.yaml",
-         "${", "%s", "\x00", "中文", "-1", "1e400", "[" * 50]
+         "${", "%s", "\x00", "中文", "-1", "1e400", "[" * 50,
+         # command substitutions, held as one word by shell.words, and the srun bash -c wrapper sbatch reads into
+         "$(", ")", "$(nvidia-smi -L | wc -l)", "`", "srun bash -c \"", "--virtual-local-rank", "--nnode"]
 
 
 def _ok_or_clear(fn, *args):

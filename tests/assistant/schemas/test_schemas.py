@@ -137,7 +137,9 @@ def test_launch_shapes_match_the_validate_schema(tmp_path, capsys, monkeypatch):
     runs = [["a.yaml", "--world-size", "8", "--distributed.pp_size", "2"], ["a.yaml", "--ci"],
             ["--launch", "automodel --distributed.tp_size 2 a.yaml --nproc-per-node 4"], ["--sbatch", "job.sub"],
             ["a.yaml", "--world-size", "8,16", "--env", "TP=4"], ["a.yaml", "--env", "WORLD_SIZE=x"],
-            ["--launch", "torchrun --nnodes 1:2 -m nemo_automodel.cli.app a.yaml"]]
+            ["--launch", "torchrun --nnodes 1:2 -m nemo_automodel.cli.app a.yaml"],
+            ["b.yaml", "--ci"], ["a.yaml", "b.yaml", "--ci"], ["a.yaml", "b.yaml", "--ci", "--require-ci"]]
+    (tmp_path / "b.yaml").write_text("recipe: X\ndistributed:\n  tp_size: 2\n", encoding="utf-8")  # no ci: section
     for argv in runs:
         main(["validate", *argv, "--json"])
         obj = json.loads(capsys.readouterr().out)
