@@ -1,19 +1,60 @@
 """Every ask covered: after an ask's module has written, the ask must have a direct statement in the
-lead. When it has none (or the ask is `unknown`: no kind read with confidence), the answer says
-plainly what Meshwise cannot tell from its sources and cites the closest kb section, instead of
-letting a neighbouring answer stand in for it.
+lead, a sentence that speaks about what the ask asks (its quantity's target, the field or size it
+names), not merely some lead. When it has none (or the ask is `unknown`: no kind read with
+confidence), the answer says plainly what Meshwise cannot tell from its sources and cites the closest
+kb section, instead of letting a neighbouring answer stand in for it.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+from pathlib import Path
 from typing import Sequence
 
 from assistant.compose.citations import with_citation
 from assistant.compose.writer import Writer
+from assistant.datafile import read_yaml
 from assistant.retrieve.hit import Hit
-from assistant.understand.cues import same_clause
+from assistant.validator.fields import field_table
 
 _SECTION_KINDS = ("doc", "pitfall", "faq")
 _MAX_CLAUSE = 120
+_TERMS_PATH = Path(__file__).with_name("coverage.yaml")
+# a target that names the field it is about: "values:pp_size" (its allowed values), "solve:local_batch_size"
+_FIELD_PREFIXES = ("values:", "solve:")
+
+
+@lru_cache(maxsize=1)
+def _target_terms() -> dict[str, tuple[str, ...]]:
+    return {k: tuple(str(t).lower() for t in v or ()) for k, v in read_yaml(_TERMS_PATH)["targets"].items()}
+
+
+def ask_terms(ask) -> tuple[str, ...]:
+    """The words a lead sentence about this ask names: its quantity target's (coverage.yaml), the field
+    a `values:`/`solve:` target or a fact's or verdict's identifier names, the size keys of a layout it
+    is asked on (`ep_size=16`); () when the ask names nothing a lead could be checked against."""
+    target = ask.target or getattr(ask, "borrowed", None) or ""
+    for prefix in _FIELD_PREFIXES:
+        if target.startswith(prefix):
+            return (target[len(prefix):].lower(),)
+    if ask.kind == "quantity":
+        return _target_terms().get(target, ())
+    if "=" in target:  # a verdict on other sizes: "ep_size=16,pp_size=2"
+        return tuple(dict.fromkeys(part.split("=")[0].strip().lower() for part in target.split(",") if "=" in part))
+    if target and "_" in target and " " not in target and target != "advice":
+        # a field the fact or verdict is about; "ep_shard_size" is stated as ep_shard
+        key = target.lower()
+        stem = key.removesuffix("_size")
+        return (key,) + ((stem,) if stem != key and "_" in stem else ())
+    return ()
+
+
+def speaks_about(sentence: str, terms: Sequence[str]) -> bool:
+    """The lead sentence names one of the ask's words, or one of the option fields among them by any of
+    its spellings ("激活检查点" is activation_checkpointing); any sentence does when the ask names none."""
+    text = sentence.lower()
+    if not terms or any(t in text for t in terms):
+        return True
+    return any(r.key.lower() in terms for r in field_table().mentioned(sentence))
 
 
 def closest_section(sources: list[Hit], lang: str) -> Hit | None:
@@ -37,14 +78,24 @@ def cannot_tell(w: Writer, clause: str) -> None:
     w.answer(with_citation(w.say("cannot_tell_closest", clause=clause, section=section), [n]))
 
 
-def covered(before: tuple[int, int], w: Writer, ask, earlier: Sequence) -> bool:
-    """Whether the ask just written has a direct statement: its module put a lead sentence of its
-    own, or wrote its answer into the body under a lead an earlier ask of the same clause gave
-    ("what are dp_size and ep_shard?" is two quantities and one sentence). An `unknown` ask is never
-    covered by a module: it has none."""
+def covered(before: tuple[int, int], w: Writer, ask) -> bool:
+    """Whether the ask just written has a direct statement in the lead: a lead sentence its own module
+    put there that speaks about it, or, for an ask that names a target, any lead sentence that names it
+    ("what are dp_size and ep_shard?" is two quantities, and the first one's module may state both). An
+    `unknown` ask is never covered by a module: it has none. A lead another ask of the same clause wrote
+    covers it only by naming what it asks; body lines written under some lead do not. A diagnosis is
+    the look every pasted config, log or quoted error gets, asked or not: its findings are the body,
+    under whatever lead judged the same text (a verdict, a fact, the correction of a quoted claim), so
+    any lead speaks for it."""
     if ask.kind == "unknown":
         return False
-    leads, lines = before
-    if len(w.leads) > leads:
+    leads = before[0]
+    terms = ask_terms(ask)
+    own = w.leads[leads:]
+    # its own module's lead answers it; a number's must also name the number asked (the mesh or
+    # dp_size a quantity module writes beside it is no answer to "the largest ep_size")
+    if any(ask.kind != "quantity" or speaks_about(s, terms) for s in own):
         return True
-    return bool(w.leads) and (any(same_clause(ask, e) for e in earlier) or len(w.lines) > lines)
+    if ask.kind == "diagnosis":
+        return bool(w.leads)
+    return bool(terms) and any(speaks_about(s, terms) for s in w.leads[:leads])

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 from assistant.datafile import read_yaml
 from assistant.understand.fact_cues import answers_itself
-from assistant.understand.follow_on import follow_on_sizes, referenced_layout, short_size
+from assistant.understand.follow_on import asked_again, elliptic, follow_on_sizes, referenced_layout, short_size
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
 from assistant.understand.inverse import solve_target
 from assistant.understand.intent import load_table, neutralised
@@ -342,13 +342,15 @@ def _if_so(whole: str, at: int) -> bool:
     return at > 0 and _IF_SO.search(whole[max(0, at - 20):at]) is not None
 
 
-# "tp 改成 4 的话呢", "那 ep 16 呢", "and with tp 4?", "what about pp 2?": a clause that only states other sizes
-# and asks "what about them", the elliptical form of asking again
-# "tp 改成 4 的话呢", "and with cp 2?", "And local to 4?": a clause that only puts other values in place
-_ELLIPTICAL = re.compile(r"(?:的话|时候?)?\s*呢\s*[?？]?\s*$|^\W*(?:and\s+)?(?:with|what\s+about|how\s+about)\b[^?]{0,40}[?]?\s*$"
-                         r"|^\W*(?:and\s+)?(?:(?:if\s+)?(?:i\s+|we\s+)?(?:set|put|bump|raise|change|move)\s+)?[\w.]{1,30}\s+(?:to\s+)?\d+\s*[?]?\s*$", re.I)
-
 _DROPPABLE = ("tp", "pp", "cp", "ep")
+
+
+def _follow_on_values(clause: str, named: str | None) -> str | None:
+    """The values an elliptic follow-on puts in place, as `Ask.layout` writes them: its sizes ("ep4 pp2
+    呢"), an alternative ("tp 改成 4 的话呢"), a field changed ("And local to 4?"), a bare number for the
+    field named before ("取 2 的话呢"), a size turned off, a strategy switched to; None when it states none."""
+    return (follow_on_sizes(clause) or instead_sizes(clause) or _field_value(clause) or _bare_value(clause, named)
+            or _dropped_sizes(clause) or _sizes_of(clause))
 
 
 def _dropped_sizes(text: str) -> str | None:
@@ -633,7 +635,6 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     named_in = ""  # the clause that named it
     previous = ""  # the clause before this one
     previous_stated = False  # the clause before asked nothing: a statement ("同事说 dp_replicate_size 写 16 也行")
-    previous_from = 0  # where the asks of the clause before begin
     asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
     condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
     whole = _quoted_errors_whole(prose)
@@ -671,26 +672,30 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             continue
         if clause not in marked and not _QUESTION_FORM.search(clause) and _sizes_of(clause):
             tried = clause
-        # asked by its own mark ("and with cp 2?", "ep4 pp2 呢"); "with tp 8 pp 2, what's dp?" is a condition
-        sizes = follow_on_sizes(clause) if has_layout and last_clause_asks \
-            and (clause in marked or clause.rstrip().endswith("呢")) else None
-        if sizes:
-            # "ep8 pp4 的话 dp 是多少？ep4 pp2 呢？", "what's dp_size? and with cp 2?": the asks before, on these sizes
-            # (a second follow-on repeats the same asks, so last_clause_asks stays)
-            start = len(asks)
-            for a in last_clause_asks:
+        # "ep8 pp4 的话 dp 是多少？ep4 pp2 呢？", "what's dp_size? and with cp 2?", "梯度累积几步？local 改成 4 的话呢":
+        # the asks before, again on the values this clause puts in place (follow_on.py reads which);
+        # "with tp 8 pp 2, what's dp?" asks a number of its own and is a condition
+        # ("如果改成 128，梯度累积几步？": a condition the clause after it asks on, unless asked by its own mark)
+        own_mark = clause in marked or clause.rstrip().endswith("呢")
+        values = _follow_on_values(clause, named) if has_layout and elliptic(clause, clause in marked) \
+            and (own_mark or not _CONDITION.match(clause)) and not _quantity_targets(clause) \
+            and {k for _, k in cue_kinds(clause)} <= {"verdict"} else None
+        again = asked_again(last_clause_asks, asks, bool(_field_value(clause))) if values else []
+        if again:
+            for a in again:
                 if a.kind == "quantity":
-                    add("quantity", clause, a.target, sizes)
-                elif a.kind == "verdict":
-                    add("verdict", clause, sizes)
-            previous, tried, previous_stated, previous_from = clause, "", False, start
+                    add("quantity", clause, a.target, values, a.borrowed)
+                else:
+                    add("verdict", clause, values)
+            last_clause_asks = again
+            previous, tried, previous_stated = clause, "", False
             continue
         added = len(asks)
         if clause not in marked and not _QUESTION_FORM.search(clause) and _reports_error(clause):
             continue  # "报 `ValueError: ddp does not support ...`。": the error itself; its diagnosis answers it
         kinds = cue_kinds(clause)
         if kinds and clause in modelled_all and _stated_not_asked(clause, kinds, modelled_all[clause], clause in marked):
-            previous, previous_stated, previous_from = clause, True, len(asks)  # "we can't go above tp 2 either.": a constraint stated, not a question
+            previous, previous_stated = clause, True  # "we can't go above tp 2 either.": a constraint stated, not a question
             continue
         if _CONDITION.match(clause):
             kinds = [(p, k) for p, k in kinds if k != "config"]  # "if I write tp_size: 2.0 in the YAML": a condition
@@ -720,7 +725,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 add(kind, clause, None)
                 if kind == "out_of_scope" and _QUESTION_FORM.search(clause):
                     asked_elsewhere.add(clause)
-                previous, previous_stated, previous_from = clause, False, len(asks)
+                previous, previous_stated = clause, False
                 continue
             kinds = [(0, kind)] if kind else []
             by_model = True
@@ -748,21 +753,6 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # that states no size and names nothing of its own judges the sizes the statement before it claims
         claimed = _claimed_sizes(previous) if previous_stated and own is None and not re.search(r"\d", raw) else None
         count = len(asks)
-        before = [a for a in asks[previous_from:] if a.kind == "quantity" and (a.target or a.borrowed)]
-        if not before and has_layout and _field_value(raw):
-            # "梯度累积几步？这样跟多卡一样吗？local 改成 4 的话呢": a batch field changed re-asks the last numbers
-            # asked, past a statement or another kind's clause between them
-            last = next((i for i in range(len(asks) - 1, -1, -1) if asks[i].kind == "quantity" and asks[i].target), None)
-            before = [a for a in asks[last:] if a.kind == "quantity" and a.target] if last is not None else []
-            before = [a for a in before if a.text == asks[last].text] if before else []
-        again = (layout or _sizes_of(raw) or _field_value(raw)) if has_layout and before else None
-        if again and _ELLIPTICAL.search(raw) and not _quantity_targets(raw) and {k for _, k in kinds} <= {"verdict"}:
-            # "梯度累积几步？tp 改成 4 的话呢": the numbers the clause before asked, again on the sizes this one states
-            for a in before:
-                add("quantity", clause, a.target, again, a.borrowed)
-            last_clause_asks = asks[count:]
-            previous, previous_stated, previous_from = clause, False, count
-            continue
         for kind, text, target in _clause_asks(clause, about, kinds, own, own if itself else own or named, error,
                                                has_layout, by_model):
             if kind == "diagnosis" and raw in told_before and quoted and not (pasted.configs or pasted.errors):
@@ -792,7 +782,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             named, named_in = own, clause
         if clause in marked or _QUESTION_FORM.search(clause):
             tried = ""
-        previous, previous_stated, previous_from = clause, len(asks) == count, count
+        previous, previous_stated = clause, len(asks) == count
     unsure: list[Ask] = []
     if asks and all(a.kind == "unknown" for a in asks):
         # nothing read with confidence anywhere: the first ask is the one the whole question's intent

@@ -123,3 +123,62 @@ def test_later_clauses_get_a_share_and_later_fields_go():
     w.bullets(["field explained " * 30], heading="fields")
     tiny = Budget({"en": 0}, {k: {"en": 60} for k in ("verdict", "config", "unknown")}, frozenset(), ("fields.later",))
     assert trim(w, (Ask("verdict", "is it valid?"), Ask("config", "the yaml")), b=tiny) == ["fields.later"]
+
+
+def _mesh_writer() -> Writer:
+    w = Writer("en", Phrases.load(), Citer([], "en"))
+    w.ask_index, w.kind = 0, "verdict"
+    w.answer("Yes: the layout is valid; mesh (pp, dp_replicate, dp_shard, cp, tp) = (1, 1, 16, 1, 1).")
+    w.ask_index, w.kind = 1, "quantity"
+    w.answer("dp_size = 16: world_size / (tp_size × pp_size × cp_size) = 16 / (1 × 1 × 1).")
+    w.answer(w.say("q_mesh", mesh="(pp, dp_replicate, dp_shard, cp, tp) = (1, 1, 16, 1, 1)"))
+    return w
+
+
+def test_a_mesh_the_lead_already_states_is_not_said_again():
+    from assistant.compose.budget import drop_repeated_mesh
+
+    w = _mesh_writer()
+    assert drop_repeated_mesh(w) == 1
+    assert len(w.leads) == 2 and w.lead_asks == [0, 1] and w.render().count("(1, 1, 16, 1, 1)") == 1
+    # a mesh of another layout (the fix's) is a fact of its own and stays, as does an ask's first lead
+    other = _mesh_writer()
+    other.leads[-1] = other.say("q_mesh", mesh="(pp, dp_replicate, dp_shard, cp, tp) = (1, 2, 8, 1, 1)")
+    assert drop_repeated_mesh(other) == 0
+    alone = Writer("en", Phrases.load(), Citer([], "en"))
+    alone.ask_index = 0
+    alone.answer(alone.say("q_mesh", mesh="(pp, dp_replicate, dp_shard, cp, tp) = (1, 1, 16, 1, 1)"))
+    alone.ask_index = 1
+    alone.answer("Yes: mesh (pp, dp_replicate, dp_shard, cp, tp) = (1, 1, 16, 1, 1).")
+    assert drop_repeated_mesh(alone) == 0  # each is its ask's first statement
+
+
+def test_a_long_lead_of_several_asks_moves_the_mesh_beside_a_number_into_the_body():
+    from assistant.compose.budget import fit_lead
+
+    w = Writer("en", Phrases.load(), Citer([], "en"))
+    w.ask_index = 0
+    w.answer("This error is upstream's divisibility check: " + "the world does not divide; " * 8)
+    w.answer(w.say("q_mesh", mesh="(pp, dp_replicate, dp_shard, cp, tp) = (2, 1, 3, 1, 2)"))
+    w.ask_index = 1
+    w.answer("With `tp_size: 2`: dp_size = 3.")
+    tight = Budget(_SMALL.base, _SMALL.per_ask, _SMALL.yaml_asked_kinds, _SMALL.trim, lead_max={"en": 300})
+    assert fit_lead(w, tight) and w.lead_asks == [0, 1]
+    text = w.render()
+    lead, body = text.split("\n\n", 1)
+    assert "dp_size = 3" in lead and "(2, 1, 3, 1, 2)" in body  # moved, not lost
+    roomy = _mesh_writer()
+    assert fit_lead(roomy, Budget(_SMALL.base, _SMALL.per_ask, _SMALL.yaml_asked_kinds, _SMALL.trim,
+                                  lead_max={"en": 4000})) == []
+
+
+def test_a_warning_the_lead_states_goes_first_from_the_body():
+    w = Writer("en", Phrases.load(), Citer([], "en"))
+    w.ask_index, w.kind = 0, "verdict"
+    w.answer("Not a good idea as it stands: CP with packing on SDPA (`MW-W-CP-PACKING-SDPA`).")
+    w.bullets(["`MW-W-CP-PACKING-SDPA` at `model.attn_implementation`: " + "the mask is dropped; " * 10,
+               "`MW-W-TP-CROSS-NODE` at `distributed.tp_size`: another warning " * 2], heading="warnings")
+    b = Budget(_SMALL.base, _SMALL.per_ask, _SMALL.yaml_asked_kinds, ("restated",))
+    assert trim(w, (Ask("verdict", "good idea?"),), b=b) == ["restated"]
+    body = w.render().split("\n\n", 1)[1]
+    assert "MW-W-CP-PACKING-SDPA" not in body and "MW-W-TP-CROSS-NODE" in body

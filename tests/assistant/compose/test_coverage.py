@@ -3,7 +3,7 @@ with the closest kb section cited, not answered by a neighbour."""
 from __future__ import annotations
 
 from assistant.compose.citations import Citer
-from assistant.compose.coverage import cannot_tell, closest_section, covered
+from assistant.compose.coverage import ask_terms, cannot_tell, closest_section, covered
 from assistant.compose.phrases import Phrases
 from assistant.compose.writer import Writer
 from assistant.retrieve.hit import Hit
@@ -33,16 +33,29 @@ def test_cannot_tell_states_the_clause_and_cites_the_closest_section():
     assert "找不到" in zh.leads[0] and "这个咋整" in zh.leads[0]
 
 
-def test_an_ask_is_covered_by_its_own_lead_or_by_the_lead_of_its_clause():
+def test_an_ask_is_covered_by_a_lead_that_speaks_about_what_it_asks():
     w = Writer("en", Phrases.load(), Citer([], "en"))
-    w.answer("dp_size = 4.")
-    ask = Ask("quantity", "what are dp_size and ep_shard", "ep_shard")
-    assert covered((0, 0), w, ask, ())  # its module wrote the lead
-    same = Ask("quantity", "what are dp_size and ep_shard", "dp_size")
-    assert covered((1, 0), w, ask, (same,))  # one sentence for two quantities of one clause
+    w.answer("dp_size = 4: world_size / (tp_size × pp_size × cp_size) = 16 / (2 × 2 × 1).")
+    dp = Ask("quantity", "what is the resulting dp_size", "dp_size")
+    assert covered((0, 0), w, dp)  # its module wrote the lead, and the lead names dp_size
+    # a neighbouring number does not stand in for the largest ep_size, even from the same clause
+    assert not covered((0, 0), w, Ask("quantity", "what's the largest ep", "max_ep"))
+    w.answer("The largest ep_size is 16: ep_size must divide dp_size × cp_size × tp_size = 4 × 1 × 4 = 16.")
+    assert covered((2, 0), w, Ask("quantity", "dp_size and the largest ep", "dp_size"))  # named by an earlier lead
+    # an ask that names no target is covered by its own module's lead only, never by body lines alone
     other = Ask("fact", "is it off by default")
-    assert not covered((1, 0), w, other, (same,))  # nothing written for it
-    assert not covered((0, 0), w, Ask("unknown", "what now"), ())
+    assert covered((1, 0), w, other)
+    assert not covered((2, 0), w, other)
+    assert not covered((0, 0), w, Ask("unknown", "what now"))
+
+
+def test_ask_terms_read_the_target_field_and_layout():
+    assert ask_terms(Ask("quantity", "q", "values:pp_size")) == ("pp_size",)
+    assert ask_terms(Ask("quantity", "q", "grad_acc_steps")) == ("accumulation", "累积")
+    assert ask_terms(Ask("verdict", "ep 16 instead?", "ep_size=16,pp_size=2")) == ("ep_size", "pp_size")
+    assert ask_terms(Ask("fact", "what does pp_schedule default to", "pp_schedule")) == ("pp_schedule",)
+    assert ask_terms(Ask("fact", "what's ep_shard_size then", "ep_shard_size")) == ("ep_shard_size", "ep_shard")
+    assert ask_terms(Ask("verdict", "good idea?", "advice")) == ()
 
 
 def test_an_unknown_ask_beside_a_fact_gets_its_own_plain_lead(engine):
