@@ -345,12 +345,30 @@ def _if_so(whole: str, at: int) -> bool:
 _DROPPABLE = ("tp", "pp", "cp", "ep")
 
 
-def _follow_on_values(clause: str, named: str | None) -> str | None:
+def _follow_on_values(clause: str, named: str | None, named_size: str | None) -> str | None:
     """The values an elliptic follow-on puts in place, as `Ask.layout` writes them: its sizes ("ep4 pp2
     呢"), an alternative ("tp 改成 4 的话呢"), a field changed ("And local to 4?"), a bare number for the
     field named before ("取 2 的话呢"), a size turned off, a strategy switched to; None when it states none."""
     return (follow_on_sizes(clause) or instead_sizes(clause) or _field_value(clause) or _bare_value(clause, named)
-            or _dropped_sizes(clause) or _sizes_of(clause))
+            or _dropped_sizes(clause) or _without_named(clause, named_size) or _sizes_of(clause))
+
+
+# "without it", "不设的话": the size named before (or in the clause) taken away; "it" is the field named before
+_WITHOUT = re.compile(r"\bwithout\b|\b(?:don'?t|do\s+not|not)\s+(?:set|setting|use|using)\b|不设|不加|不开|不写|不填|不用|去掉", re.I)
+
+
+def _without_named(text: str, named: str | None) -> str | None:
+    """"And what is dp_shard without it?" after "dp_replicate_size: 2", "不设的话呢": the parallel size the
+    clause takes away, at 1 (as upstream reads an unset size), written as `instead_sizes` writes them;
+    the size it names itself, else the one named before it; None when it takes none away or sets one."""
+    if not _WITHOUT.search(text or ""):
+        return None
+    p = extract_params(text)
+    if any(isinstance(getattr(p, k, None), int) for k in SIZE_KEYS):
+        return None  # "without pp, with tp 4": a size set is a layout of its own (instead_sizes reads it)
+    own = next((r.key for r in field_table().mentioned(text) if r.key in SIZE_KEYS), None)
+    key = own or (named if named in SIZE_KEYS and (_PRONOUN.search(text) or not field_table().mentioned(text)) else None)
+    return f"{key}=1" if key and key != "dp_size" else None
 
 
 def _dropped_sizes(text: str) -> str | None:
@@ -632,6 +650,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             asks.append(Ask(kind, text, target, aspect, layout, borrowed))  # type: ignore[arg-type]
 
     named: str | None = None  # the identifier the clauses so far are about: what "it" refers to
+    named_size: str | None = None  # the last parallel size named: what "without it" takes away
     named_in = ""  # the clause that named it
     previous = ""  # the clause before this one
     previous_stated = False  # the clause before asked nothing: a statement ("同事说 dp_replicate_size 写 16 也行")
@@ -677,7 +696,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # "with tp 8 pp 2, what's dp?" asks a number of its own and is a condition
         # ("如果改成 128，梯度累积几步？": a condition the clause after it asks on, unless asked by its own mark)
         own_mark = clause in marked or clause.rstrip().endswith("呢")
-        values = _follow_on_values(clause, named) if has_layout and elliptic(clause, clause in marked) \
+        values = _follow_on_values(clause, named, named_size) if has_layout and elliptic(clause, clause in marked) \
             and (own_mark or not _CONDITION.match(clause)) and not _quantity_targets(clause) \
             and {k for _, k in cue_kinds(clause)} <= {"verdict"} else None
         again = asked_again(last_clause_asks, asks, bool(_field_value(clause))) if values else []
@@ -712,6 +731,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         layout = (_field_value(condition) or _sizes_of(condition) or _switched_to(condition, strategies)
                   or instead_sizes(raw)
                   or _field_value(raw) or _bare_value(condition or raw, named) or _dropped_sizes(condition or raw)
+                  or _without_named(condition or raw, named_size)
                   or (_sizes_of(previous) if _WITH_SIZES.match(previous) else None)
                   or (instead_sizes(previous) if _if_so(whole, at) else None)) if has_layout else None
         clause, condition = (f"{condition}, {clause}" if condition else clause), ""
@@ -780,6 +800,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         last_clause_asks = asks[added:]
         if own:
             named, named_in = own, clause
+            named_size = own if own in SIZE_KEYS else named_size
         if clause in marked or _QUESTION_FORM.search(clause):
             tried = ""
         previous, previous_stated = clause, len(asks) == count

@@ -97,3 +97,17 @@ def test_asked_again_repeats_the_numbers_and_verdicts_before_or_the_last_numbers
 def test_both_follow_on_forms_ask_the_number_again_on_their_values(question, target, layout):
     asks = understand(question).asks
     assert (asks[-1].kind, asks[-1].target, asks[-1].layout) == ("quantity", target, layout)
+
+
+@pytest.mark.parametrize("question", [
+    "2 机 16 卡，fsdp2。设 dp_replicate_size: 2 的话 dp_shard 是多少？不设的话呢？",
+    "16 GPUs, fsdp2. If I set dp_replicate_size: 2, what's dp_shard? And what is dp_shard without it?",
+])
+def test_without_the_size_named_before_asks_again_at_one(question):
+    asks = [a for a in understand(question).asks if a.kind == "quantity" and a.target == "dp_shard"]
+    assert len(asks) == 2 and asks[0].layout in (None, "dp_replicate_size=2") and asks[1].layout == "dp_replicate_size=1"
+
+
+def test_without_a_size_set_elsewhere_takes_nothing_away():
+    asks = understand("16 GPUs, fsdp2, tp 2. What's dp_size without pp, with tp 4?").asks
+    assert all(a.layout != "tp_size=1" for a in asks)
