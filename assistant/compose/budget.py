@@ -40,6 +40,7 @@ class Budget:
     min_asks: dict[str, int] = field(default_factory=dict)
     later_share: float = 1.0
     lead_max: dict[str, int] = field(default_factory=dict)
+    min_asks_mixed: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path = BUDGET_PATH) -> "Budget":
@@ -50,7 +51,8 @@ class Budget:
                    {k: float(v) for k, v in (rel.get("min_share") or {"en": 0.5, "zh": 0.5}).items()},
                    frozenset(str(w).lower() for w in rel.get("stopwords", ())), dict(raw.get("keep_items") or {}),
                    dict(raw.get("min_asks") or {}), float(raw.get("later_share", 1.0)),
-                   {k: int(v) for k, v in (raw.get("lead_max") or {}).items()})
+                   {k: int(v) for k, v in (raw.get("lead_max") or {}).items()},
+                   dict(raw.get("min_asks_mixed") or {}))
 
     def allowance(self, asks: Sequence, lang: str) -> int:
         """Characters the body may take for these asks (before any YAML that stays). Asks read from
@@ -202,8 +204,9 @@ def trim(w: Writer, asks: Sequence, query=None, b: Budget | None = None) -> list
     trimmed: list[str] = []
     n_clauses = len({a.text for a in asks})
     lead = "\n".join(w.leads)
+    mixed = len({a.kind for a in asks}) > 1
     for r in b.trim:
-        if n_clauses < b.min_asks.get(r, 0):
+        if n_clauses < b.min_asks.get(r, 0) and not (mixed and n_clauses >= b.min_asks_mixed.get(r, n_clauses + 1)):
             continue
         if r == RESTATED:
             # a warning the lead already gives, with its rule code, said again in the body

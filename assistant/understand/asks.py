@@ -477,11 +477,27 @@ def _switched_to(condition: str, strategies: list) -> str | None:
     return f"strategy={strategies[-1]}"
 
 
+def _size_map(text: str) -> dict[str, str]:
+    """The parallel sizes a text states, by key (`_sizes_of`'s, the strategy aside)."""
+    return {k: v for k, v in (part.split("=", 1) for part in (_sizes_of(text) or "").split(",") if "=" in part)
+            if k != "strategy"}
+
+
+def _retold(clause: str, told: dict[str, str]) -> str | None:
+    """"ep_size 8: works fine. I then tried ep_size 32 and it fails": the sizes of a clause that tells
+    another value of a size the statements before it told (the run that failed is this one, not the
+    one that works), as `_sizes_of` writes them; None when it retells none."""
+    mine = _size_map(clause)
+    return _sizes_of(clause) if any(k in told and told[k] != v for k, v in mine.items()) else None
+
+
 def _tried_sizes(told: str, clause: str) -> str | None:
     """"I also tried dp_replicate_size: 8 and got a ValueError, what am I missing?": the sizes the
     statement between the last ask and a diagnosis ask states, when the asking clause states none: the
-    run that failed is that layout, not the one pasted (the caller asks only beside a pasted config:
-    without one, "my numbers are ep 16, dp 4, tp 4" is the user's layout itself); None otherwise."""
+    run that failed is that layout, not the one pasted (the caller asks only beside a pasted config, or
+    when the statement tells another value of a size a statement before it told: "ep_size 8: works
+    fine. I then tried ep_size 32 and it fails"; otherwise "my numbers are ep 16, dp 4, tp 4" is the
+    user's layout itself); None otherwise."""
     return None if not told or _sizes_of(clause) else _sizes_of(told)
 
 
@@ -679,6 +695,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     modelled = {c: modelled_all[c] for c in to_read}
     last_clause_asks: list[Ask] = []  # the asks the clause before added: an elliptic follow-on repeats them
     tried = ""  # the last statement since the last ask that states sizes ("I also tried dp_replicate_size: 8")
+    told: dict[str, str] = {}  # the sizes the statements before `tried` state: the run that works
+    retold = False  # `tried` states another value of a size a statement before it states ("then tried ep_size 32")
     cursor = 0  # where the clause before ended in `whole`: a clause said twice is found at its own place
     # the strategies named so far, the pasted config's first: "if we switch" switches to the last other one
     strategies = [m.group(1) for c in pasted.configs if (m := _YAML_STRATEGY.search(c))]
@@ -689,7 +707,10 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             strategies.append(named_strategy)
         if _announces(clause, whole):
             continue
+        clause_retold = _retold(clause, told)  # before this clause's own sizes count as told
         if clause not in marked and not _QUESTION_FORM.search(clause) and _sizes_of(clause):
+            retold = clause_retold is not None
+            told.update(_size_map(clause))
             tried = clause
         # "ep8 pp4 的话 dp 是多少？ep4 pp2 呢？", "what's dp_size? and with cp 2?", "梯度累积几步？local 改成 4 的话呢":
         # the asks before, again on the values this clause puts in place (follow_on.py reads which);
@@ -796,7 +817,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 continue
             add(kind, text, target, (listed or layout) if kind == "quantity" else
                 _tried_sizes(tried, raw) if kind == "diagnosis" and pasted.configs else
-                _others_sizes(raw, previous) if kind == "diagnosis" else None, borrowed)
+                ((_tried_sizes(tried, raw) if retold else None) or clause_retold or _others_sizes(raw, previous))
+                if kind == "diagnosis" else None, borrowed)
         last_clause_asks = asks[added:]
         if own:
             named, named_in = own, clause

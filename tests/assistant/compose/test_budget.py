@@ -182,3 +182,23 @@ def test_a_warning_the_lead_states_goes_first_from_the_body():
     assert trim(w, (Ask("verdict", "good idea?"),), b=b) == ["restated"]
     body = w.render().split("\n\n", 1)[1]
     assert "MW-W-CP-PACKING-SDPA" not in body and "MW-W-TP-CROSS-NODE" in body
+
+
+def _fact_writer(second_kind: str) -> Writer:
+    w = Writer("en", Phrases.load(), Citer([], "en"))
+    w.ask_index, w.kind = 0, "fact"
+    w.answer("Each CP rank holds 8192 tokens.")
+    w.bullets(["first supporting fact, kept " * 3, "second supporting fact " * 6, "third supporting fact " * 6])
+    w.ask_index, w.kind = 1, second_kind
+    w.answer("dp_size = 2.")
+    return w
+
+
+def test_a_facts_list_beside_another_kind_is_trimmed_from_two_asks_on():
+    b = Budget({"en": 0}, {k: {"en": 60} for k in ("fact", "quantity", "unknown")}, frozenset(), ("bullets.fact",),
+               keep_items={"bullets.fact": 1}, min_asks={"bullets.fact": 3}, min_asks_mixed={"bullets.fact": 2})
+    mixed = _fact_writer("quantity")
+    assert trim(mixed, (Ask("fact", "how many tokens per rank"), Ask("quantity", "what is dp_size", "dp_size")), b=b)
+    assert "first supporting fact" in mixed.render() and "third supporting fact" not in mixed.render()
+    facts = _fact_writer("fact")  # two facts: their lists are the answer
+    assert trim(facts, (Ask("fact", "what does PP need"), Ask("fact", "what must the model do")), b=b) == []

@@ -111,3 +111,4 @@ def test_without_the_size_named_before_asks_again_at_one(question):
 def test_without_a_size_set_elsewhere_takes_nothing_away():
     asks = understand("16 GPUs, fsdp2, tp 2. What's dp_size without pp, with tp 4?").asks
     assert all(a.layout != "tp_size=1" for a in asks)
+
