@@ -41,6 +41,7 @@ class Budget:
     later_share: float = 1.0
     lead_max: dict[str, int] = field(default_factory=dict)
     min_asks_mixed: dict[str, int] = field(default_factory=dict)
+    lead_parts: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path = BUDGET_PATH) -> "Budget":
@@ -52,7 +53,8 @@ class Budget:
                    frozenset(str(w).lower() for w in rel.get("stopwords", ())), dict(raw.get("keep_items") or {}),
                    dict(raw.get("min_asks") or {}), float(raw.get("later_share", 1.0)),
                    {k: int(v) for k, v in (raw.get("lead_max") or {}).items()},
-                   dict(raw.get("min_asks_mixed") or {}))
+                   dict(raw.get("min_asks_mixed") or {}),
+                   {k: {lang: tuple(str(x) for x in m) for lang, m in v.items()} for k, v in (raw.get("lead_parts") or {}).items()})
 
     def allowance(self, asks: Sequence, lang: str) -> int:
         """Characters the body may take for these asks (before any YAML that stays). Asks read from
@@ -127,6 +129,7 @@ def _protected(text: str, keys: frozenset[str], clauses: Sequence[frozenset[str]
 # a validator rule code as the answers write it: `MW-W-CP-PACKING-SDPA`
 _RULE_CODE = re.compile(r"`(MW-[EW]-[A-Z0-9-]+)`")
 RESTATED = "restated"
+LEAD_PART = "lead."  # a trim entry "lead.<part>" cuts that part out of a lead sentence (budget.yaml lead_parts)
 
 
 def _mesh_sentence(w: Writer) -> re.Pattern[str]:
@@ -181,6 +184,22 @@ def fit_lead(w: Writer, b: Budget) -> list[str]:
     return out
 
 
+def cut_lead_part(w: Writer, part: Sequence[str]) -> bool:
+    """Cut one supporting part out of the lead sentences that carry it: from its opening words (the
+    first of `part`) up to, not including, the nearest of the words that may follow it (the rest)
+    (budget.yaml `lead_parts`: the memory estimate's basis, its other options). The sentence's
+    verdict, numbers, rule code and fix stay. Returns whether any went."""
+    start, ends = part[0], part[1:]
+    cut = False
+    for i, lead in enumerate(w.leads):
+        a = lead.find(start)
+        found = [b for b in (lead.find(e, a + len(start)) for e in ends) if b > a] if a >= 0 else []
+        if found:
+            w.leads[i] = lead[:a] + lead[min(found):]
+            cut = True
+    return cut
+
+
 def _restated(item: str, lead: str) -> bool:
     """A body item that reports a rule finding the lead already states (the same rule code)."""
     return any(code in lead for code in _RULE_CODE.findall(item))
@@ -207,6 +226,13 @@ def trim(w: Writer, asks: Sequence, query=None, b: Budget | None = None) -> list
     mixed = len({a.kind for a in asks}) > 1
     for r in b.trim:
         if n_clauses < b.min_asks.get(r, 0) and not (mixed and n_clauses >= b.min_asks_mixed.get(r, n_clauses + 1)):
+            continue
+        if r.startswith(LEAD_PART):
+            part = b.lead_parts.get(r[len(LEAD_PART):], {}).get(w.lang)
+            if part and cut_lead_part(w, part):
+                trimmed.append(r)
+                if _body_len(w) <= limit:
+                    return trimmed
             continue
         if r == RESTATED:
             # a warning the lead already gives, with its rule code, said again in the body

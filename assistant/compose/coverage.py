@@ -86,7 +86,7 @@ def covered(before: tuple[int, int], w: Writer, ask) -> bool:
     covers it only by naming what it asks; body lines written under some lead do not. A diagnosis is
     the look every pasted config, log or quoted error gets, asked or not: its findings are the body,
     under whatever lead judged the same text (a verdict, a fact, the correction of a quoted claim), so
-    any lead speaks for it."""
+    any lead speaks for it; so does any lead for a verdict on the user's own layout."""
     if ask.kind == "unknown":
         return False
     leads = before[0]
@@ -96,6 +96,10 @@ def covered(before: tuple[int, int], w: Writer, ask) -> bool:
     # dp_size a quantity module writes beside it is no answer to "the largest ep_size")
     if any(ask.kind != "quantity" or speaks_about(s, terms) for s in own):
         return True
-    if ask.kind == "diagnosis":
+    if ask.kind != "quantity" and w.ask_index in w.answered:
+        return True  # its lead is one an earlier ask already wrote, word for word
+    if ask.kind == "diagnosis" or ask.kind == "verdict" and not ask.target:
+        # a verdict on the user's own layout writes nothing only when that layout was judged already
+        # ("Why does this fail?" over a pasted error: the diagnosis's lead judged it)
         return bool(w.leads)
     return bool(terms) and any(speaks_about(s, terms) for s in w.leads[:leads])

@@ -2,6 +2,8 @@
 order, never an ask's first lead, a named field's sentence or the YAML asked for."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from assistant.compose.budget import Budget, budget, dropped_code, trim
 from assistant.compose.citations import Citer
 from assistant.compose.phrases import Phrases
@@ -202,3 +204,30 @@ def test_a_facts_list_beside_another_kind_is_trimmed_from_two_asks_on():
     assert "first supporting fact" in mixed.render() and "third supporting fact" not in mixed.render()
     facts = _fact_writer("fact")  # two facts: their lists are the answer
     assert trim(facts, (Ask("fact", "what does PP need"), Ask("fact", "what must the model do")), b=b) == []
+
+
+def test_the_lead_parts_are_still_where_the_validator_writes_them():
+    from assistant.datafile import read_yaml
+    from assistant.validator import memory
+
+    b = budget()
+    rules = (Path(memory.__file__).with_name("model_rules_table.yaml")).read_text(encoding="utf-8")
+    others = read_yaml(Path(memory.__file__).with_name("memory_knobs.yaml"))["others"]
+    for lang in ("en", "zh"):
+        assert b.lead_parts["basis"][lang][0] in rules and b.lead_parts["others"][lang][0] in others[lang]
+
+
+def test_an_over_long_memory_lead_loses_its_basis_then_its_other_options_but_keeps_verdict_and_fix():
+    w = Writer("en", Phrases.load(), Citer([], "en"))
+    w.ask_index, w.kind = 0, "verdict"
+    w.answer("No: it does not fit in memory: estimated peak memory 83.7 GiB per GPU exceeds 79.6 GiB (105%). "
+             "The knob that helps most: enable activation_checkpointing: true (-21.0 GiB, to 62.7 GiB). "
+             "Other options: raise tp_size to 4 (-12.7 GiB, to 71.0 GiB). Basis: 16 B per trained parameter; "
+             "sequence length 4096 (default); the estimate's assumptions list the rest (`MW-E-MEMORY`). "
+             "Fix: `activation_checkpointing: true`.")
+    tight = Budget({"en": 0}, {k: {"en": 10} for k in ("verdict", "unknown")}, frozenset(), ("lead.basis", "lead.others"),
+                   lead_parts=budget().lead_parts)
+    assert trim(w, (Ask("verdict", "does it fit?"),), b=tight) == ["lead.basis", "lead.others"]
+    lead = w.leads[0]
+    assert "Basis" not in lead and "Other options" not in lead
+    assert "83.7 GiB" in lead and "activation_checkpointing: true (-21.0 GiB" in lead and "(`MW-E-MEMORY`). Fix:" in lead

@@ -35,18 +35,34 @@ def test_cannot_tell_states_the_clause_and_cites_the_closest_section():
 
 def test_an_ask_is_covered_by_a_lead_that_speaks_about_what_it_asks():
     w = Writer("en", Phrases.load(), Citer([], "en"))
+    w.ask_index = 0
     w.answer("dp_size = 4: world_size / (tp_size × pp_size × cp_size) = 16 / (2 × 2 × 1).")
     dp = Ask("quantity", "what is the resulting dp_size", "dp_size")
     assert covered((0, 0), w, dp)  # its module wrote the lead, and the lead names dp_size
     # a neighbouring number does not stand in for the largest ep_size, even from the same clause
     assert not covered((0, 0), w, Ask("quantity", "what's the largest ep", "max_ep"))
+    w.ask_index = 1
     w.answer("The largest ep_size is 16: ep_size must divide dp_size × cp_size × tp_size = 4 × 1 × 4 = 16.")
     assert covered((2, 0), w, Ask("quantity", "dp_size and the largest ep", "dp_size"))  # named by an earlier lead
     # an ask that names no target is covered by its own module's lead only, never by body lines alone
     other = Ask("fact", "is it off by default")
     assert covered((1, 0), w, other)
+    w.ask_index = 2
+    w.lines.append("a body line")
     assert not covered((2, 0), w, other)
+    w.answer("dp_size = 4: world_size / (tp_size × pp_size × cp_size) = 16 / (2 × 2 × 1).")
+    assert covered((2, 0), w, other)  # its lead is one already there, word for word
     assert not covered((0, 0), w, Ask("unknown", "what now"))
+
+
+def test_a_diagnosis_or_a_verdict_on_the_users_layout_is_spoken_for_by_any_lead():
+    w = Writer("en", Phrases.load(), Citer([], "en"))
+    w.ask_index = 0
+    w.answer("This error is upstream's microbatch check.")
+    w.ask_index = 1
+    assert covered((1, 0), w, Ask("verdict", "why does this fail"))
+    assert covered((1, 0), w, Ask("diagnosis", "the pasted log"))
+    assert not covered((1, 0), w, Ask("verdict", "ep 16 instead?", "ep_size=16"))  # another layout: its own lead
 
 
 def test_ask_terms_read_the_target_field_and_layout():
