@@ -6,6 +6,7 @@ kb section, instead of letting a neighbouring answer stand in for it.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -14,6 +15,7 @@ from assistant.compose.citations import with_citation
 from assistant.compose.writer import Writer
 from assistant.datafile import read_yaml
 from assistant.retrieve.hit import Hit
+from assistant.understand.cues import same_clause
 from assistant.validator.fields import field_table
 
 _SECTION_KINDS = ("doc", "pitfall", "faq")
@@ -78,22 +80,30 @@ def cannot_tell(w: Writer, clause: str) -> None:
     w.answer(with_citation(w.say("cannot_tell_closest", clause=clause, section=section), [n]))
 
 
-def covered(before: tuple[int, int], w: Writer, ask) -> bool:
+# a failing start-up check as the leads state it: on a layout that does not start, the number asked does
+# not exist, and the failure is the answer ("40 GPUs, tp 8 pp 2: what's dp_size?")
+_FAILED_CHECK = re.compile(r"`MW-E-[A-Z0-9-]+`")
+# the kinds whose answer is the body their module writes (the config, the recommended layout and its
+# fields), under a lead another ask may have given
+_BODY_KINDS = frozenset({"config", "recommendation"})
+
+
+def covered(before: tuple[int, int], w: Writer, ask, earlier: Sequence = ()) -> bool:
     """Whether the ask just written has a direct statement in the lead: a lead sentence its own module
-    put there that speaks about it, or, for an ask that names a target, any lead sentence that names it
-    ("what are dp_size and ep_shard?" is two quantities, and the first one's module may state both). An
-    `unknown` ask is never covered by a module: it has none. A lead another ask of the same clause wrote
-    covers it only by naming what it asks; body lines written under some lead do not. A diagnosis is
-    the look every pasted config, log or quoted error gets, asked or not: its findings are the body,
-    under whatever lead judged the same text (a verdict, a fact, the correction of a quoted claim), so
-    any lead speaks for it; so does any lead for a verdict on the user's own layout."""
+    put there that speaks about it (a number's must name the number asked), or, for an ask that names a
+    target, any lead sentence that names it ("what are dp_size and ep_shard?" is two quantities, and the
+    first one's module may state both). Never merely some lead: a lead another ask of the same clause
+    wrote covers an ask that is no number ("moe 子配置有哪些字段, 什么时候生效"), a number only by naming
+    it or by a failing check that leaves it undefined. An `unknown` ask is never covered by a module.
+    A diagnosis is the look every pasted config, log or quoted error gets, asked or not: its findings
+    are the body, under whatever lead judged the same text, so any lead speaks for it; so does any lead
+    for a verdict on the user's own layout, and for a config or recommendation whose module wrote its
+    config into the body."""
     if ask.kind == "unknown":
         return False
-    leads = before[0]
+    leads, lines = before
     terms = ask_terms(ask)
     own = w.leads[leads:]
-    # its own module's lead answers it; a number's must also name the number asked (the mesh or
-    # dp_size a quantity module writes beside it is no answer to "the largest ep_size")
     if any(ask.kind != "quantity" or speaks_about(s, terms) for s in own):
         return True
     if ask.kind != "quantity" and w.ask_index in w.answered:
@@ -102,4 +112,10 @@ def covered(before: tuple[int, int], w: Writer, ask) -> bool:
         # a verdict on the user's own layout writes nothing only when that layout was judged already
         # ("Why does this fail?" over a pasted error: the diagnosis's lead judged it)
         return bool(w.leads)
+    if ask.kind in _BODY_KINDS and w.leads and len(w.lines) > lines:
+        return True
+    if ask.kind != "quantity" and w.leads and any(same_clause(ask, e) for e in earlier):
+        return True
+    if ask.kind == "quantity" and any(_FAILED_CHECK.search(s) for s in w.leads):
+        return True
     return bool(terms) and any(speaks_about(s, terms) for s in w.leads[:leads])

@@ -49,7 +49,7 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
         before = (len(w.leads), len(w.lines))
         w.ask_index = i
         parts.append(write_ask(w, inp, a))
-        if not covered(before, w, a):
+        if not covered(before, w, a, corrected.asks[:i]):
             uncovered.append(a)
             cannot_tell(w, a.text)  # no lead sentence speaks about it: say so, not a neighbour's answer
     if len(corrected.asks) <= corrected.at:

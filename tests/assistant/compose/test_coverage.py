@@ -97,3 +97,22 @@ def test_good_idea_on_a_layout_that_starts_with_a_warning_leads_with_no(engine):
     assert a.text.startswith("Not a good idea as it stands") and "MW-W-TP-CROSS-NODE" in a.text.split("\n\n")[0]
     plain = engine.ask(AskRequest(question="tp_size 16 on two 8-GPU nodes for a 70B model, is it valid?"))
     assert plain.text.startswith("Yes")
+
+
+def test_a_lead_of_the_same_clause_a_config_body_or_a_failed_check_speak_for_their_asks():
+    w = Writer("en", Phrases.load(), Citer([], "en"))
+    w.ask_index = 0
+    w.answer("The optional `moe:` block maps to MoEParallelizerConfig and is read only with expert parallelism on.")
+    first = Ask("fact", "which fields does the moe block have, when is it read", "moe")
+    w.ask_index = 1
+    second = Ask("fact", "which fields does the moe block have, when is it read")
+    assert covered((1, 0), w, second, (first,))  # one clause, one sentence for both
+    assert not covered((1, 0), w, Ask("quantity", "which fields, and the largest ep", "max_ep"), (first,))
+    w.ask_index = 2
+    w.lines.append("```yaml")
+    assert covered((1, 0), w, Ask("config", "the key yaml fields"))  # its config is in the body
+    failed = Writer("en", Phrases.load(), Citer([], "en"))
+    failed.ask_index = 0
+    failed.answer("No: world_size (40) must be divisible by tp_size*cp_size*pp_size (`MW-E-WORLD-DIVISIBLE`).")
+    failed.ask_index = 1
+    assert covered((1, 0), failed, Ask("quantity", "what's dp_size", "dp_size"))  # no dp_size on a layout that fails
