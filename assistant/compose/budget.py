@@ -9,6 +9,7 @@ numbers are untouched: every `[n]` left in the text still points at the same sou
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -38,6 +39,9 @@ class Budget:
     keep_items: dict[str, int] = field(default_factory=dict)
     min_asks: dict[str, int] = field(default_factory=dict)
     later_share: float = 1.0
+    lead_max: dict[str, int] = field(default_factory=dict)
+    min_asks_mixed: dict[str, int] = field(default_factory=dict)
+    lead_parts: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path = BUDGET_PATH) -> "Budget":
@@ -47,7 +51,10 @@ class Budget:
                    raw.get("later") or {}, int(rel.get("min_shared", 3)),
                    {k: float(v) for k, v in (rel.get("min_share") or {"en": 0.5, "zh": 0.5}).items()},
                    frozenset(str(w).lower() for w in rel.get("stopwords", ())), dict(raw.get("keep_items") or {}),
-                   dict(raw.get("min_asks") or {}), float(raw.get("later_share", 1.0)))
+                   dict(raw.get("min_asks") or {}), float(raw.get("later_share", 1.0)),
+                   {k: int(v) for k, v in (raw.get("lead_max") or {}).items()},
+                   dict(raw.get("min_asks_mixed") or {}),
+                   {k: {lang: tuple(str(x) for x in m) for lang, m in v.items()} for k, v in (raw.get("lead_parts") or {}).items()})
 
     def allowance(self, asks: Sequence, lang: str) -> int:
         """Characters the body may take for these asks (before any YAML that stays). Asks read from
@@ -119,9 +126,92 @@ def _protected(text: str, keys: frozenset[str], clauses: Sequence[frozenset[str]
     return False
 
 
+# a validator rule code as the answers write it: `MW-W-CP-PACKING-SDPA`
+_RULE_CODE = re.compile(r"`(MW-[EW]-[A-Z0-9-]+)`")
+RESTATED = "restated"
+LEAD_PART = "lead."  # a trim entry "lead.<part>" cuts that part out of a lead sentence (budget.yaml lead_parts)
+
+
+def _mesh_sentence(w: Writer) -> re.Pattern[str]:
+    """The lead that states only the device mesh ("The device mesh is (pp, ...) = (...)."), as a pattern
+    of the phrase itself, the mesh text its one group."""
+    template = re.escape(w.say("q_mesh", mesh="\x00")).replace(re.escape("\x00"), "(?P<mesh>.+)")
+    return re.compile(rf"{template}(?:\s*\[\d+(?:,\s*\d+)*\])?")
+
+
+def drop_repeated_mesh(w: Writer) -> int:
+    """Drop each lead sentence that only states a device mesh another lead sentence already states (a
+    verdict's "mesh (pp, ...) = (1, 1, 16, 1, 1)" and a quantity's "The device mesh is ..." say the same
+    tuple); never an ask's first lead. Returns how many went."""
+    pattern = _mesh_sentence(w)
+    keep: list[int] = []
+    for i, lead in enumerate(w.leads):
+        m = pattern.fullmatch(lead)
+        first_of_its_ask = w.lead_asks[i] not in w.lead_asks[:i]
+        said_elsewhere = m is not None and any(m.group("mesh") in other for j, other in enumerate(w.leads)
+                                               if j != i and (j in keep or j > i))
+        if first_of_its_ask or not said_elsewhere:
+            keep.append(i)
+    gone = len(w.leads) - len(keep)
+    w.leads[:] = [w.leads[i] for i in keep]
+    w.lead_asks[:] = [w.lead_asks[i] for i in keep]
+    return gone
+
+
+def fit_lead(w: Writer, b: Budget) -> list[str]:
+    """When several asks share the lead paragraph and it is longer than `lead_max`, the device mesh a
+    number's module states beside it ("The device mesh is ...", never an ask's first statement) moves,
+    the earliest first, to a paragraph opening the body, until the lead fits: it is context for the
+    numbers, and it pushed the later asks' direct statements down. Nothing is lost, and the moved
+    paragraph is never trimmed. Returns the sentences moved."""
+    limit = b.lead_max.get(w.lang, b.lead_max.get("en", 0))
+    if not limit or len(set(w.lead_asks)) < 2:
+        return []
+    pattern = _mesh_sentence(w)
+    extra = [i for i, a in enumerate(w.lead_asks) if a in w.lead_asks[:i] and pattern.fullmatch(w.leads[i])]
+    moved: set[int] = set()
+    for i in extra:
+        if len("\n".join(s for j, s in enumerate(w.leads) if j not in moved)) <= limit:
+            break
+        moved.add(i)
+    if not moved:
+        return []
+    out = [w.leads[i] for i in sorted(moved)]
+    w.segments.insert(0, Segment(["\n".join(out), ""], shape="para", ask=w.lead_asks[min(moved)], kind="lead"))
+    keep = [i for i in range(len(w.leads)) if i not in moved]
+    w.leads[:] = [w.leads[i] for i in keep]
+    w.lead_asks[:] = [w.lead_asks[i] for i in keep]
+    return out
+
+
+def cut_lead_part(w: Writer, part: Sequence[str]) -> bool:
+    """Cut one supporting part out of the lead sentences that carry it: from its opening words (the
+    first of `part`) up to, not including, the nearest of the words that may follow it (the rest)
+    (budget.yaml `lead_parts`: the memory estimate's basis, its other options). The sentence's
+    verdict, numbers, rule code and fix stay. Returns whether any went."""
+    start, ends = part[0], part[1:]
+    cut = False
+    for i, lead in enumerate(w.leads):
+        a = lead.find(start)
+        found = [b for b in (lead.find(e, a + len(start)) for e in ends) if b > a] if a >= 0 else []
+        if found:
+            w.leads[i] = lead[:a] + lead[min(found):]
+            cut = True
+    return cut
+
+
+def _restated(item: str, lead: str) -> bool:
+    """A body item that reports a rule finding the lead already states (the same rule code)."""
+    return any(code in lead for code in _RULE_CODE.findall(item))
+
+
 def trim(w: Writer, asks: Sequence, query=None, b: Budget | None = None) -> list[str]:
-    """Drop supporting material in budget order until the body fits; returns the roles trimmed."""
+    """Drop supporting material in budget order until the body fits; returns the roles trimmed. A lead
+    sentence that repeats another's mesh goes whatever the length; a lead of several asks too long for
+    `lead_max` moves the mesh lines beside their numbers into the body (fit_lead)."""
     b = b or budget()
+    drop_repeated_mesh(w)
+    fit_lead(w, b)
     keys = named_fields(query)
     clauses = [c for c in dict.fromkeys(read(a).words - b.stopwords for a in asks) if c]
     limit = b.allowance(asks, w.lang)
@@ -132,8 +222,26 @@ def trim(w: Writer, asks: Sequence, query=None, b: Budget | None = None) -> list
         return []
     trimmed: list[str] = []
     n_clauses = len({a.text for a in asks})
+    lead = "\n".join(w.leads)
+    mixed = len({a.kind for a in asks}) > 1
     for r in b.trim:
-        if n_clauses < b.min_asks.get(r, 0):
+        if n_clauses < b.min_asks.get(r, 0) and not (mixed and n_clauses >= b.min_asks_mixed.get(r, n_clauses + 1)):
+            continue
+        if r.startswith(LEAD_PART):
+            part = b.lead_parts.get(r[len(LEAD_PART):], {}).get(w.lang)
+            if part and cut_lead_part(w, part):
+                trimmed.append(r)
+                if _body_len(w) <= limit:
+                    return trimmed
+            continue
+        if r == RESTATED:
+            # a warning the lead already gives, with its rule code, said again in the body
+            for seg in (s for s in w.segments if not s.dropped and s.shape == "bullets"):
+                for i in reversed([i for i, item in enumerate(seg.items) if _restated(item, lead)]):
+                    del seg.items[i]
+                    trimmed.append(r)
+                    if _body_len(w) <= limit:
+                        return trimmed
             continue
         # the last ask's material first: the first ask is usually the one the message is about
         for seg in sorted((s for s in w.segments if not s.dropped and _matches(r, s, asks, b)),

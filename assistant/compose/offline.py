@@ -51,16 +51,16 @@ def compose(inp: ComposeInput, citer: Citer, phrases: Phrases) -> Composed:
         parts.append(write_ask(w, inp, a))
         if not covered(before, w, a, corrected.asks[:i]):
             uncovered.append(a)
-            if a.kind == "unknown" or not w.leads:
-                cannot_tell(w, a.text)  # nothing else in the lead would answer it
+            cannot_tell(w, a.text)  # no lead sentence speaks about it: say so, not a neighbour's answer
     if len(corrected.asks) <= corrected.at:
         say_corrections(w, corrected)
+    leads = list(w.leads)  # every direct answer computed, before the budget moves supporting ones into the body
     trim(w, corrected.asks, inp.query)  # over its asks' budget: supporting material goes, each ask's lead stays
     # The answer's verdict is the first one given: the user's layout before any recommendation.
     main = next((p for p in parts if p.report is not None), None) or next((p for p in parts if p.yaml), Part())
     strategy = main.strategy or next((p.strategy for p in parts if p.strategy), None)
     # a config the budget took out of the text is not shown beside it either
     shown = None if main.yaml and main.yaml.rstrip("\n") in dropped_code(w) else main.yaml
-    return Composed(w.render(), shown, main.report, strategy, main.judged, list(corrected.kinds), list(w.leads),
+    return Composed(w.render(), shown, main.report, strategy, main.judged, list(corrected.kinds), leads,
                     w.uncited, main.shown_report if shown else None, [f"{a.kind}: {a.text}" for a in uncovered])
 

@@ -60,6 +60,7 @@ class Writer:
         # each lead and each body segment remembers them, for the budget
         self.ask_index, self.kind = -1, ""
         self.lead_asks: list[int] = []
+        self.answered: set[int] = set()  # the asks whose module gave a lead, one already there included
         self.segments: list[Segment] = []
 
     # --- sentences -------------------------------------------------------------------------
@@ -107,6 +108,8 @@ class Writer:
     # --- the lead --------------------------------------------------------------------------
     def answer(self, sentence: str | None) -> None:
         """A direct answer to one ask: it goes into the lead paragraph, before any body."""
+        if sentence:
+            self.answered.add(self.ask_index)  # a second ask answered by the same sentence is answered too
         if sentence and sentence not in self.leads:
             self.leads.append(sentence)
             self.lead_asks.append(self.ask_index)

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 from assistant.datafile import read_yaml
 from assistant.understand.fact_cues import answers_itself
-from assistant.understand.follow_on import follow_on_sizes, referenced_layout, short_size
+from assistant.understand.follow_on import asked_again, elliptic, follow_on_sizes, referenced_layout, short_size
 from assistant.understand.gibberish import keyword_soup, looks_like_gibberish
 from assistant.understand.inverse import solve_target
 from assistant.understand.intent import load_table, neutralised
@@ -342,13 +342,33 @@ def _if_so(whole: str, at: int) -> bool:
     return at > 0 and _IF_SO.search(whole[max(0, at - 20):at]) is not None
 
 
-# "tp 改成 4 的话呢", "那 ep 16 呢", "and with tp 4?", "what about pp 2?": a clause that only states other sizes
-# and asks "what about them", the elliptical form of asking again
-# "tp 改成 4 的话呢", "and with cp 2?", "And local to 4?": a clause that only puts other values in place
-_ELLIPTICAL = re.compile(r"(?:的话|时候?)?\s*呢\s*[?？]?\s*$|^\W*(?:and\s+)?(?:with|what\s+about|how\s+about)\b[^?]{0,40}[?]?\s*$"
-                         r"|^\W*(?:and\s+)?(?:(?:if\s+)?(?:i\s+|we\s+)?(?:set|put|bump|raise|change|move)\s+)?[\w.]{1,30}\s+(?:to\s+)?\d+\s*[?]?\s*$", re.I)
-
 _DROPPABLE = ("tp", "pp", "cp", "ep")
+
+
+def _follow_on_values(clause: str, named: str | None, named_size: str | None) -> str | None:
+    """The values an elliptic follow-on puts in place, as `Ask.layout` writes them: its sizes ("ep4 pp2
+    呢"), an alternative ("tp 改成 4 的话呢"), a field changed ("And local to 4?"), a bare number for the
+    field named before ("取 2 的话呢"), a size turned off, a strategy switched to; None when it states none."""
+    return (follow_on_sizes(clause) or instead_sizes(clause) or _field_value(clause) or _bare_value(clause, named)
+            or _dropped_sizes(clause) or _without_named(clause, named_size) or _sizes_of(clause))
+
+
+# "without it", "不设的话": the size named before (or in the clause) taken away; "it" is the field named before
+_WITHOUT = re.compile(r"\bwithout\b|\b(?:don'?t|do\s+not|not)\s+(?:set|setting|use|using)\b|不设|不加|不开|不写|不填|不用|去掉", re.I)
+
+
+def _without_named(text: str, named: str | None) -> str | None:
+    """"And what is dp_shard without it?" after "dp_replicate_size: 2", "不设的话呢": the parallel size the
+    clause takes away, at 1 (as upstream reads an unset size), written as `instead_sizes` writes them;
+    the size it names itself, else the one named before it; None when it takes none away or sets one."""
+    if not _WITHOUT.search(text or ""):
+        return None
+    p = extract_params(text)
+    if any(isinstance(getattr(p, k, None), int) for k in SIZE_KEYS):
+        return None  # "without pp, with tp 4": a size set is a layout of its own (instead_sizes reads it)
+    own = next((r.key for r in field_table().mentioned(text) if r.key in SIZE_KEYS), None)
+    key = own or (named if named in SIZE_KEYS and (_PRONOUN.search(text) or not field_table().mentioned(text)) else None)
+    return f"{key}=1" if key and key != "dp_size" else None
 
 
 def _dropped_sizes(text: str) -> str | None:
@@ -457,11 +477,27 @@ def _switched_to(condition: str, strategies: list) -> str | None:
     return f"strategy={strategies[-1]}"
 
 
+def _size_map(text: str) -> dict[str, str]:
+    """The parallel sizes a text states, by key (`_sizes_of`'s, the strategy aside)."""
+    return {k: v for k, v in (part.split("=", 1) for part in (_sizes_of(text) or "").split(",") if "=" in part)
+            if k != "strategy"}
+
+
+def _retold(clause: str, told: dict[str, str]) -> str | None:
+    """"ep_size 8: works fine. I then tried ep_size 32 and it fails": the sizes of a clause that tells
+    another value of a size the statements before it told (the run that failed is this one, not the
+    one that works), as `_sizes_of` writes them; None when it retells none."""
+    mine = _size_map(clause)
+    return _sizes_of(clause) if any(k in told and told[k] != v for k, v in mine.items()) else None
+
+
 def _tried_sizes(told: str, clause: str) -> str | None:
     """"I also tried dp_replicate_size: 8 and got a ValueError, what am I missing?": the sizes the
     statement between the last ask and a diagnosis ask states, when the asking clause states none: the
-    run that failed is that layout, not the one pasted (the caller asks only beside a pasted config:
-    without one, "my numbers are ep 16, dp 4, tp 4" is the user's layout itself); None otherwise."""
+    run that failed is that layout, not the one pasted (the caller asks only beside a pasted config, or
+    when the statement tells another value of a size a statement before it told: "ep_size 8: works
+    fine. I then tried ep_size 32 and it fails"; otherwise "my numbers are ep 16, dp 4, tp 4" is the
+    user's layout itself); None otherwise."""
     return None if not told or _sizes_of(clause) else _sizes_of(told)
 
 
@@ -630,10 +666,10 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             asks.append(Ask(kind, text, target, aspect, layout, borrowed))  # type: ignore[arg-type]
 
     named: str | None = None  # the identifier the clauses so far are about: what "it" refers to
+    named_size: str | None = None  # the last parallel size named: what "without it" takes away
     named_in = ""  # the clause that named it
     previous = ""  # the clause before this one
     previous_stated = False  # the clause before asked nothing: a statement ("同事说 dp_replicate_size 写 16 也行")
-    previous_from = 0  # where the asks of the clause before begin
     asked_elsewhere: set[str] = set()  # out-of-scope clauses that ask something ("how do I launch it on Slurm?")
     condition = ""  # "If I leave ep_size: null in the YAML, is that read as 1?": the condition is part of the ask
     whole = _quoted_errors_whole(prose)
@@ -659,6 +695,8 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
     modelled = {c: modelled_all[c] for c in to_read}
     last_clause_asks: list[Ask] = []  # the asks the clause before added: an elliptic follow-on repeats them
     tried = ""  # the last statement since the last ask that states sizes ("I also tried dp_replicate_size: 8")
+    told: dict[str, str] = {}  # the sizes the statements before `tried` state: the run that works
+    retold = False  # `tried` states another value of a size a statement before it states ("then tried ep_size 32")
     cursor = 0  # where the clause before ended in `whole`: a clause said twice is found at its own place
     # the strategies named so far, the pasted config's first: "if we switch" switches to the last other one
     strategies = [m.group(1) for c in pasted.configs if (m := _YAML_STRATEGY.search(c))]
@@ -669,28 +707,35 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
             strategies.append(named_strategy)
         if _announces(clause, whole):
             continue
+        clause_retold = _retold(clause, told)  # before this clause's own sizes count as told
         if clause not in marked and not _QUESTION_FORM.search(clause) and _sizes_of(clause):
+            retold = clause_retold is not None
+            told.update(_size_map(clause))
             tried = clause
-        # asked by its own mark ("and with cp 2?", "ep4 pp2 呢"); "with tp 8 pp 2, what's dp?" is a condition
-        sizes = follow_on_sizes(clause) if has_layout and last_clause_asks \
-            and (clause in marked or clause.rstrip().endswith("呢")) else None
-        if sizes:
-            # "ep8 pp4 的话 dp 是多少？ep4 pp2 呢？", "what's dp_size? and with cp 2?": the asks before, on these sizes
-            # (a second follow-on repeats the same asks, so last_clause_asks stays)
-            start = len(asks)
-            for a in last_clause_asks:
+        # "ep8 pp4 的话 dp 是多少？ep4 pp2 呢？", "what's dp_size? and with cp 2?", "梯度累积几步？local 改成 4 的话呢":
+        # the asks before, again on the values this clause puts in place (follow_on.py reads which);
+        # "with tp 8 pp 2, what's dp?" asks a number of its own and is a condition
+        # ("如果改成 128，梯度累积几步？": a condition the clause after it asks on, unless asked by its own mark)
+        own_mark = clause in marked or clause.rstrip().endswith("呢")
+        values = _follow_on_values(clause, named, named_size) if has_layout and elliptic(clause, clause in marked) \
+            and (own_mark or not _CONDITION.match(clause)) and not _quantity_targets(clause) \
+            and {k for _, k in cue_kinds(clause)} <= {"verdict"} else None
+        again = asked_again(last_clause_asks, asks, bool(_field_value(clause))) if values else []
+        if again:
+            for a in again:
                 if a.kind == "quantity":
-                    add("quantity", clause, a.target, sizes)
-                elif a.kind == "verdict":
-                    add("verdict", clause, sizes)
-            previous, tried, previous_stated, previous_from = clause, "", False, start
+                    add("quantity", clause, a.target, values, a.borrowed)
+                else:
+                    add("verdict", clause, values)
+            last_clause_asks = again
+            previous, tried, previous_stated = clause, "", False
             continue
         added = len(asks)
         if clause not in marked and not _QUESTION_FORM.search(clause) and _reports_error(clause):
             continue  # "报 `ValueError: ddp does not support ...`。": the error itself; its diagnosis answers it
         kinds = cue_kinds(clause)
         if kinds and clause in modelled_all and _stated_not_asked(clause, kinds, modelled_all[clause], clause in marked):
-            previous, previous_stated, previous_from = clause, True, len(asks)  # "we can't go above tp 2 either.": a constraint stated, not a question
+            previous, previous_stated = clause, True  # "we can't go above tp 2 either.": a constraint stated, not a question
             continue
         if _CONDITION.match(clause):
             kinds = [(p, k) for p, k in kinds if k != "config"]  # "if I write tp_size: 2.0 in the YAML": a condition
@@ -707,6 +752,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         layout = (_field_value(condition) or _sizes_of(condition) or _switched_to(condition, strategies)
                   or instead_sizes(raw)
                   or _field_value(raw) or _bare_value(condition or raw, named) or _dropped_sizes(condition or raw)
+                  or _without_named(condition or raw, named_size)
                   or (_sizes_of(previous) if _WITH_SIZES.match(previous) else None)
                   or (instead_sizes(previous) if _if_so(whole, at) else None)) if has_layout else None
         clause, condition = (f"{condition}, {clause}" if condition else clause), ""
@@ -720,7 +766,7 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 add(kind, clause, None)
                 if kind == "out_of_scope" and _QUESTION_FORM.search(clause):
                     asked_elsewhere.add(clause)
-                previous, previous_stated, previous_from = clause, False, len(asks)
+                previous, previous_stated = clause, False
                 continue
             kinds = [(0, kind)] if kind else []
             by_model = True
@@ -748,21 +794,6 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
         # that states no size and names nothing of its own judges the sizes the statement before it claims
         claimed = _claimed_sizes(previous) if previous_stated and own is None and not re.search(r"\d", raw) else None
         count = len(asks)
-        before = [a for a in asks[previous_from:] if a.kind == "quantity" and (a.target or a.borrowed)]
-        if not before and has_layout and _field_value(raw):
-            # "梯度累积几步？这样跟多卡一样吗？local 改成 4 的话呢": a batch field changed re-asks the last numbers
-            # asked, past a statement or another kind's clause between them
-            last = next((i for i in range(len(asks) - 1, -1, -1) if asks[i].kind == "quantity" and asks[i].target), None)
-            before = [a for a in asks[last:] if a.kind == "quantity" and a.target] if last is not None else []
-            before = [a for a in before if a.text == asks[last].text] if before else []
-        again = (layout or _sizes_of(raw) or _field_value(raw)) if has_layout and before else None
-        if again and _ELLIPTICAL.search(raw) and not _quantity_targets(raw) and {k for _, k in kinds} <= {"verdict"}:
-            # "梯度累积几步？tp 改成 4 的话呢": the numbers the clause before asked, again on the sizes this one states
-            for a in before:
-                add("quantity", clause, a.target, again, a.borrowed)
-            last_clause_asks = asks[count:]
-            previous, previous_stated, previous_from = clause, False, count
-            continue
         for kind, text, target in _clause_asks(clause, about, kinds, own, own if itself else own or named, error,
                                                has_layout, by_model):
             if kind == "diagnosis" and raw in told_before and quoted and not (pasted.configs or pasted.errors):
@@ -786,13 +817,15 @@ def detect_asks(question: str, pasted: Pasted, intent: str, *, has_layout: bool 
                 continue
             add(kind, text, target, (listed or layout) if kind == "quantity" else
                 _tried_sizes(tried, raw) if kind == "diagnosis" and pasted.configs else
-                _others_sizes(raw, previous) if kind == "diagnosis" else None, borrowed)
+                ((_tried_sizes(tried, raw) if retold else None) or clause_retold or _others_sizes(raw, previous))
+                if kind == "diagnosis" else None, borrowed)
         last_clause_asks = asks[added:]
         if own:
             named, named_in = own, clause
+            named_size = own if own in SIZE_KEYS else named_size
         if clause in marked or _QUESTION_FORM.search(clause):
             tried = ""
-        previous, previous_stated, previous_from = clause, len(asks) == count, count
+        previous, previous_stated = clause, len(asks) == count
     unsure: list[Ask] = []
     if asks and all(a.kind == "unknown" for a in asks):
         # nothing read with confidence anywhere: the first ask is the one the whole question's intent

@@ -1,13 +1,17 @@
 """Clauses that take their ask from another part of the question: an elliptic follow-on ("ep4 pp2 呢",
-"and with cp 2?", "那 tp 3 呢") asks the ask before it again on other sizes, and a back-reference to
-one of several layouts the question lists ("the second option", "第二个方案") asks of that layout.
+"and with cp 2?", "那 tp 3 呢", "tp 改成 4 的话呢", "And local to 4?") asks the asks before it again on
+other values, and a back-reference to one of several layouts the question lists ("the second option",
+"第二个方案") asks of that layout. This module is the one reader of both; asks.detect_asks calls it.
 
-Only the exact parts are rules here: the size tokens (field names and numbers) and the ordinal words;
-what kind of ask a clause is stays the ask model's and asks.yaml's reading.
+Only the exact parts are rules here: the size tokens (field names and numbers), the elliptic forms and
+the ordinal words; what kind of ask a clause is stays the ask model's and asks.yaml's reading.
 """
 from __future__ import annotations
 
 import re
+from typing import Sequence
+
+from assistant.understand.query import Ask
 
 # "tp 4", "tp_size=4", "ep8", "dp_replicate_size: 2": one parallel size as users write it
 _SIZE = re.compile(r"(?<![A-Za-z0-9_])(?P<key>dp_replicate|tp|pp|cp|ep|dp)(?:_size)?\s*[=:：]?\s*(?P<n>\d{1,4})(?!\d|\s*(?:[x×*/%]|GPU|gpu|卡|张|层|layers?\b))")
@@ -67,6 +71,33 @@ def follow_on_sizes(clause: str) -> str | None:
     if _FILLER.sub("", _SIZE.sub("", clause)):
         return None  # other words: the clause asks something of its own
     return _as_layout(found[0])
+
+
+# "tp 改成 4 的话呢", "and with tp 4?", "what about pp 2?", "And local to 4?": a clause that only puts other
+# values in place and asks "what about them"
+_ELLIPTICAL = re.compile(r"(?:的话|时候?)?\s*呢\s*[?？]?\s*$|^\W*(?:and\s+)?(?:with|what\s+about|how\s+about)\b[^?]{0,40}[?]?\s*$"
+                         r"|^\W*(?:and\s+)?(?:(?:if\s+)?(?:i\s+|we\s+)?(?:set|put|bump|raise|change|move)\s+)?[\w.]{1,30}\s+(?:to\s+)?\d+\s*[?]?\s*$", re.I)
+
+
+def elliptic(clause: str, marked: bool) -> bool:
+    """The clause asks nothing of its own but "and on these values?": only other sizes, asked by its
+    question mark or a 呢 ("ep4 pp2 呢", "and with cp 2?"), or one of the elliptic forms ("tp 改成 4
+    的话呢", "And local to 4?")."""
+    if follow_on_sizes(clause) is not None and (marked or clause.rstrip().endswith("呢")):
+        return True
+    return _ELLIPTICAL.search(clause) is not None
+
+
+def asked_again(last: Sequence[Ask], asks: Sequence[Ask], batch_field: bool) -> list[Ask]:
+    """The asks an elliptic follow-on asks again: the numbers and verdicts of the clause before it
+    (a second follow-on repeats the same, so `last` is the first follow-on's); when that clause asked no
+    number and the follow-on changes a batch field ("梯度累积几步？这样跟多卡一样吗？local 改成 4 的话呢"), the
+    numbers asked last, past the clauses between; [] when there is nothing to ask again."""
+    again = [a for a in last if a.kind == "verdict" or a.kind == "quantity" and (a.target or a.borrowed)]
+    if any(a.kind == "quantity" for a in again) or not batch_field:
+        return again
+    at = next((i for i in range(len(asks) - 1, -1, -1) if asks[i].kind == "quantity" and asks[i].target), None)
+    return [] if at is None else [a for a in asks[at:] if a.kind == "quantity" and a.target and a.text == asks[at].text]
 
 
 def referenced_layout(clause: str, whole: str) -> str | None:

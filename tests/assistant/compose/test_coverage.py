@@ -3,7 +3,7 @@ with the closest kb section cited, not answered by a neighbour."""
 from __future__ import annotations
 
 from assistant.compose.citations import Citer
-from assistant.compose.coverage import cannot_tell, closest_section, covered
+from assistant.compose.coverage import ask_terms, cannot_tell, closest_section, covered
 from assistant.compose.phrases import Phrases
 from assistant.compose.writer import Writer
 from assistant.retrieve.hit import Hit
@@ -33,16 +33,45 @@ def test_cannot_tell_states_the_clause_and_cites_the_closest_section():
     assert "找不到" in zh.leads[0] and "这个咋整" in zh.leads[0]
 
 
-def test_an_ask_is_covered_by_its_own_lead_or_by_the_lead_of_its_clause():
+def test_an_ask_is_covered_by_a_lead_that_speaks_about_what_it_asks():
     w = Writer("en", Phrases.load(), Citer([], "en"))
-    w.answer("dp_size = 4.")
-    ask = Ask("quantity", "what are dp_size and ep_shard", "ep_shard")
-    assert covered((0, 0), w, ask, ())  # its module wrote the lead
-    same = Ask("quantity", "what are dp_size and ep_shard", "dp_size")
-    assert covered((1, 0), w, ask, (same,))  # one sentence for two quantities of one clause
+    w.ask_index = 0
+    w.answer("dp_size = 4: world_size / (tp_size × pp_size × cp_size) = 16 / (2 × 2 × 1).")
+    dp = Ask("quantity", "what is the resulting dp_size", "dp_size")
+    assert covered((0, 0), w, dp)  # its module wrote the lead, and the lead names dp_size
+    # a neighbouring number does not stand in for the largest ep_size, even from the same clause
+    assert not covered((0, 0), w, Ask("quantity", "what's the largest ep", "max_ep"))
+    w.ask_index = 1
+    w.answer("The largest ep_size is 16: ep_size must divide dp_size × cp_size × tp_size = 4 × 1 × 4 = 16.")
+    assert covered((2, 0), w, Ask("quantity", "dp_size and the largest ep", "dp_size"))  # named by an earlier lead
+    # an ask that names no target is covered by its own module's lead only, never by body lines alone
     other = Ask("fact", "is it off by default")
-    assert not covered((1, 0), w, other, (same,))  # nothing written for it
-    assert not covered((0, 0), w, Ask("unknown", "what now"), ())
+    assert covered((1, 0), w, other)
+    w.ask_index = 2
+    w.lines.append("a body line")
+    assert not covered((2, 0), w, other)
+    w.answer("dp_size = 4: world_size / (tp_size × pp_size × cp_size) = 16 / (2 × 2 × 1).")
+    assert covered((2, 0), w, other)  # its lead is one already there, word for word
+    assert not covered((0, 0), w, Ask("unknown", "what now"))
+
+
+def test_a_diagnosis_or_a_verdict_on_the_users_layout_is_spoken_for_by_any_lead():
+    w = Writer("en", Phrases.load(), Citer([], "en"))
+    w.ask_index = 0
+    w.answer("This error is upstream's microbatch check.")
+    w.ask_index = 1
+    assert covered((1, 0), w, Ask("verdict", "why does this fail"))
+    assert covered((1, 0), w, Ask("diagnosis", "the pasted log"))
+    assert not covered((1, 0), w, Ask("verdict", "ep 16 instead?", "ep_size=16"))  # another layout: its own lead
+
+
+def test_ask_terms_read_the_target_field_and_layout():
+    assert ask_terms(Ask("quantity", "q", "values:pp_size")) == ("pp_size",)
+    assert ask_terms(Ask("quantity", "q", "grad_acc_steps")) == ("accumulation", "累积")
+    assert ask_terms(Ask("verdict", "ep 16 instead?", "ep_size=16,pp_size=2")) == ("ep_size", "pp_size")
+    assert ask_terms(Ask("fact", "what does pp_schedule default to", "pp_schedule")) == ("pp_schedule",)
+    assert ask_terms(Ask("fact", "what's ep_shard_size then", "ep_shard_size")) == ("ep_shard_size", "ep_shard")
+    assert ask_terms(Ask("verdict", "good idea?", "advice")) == ()
 
 
 def test_an_unknown_ask_beside_a_fact_gets_its_own_plain_lead(engine):
@@ -68,3 +97,22 @@ def test_good_idea_on_a_layout_that_starts_with_a_warning_leads_with_no(engine):
     assert a.text.startswith("Not a good idea as it stands") and "MW-W-TP-CROSS-NODE" in a.text.split("\n\n")[0]
     plain = engine.ask(AskRequest(question="tp_size 16 on two 8-GPU nodes for a 70B model, is it valid?"))
     assert plain.text.startswith("Yes")
+
+
+def test_a_lead_of_the_same_clause_a_config_body_or_a_failed_check_speak_for_their_asks():
+    w = Writer("en", Phrases.load(), Citer([], "en"))
+    w.ask_index = 0
+    w.answer("The optional `moe:` block maps to MoEParallelizerConfig and is read only with expert parallelism on.")
+    first = Ask("fact", "which fields does the moe block have, when is it read", "moe")
+    w.ask_index = 1
+    second = Ask("fact", "which fields does the moe block have, when is it read")
+    assert covered((1, 0), w, second, (first,))  # one clause, one sentence for both
+    assert not covered((1, 0), w, Ask("quantity", "which fields, and the largest ep", "max_ep"), (first,))
+    w.ask_index = 2
+    w.lines.append("```yaml")
+    assert covered((1, 0), w, Ask("config", "the key yaml fields"))  # its config is in the body
+    failed = Writer("en", Phrases.load(), Citer([], "en"))
+    failed.ask_index = 0
+    failed.answer("No: world_size (40) must be divisible by tp_size*cp_size*pp_size (`MW-E-WORLD-DIVISIBLE`).")
+    failed.ask_index = 1
+    assert covered((1, 0), failed, Ask("quantity", "what's dp_size", "dp_size"))  # no dp_size on a layout that fails

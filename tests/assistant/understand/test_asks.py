@@ -459,3 +459,11 @@ def test_a_ceiling_asked_with_the_verb_that_sets_it_is_the_largest_ep(question):
 def test_whether_the_layers_divide_evenly_is_the_split_at_the_stated_sizes():
     asks = _asks("GLM-4.5-Air 一共 46 层，4 机 32 卡，pp_size 4。46 层在这边也必须能被 4 整除吗？")
     assert ("quantity", "layers_per_stage") in asks
+
+
+def test_a_run_retold_with_another_size_is_the_one_diagnosed():
+    asks = understand("MoE on 16 GPUs with fsdp2, tp 1, ep_size 8: works fine. I then tried ep_size 32 and it "
+                      "fails at startup. What am I doing wrong? Also, what's ep_shard_size for the ep 8 run?").asks
+    assert [(a.kind, a.layout) for a in asks if a.kind == "diagnosis"] == [("diagnosis", "ep_size=32")]
+    plain = understand("My numbers are ep 16, dp 4, tp 4 on 64 GPUs. It fails at startup, what am I doing wrong?").asks
+    assert all(a.layout is None for a in plain if a.kind == "diagnosis")  # the user's own layout, told once

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from assistant.understand import understand
-from assistant.understand.follow_on import follow_on_sizes, layouts, referenced_layout
+from assistant.understand.follow_on import asked_again, elliptic, follow_on_sizes, layouts, referenced_layout
+from assistant.understand.query import Ask
 
 
 @pytest.mark.parametrize("clause, sizes", [
@@ -65,3 +66,49 @@ def test_a_follow_on_after_a_verdict_is_a_verdict_on_its_sizes():
 def test_an_ordinal_asks_of_the_listed_layout():
     q = understand("Options on 24 GPUs: (a) tp 2 pp 3, (b) tp 4 pp 2, (c) tp 8 pp 4. Is the third option valid?")
     assert [(a.kind, a.target) for a in q.asks] == [("verdict", "tp_size=8,pp_size=4")]
+
+
+@pytest.mark.parametrize("clause, marked", [("ep4 pp2 呢", False), ("and with cp 2", True), ("tp 改成 4 的话呢", False),
+                                            ("And local to 4", True), ("what about pp 2", False)])
+def test_the_elliptic_forms_are_one_reading(clause, marked):
+    assert elliptic(clause, marked)
+
+
+@pytest.mark.parametrize("clause", ["what's dp_size with tp 2", "how do I set the pipeline block up for this run",
+                                    "ep 8 is too big 呢 for us"])
+def test_a_clause_that_asks_of_its_own_is_not_elliptic(clause):
+    assert not elliptic(clause, True)
+
+
+def test_asked_again_repeats_the_numbers_and_verdicts_before_or_the_last_numbers_for_a_batch_field():
+    acc = Ask("quantity", "梯度累积几步", "grad_acc_steps")
+    same = Ask("verdict", "这样跟多卡一样吗")
+    assert asked_again([acc, Ask("fact", "x", "pp_schedule")], [acc], False) == [acc]
+    assert asked_again([same], [acc, same], False) == [same]  # a size changed: the verdict is asked again
+    assert asked_again([same], [acc, same], True) == [acc]  # a batch field changed: the number asked last
+    assert asked_again([], [], True) == []
+
+
+@pytest.mark.parametrize("question, target, layout", [
+    ("单机 8 卡 fsdp2，global_batch_size 256，local 是 2。梯度累积是几步？local 改成 8 的话呢", "grad_acc_steps",
+     "local_batch_size=8"),
+    ("On 32 GPUs with fsdp2, tp 4 pp 2: what's dp_size? And with cp 2?", "dp_size", "cp_size=2"),
+])
+def test_both_follow_on_forms_ask_the_number_again_on_their_values(question, target, layout):
+    asks = understand(question).asks
+    assert (asks[-1].kind, asks[-1].target, asks[-1].layout) == ("quantity", target, layout)
+
+
+@pytest.mark.parametrize("question", [
+    "2 机 16 卡，fsdp2。设 dp_replicate_size: 2 的话 dp_shard 是多少？不设的话呢？",
+    "16 GPUs, fsdp2. If I set dp_replicate_size: 2, what's dp_shard? And what is dp_shard without it?",
+])
+def test_without_the_size_named_before_asks_again_at_one(question):
+    asks = [a for a in understand(question).asks if a.kind == "quantity" and a.target == "dp_shard"]
+    assert len(asks) == 2 and asks[0].layout in (None, "dp_replicate_size=2") and asks[1].layout == "dp_replicate_size=1"
+
+
+def test_without_a_size_set_elsewhere_takes_nothing_away():
+    asks = understand("16 GPUs, fsdp2, tp 2. What's dp_size without pp, with tp 4?").asks
+    assert all(a.layout != "tp_size=1" for a in asks)
+
