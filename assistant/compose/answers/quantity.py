@@ -21,6 +21,7 @@ from assistant.compose.knowledge.diagnose import judge_stated
 from assistant.compose.knowledge.allowed import allowed_values
 from assistant.compose.knowledge.judge import rejudge, with_layout, with_values
 from assistant.understand.cues import Reading, asking_sentence, read
+from assistant.understand.query import SIZE_KEYS
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
 from assistant.validator.fields import field_table
@@ -439,8 +440,9 @@ def _at_largest(inp: ComposeInput, d, ask) -> tuple[str, object] | None:
     of its own, is asked of the layout with that value: (`field=value`, that layout judged), else None."""
     asks = list(inp.asks)
     i = asks.index(ask) if ask in asks else 0
-    if getattr(ask, "layout", None) or not isinstance(d.judged, dict):
-        return None
+    said = _clause_sizes(ask)
+    if getattr(ask, "layout", None) or said or not isinstance(d.judged, dict):
+        return None  # "what would dp_size be with pp 3?": the clause's own sizes, not the largest
     before = next((a for a in reversed(asks[:i]) if not (a.kind == "quantity" and a.target is None)), None)
     target = getattr(before, "target", None) or ""
     if before is None or before.kind != "quantity" or not target.startswith(_LARGEST_ASKS):
@@ -456,6 +458,12 @@ def _at_largest(inp: ComposeInput, d, ask) -> tuple[str, object] | None:
     layout = ",".join([*(before.layout.split(",") if before.layout else []), f"{field}={best}"])
     judged = with_layout(inp.query, d, layout)
     return None if judged is None else (layout, judged)
+
+
+def _clause_sizes(ask) -> dict[str, int]:
+    """The parallel sizes the ask's own clause states, as understanding reads them."""
+    p = read(ask).params_normalized
+    return {k: v for k in SIZE_KEYS if isinstance(v := getattr(p, k, None), int)}
 
 
 def _after_recommendation(inp: ComposeInput, d, ask):

@@ -294,3 +294,10 @@ def test_grad_acc_arithmetic_ends_in_its_result(ask):
     # 128 / (2 * 8) = 8, written out to the result
     first = lead(ask("8 GPUs, fsdp2, global_batch_size 128, local_batch_size 2: how many grad accumulation steps?").text)
     assert "128 / (2 × 8) = 8" in first
+
+
+def test_a_quantity_stating_its_own_size_after_the_values_is_not_asked_at_the_largest(ask):
+    # 24 GPUs, tp 4: pp 1, 2, 3, 6 work; "with pp 3" is asked at 3: dp = 24 / (4 * 3) = 2, not the largest 6's 1
+    text = ask("24 GPUs, fsdp2, tp_size 4, pp_size 4 fails. Which pp_size values work with tp 4, "
+               "and what would dp_size be with pp 3?").text
+    assert "1, 2, 3, 6" in text and "With `pp_size: 6`" not in text
