@@ -6,6 +6,7 @@ gets its verdict first, since its quantities do not exist.
 """
 from __future__ import annotations
 
+import math
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.scaled import CHANGED_TARGETS, change_lines
@@ -18,7 +19,7 @@ from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, asked_alt
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.compose.knowledge.diagnose import judge_stated
-from assistant.compose.knowledge.allowed import allowed_values
+from assistant.compose.knowledge.allowed import FIELDS as ALLOWED_FIELDS, allowed_values
 from assistant.compose.knowledge.judge import rejudge, with_layout, with_values
 from assistant.understand.cues import Reading, asking_sentence, read
 from assistant.understand.query import SIZE_KEYS
@@ -134,14 +135,41 @@ def _allowed(inp: ComposeInput, ask):
     d = inp.diagnosis
     if not target.startswith("values:") or d is None or not isinstance(d.judged, dict) or not d.world_size:
         return None
+    field = target.split(":", 1)[1]
     if getattr(ask, "layout", None):
+        put = dict(kv.split("=") for kv in ask.layout.split(","))
+        if field in put:
+            # "要是扩到 pp_size 4，pp_microbatch_size 最大能设多少": the field the clause sets is given; the one
+            # whose values are asked is the other number field it names
+            field = next((r.key for r in read(ask).fields if r.key in ALLOWED_FIELDS and r.key not in put), None)
+            if field is None:
+                return None
         d = with_layout(inp.query, d, ask.layout) or d
+        d = _scaled_out(inp, d)
     derived = d.report.derived if d.report is not None else None
     sit = inp.query.situation
-    found = allowed_values(target.split(":", 1)[1], d.judged, d.world_size, validate, ignore=_ESTIMATES,
+    found = allowed_values(field, d.judged, d.world_size, validate, ignore=_ESTIMATES,
                            dp_size=derived.dp_size if derived else None, gpus_per_node=d.gpus_per_node,
                            model=sit.model, gpu=sit.gpu)
     return None if found is None else (d, found)
+
+
+def _scaled_out(inp: ComposeInput, d):
+    """"要是以后扩到 pp_size 4": sizes whose product the user's world does not hold are asked of a larger
+    cluster, the smallest multiple of the world that tp * cp * pp divides (judged there); `d` when the
+    mesh already holds or the product is unknown."""
+    dist = (d.judged or {}).get("distributed") if isinstance(d.judged, dict) else None
+    if d.report is None or d.report.derived is not None or not isinstance(dist, dict) or not d.world_size:
+        return d
+    product = 1
+    for key in ("tp_size", "cp_size", "pp_size"):
+        v = dist.get(key)
+        product *= v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 1
+    world = math.lcm(d.world_size, product)
+    if world == d.world_size:
+        return d
+    scaled = rejudge(inp.query, d, d.judged, world)
+    return scaled if scaled.report is not None and scaled.report.derived is not None else d
 
 
 def _write_allowed(w: Writer, inp: ComposeInput, ask) -> Part | None:
@@ -152,8 +180,10 @@ def _write_allowed(w: Writer, inp: ComposeInput, ask) -> Part | None:
     d, found = allowed
     field, derived = found.field, d.report.derived if d.report is not None else None
     # values on sizes the clause puts instead ("if we later go to pp_size 4") say which layout they are for
-    label = w.say("q_layout_with", sizes=", ".join(f"`{kv.replace('=', ': ')}`" for kv in ask.layout.split(","))) \
-        if getattr(ask, "layout", None) else ""
+    sizes = ask.layout.split(",") if getattr(ask, "layout", None) else []
+    if sizes and d.world_size != inp.diagnosis.world_size:
+        sizes.append(f"world_size={d.world_size}")  # a cluster scaled out to hold the sizes (_scaled_out)
+    label = w.say("q_layout_with", sizes=", ".join(f"`{kv.replace('=', ': ')}`" for kv in sizes)) if sizes else ""
     sep = "、" if w.lang == "zh" else ", "
     if found.step:
         lbs = found.step // derived.dp_size
@@ -451,7 +481,7 @@ def _at_largest(inp: ComposeInput, d, ask) -> tuple[str, object] | None:
         best, field = largest_ep(d.report, d.judged, experts_of(inp.query), no_ep_class(inp.query)), "ep_size"
     else:
         allowed = _allowed(inp, before)
-        field = target.split(":", 1)[1]
+        field = allowed[1].field if allowed is not None else ""
         best = max(allowed[1].values) if allowed is not None and allowed[1].values and not allowed[1].step else None
     if best is None:
         return None

@@ -301,3 +301,10 @@ def test_a_quantity_stating_its_own_size_after_the_values_is_not_asked_at_the_la
     text = ask("24 GPUs, fsdp2, tp_size 4, pp_size 4 fails. Which pp_size values work with tp 4, "
                "and what would dp_size be with pp 3?").text
     assert "1, 2, 3, 6" in text and "With `pp_size: 6`" not in text
+
+
+def test_values_on_sizes_the_clause_puts_instead_are_judged_on_a_cluster_that_holds_them(ask):
+    # 16 GPUs, tp 8, lbs 6; "scale out to pp_size 4": 8 * 4 = 32 GPUs, and 6 // mbs >= 4 leaves only 1
+    text = ask("Llama 3.1 70B, 2 nodes 16 GPUs, pp_size 2, tp 8, local_batch_size 6. Which pp_microbatch_size "
+               "values work? If we later go to pp_size 4 (lbs still 6), what's the largest pp_microbatch_size?").text
+    assert "`pp_size: 4`, `world_size: 32`" in text and "can be 1; the largest is 1" in text
