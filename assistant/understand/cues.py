@@ -415,6 +415,13 @@ def reading_of(text: str) -> Reading:
     return _reading(text)
 
 
+def read_with(query, asked=None) -> Reading:
+    """The reading of the question with an ask's clause joined to it ("a pipline block" read as
+    "pipeline" either way): what the question and the clause that asks say together."""
+    clause = getattr(asked, "text", "") if asked is not None else ""
+    return _reading(f"{query.text} {clause}")
+
+
 def read(said, fallback=None) -> Reading:
     """The reading of an ask's clause or a query's question; an ask with no text is read as
     `fallback`'s (the question)."""
@@ -436,7 +443,8 @@ def read_unclaimed(query, asks) -> Reading:
     loosely, lower case, punctuation and spaces as one space): what no ask of them took."""
     rest = _loose(query.text)
     for a in asks:
-        rest = rest.replace(_loose(a.text), " ")
+        if a.text:  # an ask with no clause of its own takes nothing away
+            rest = rest.replace(_loose(a.text), " ")
     return _reading(rest)
 
 

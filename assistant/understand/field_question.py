@@ -17,6 +17,7 @@ from assistant.validator.fields import FieldRef, field_table, word_pattern
 _FILE = Path(__file__).with_name("field_question.yaml")
 MAX_QUESTION_CHARS = 4000
 _SENTENCE_STOP = re.compile(r"[。？！?!;；]")
+_EMPTY_BLOCK = re.compile(r"(?<![\w.])([a-z_]+)\s*:\s*\{\s*\}")
 _SWITCH_OFF = re.compile(r"\b(?:off|disable)\b|关闭|关掉|禁用|怎么关|如何关", re.IGNORECASE)
 
 
@@ -68,11 +69,21 @@ class FieldQuestion:
             starts = [m.start() for p in pats for m in [p.search(q)] if m]
             if starts:
                 found[kind] = min(starts)
+        if self.empty_blocks and set(found) <= {"meaning_weak"}:
+            # "with just `pipeline: {}`, what schedule do I get?": a block written empty and asked about
+            # asks what its fields default to
+            found = {"default": self._q.find(f"{self.empty_blocks[0]}")}
         if len(found) > 1:
             found.pop("meaning_weak", None)
         order = {kind: i for i, (kind, _) in enumerate(c.asks)}
         return tuple(sorted(((pos, "meaning" if k == "meaning_weak" else k) for k, pos in found.items()),
                             key=lambda pk: (pk[0], order.get(pk[1], 0))))
+
+    @cached_property
+    def empty_blocks(self) -> tuple[str, ...]:
+        """The block keys the question writes empty, `moe: {}`, `pipeline: {}` (fields.yaml's blocks), in order."""
+        blocks = {b.block_key for b in field_table().sections.values() if b.block_key}
+        return tuple(dict.fromkeys(m.group(1) for m in _EMPTY_BLOCK.finditer(self._q) if m.group(1) in blocks))
 
     @cached_property
     def kinds(self) -> tuple[str, ...]:

@@ -158,7 +158,7 @@ _SIZE = re.compile(
 )
 _ACTIVE = re.compile(r"(\d+(?:\.\d+)?)\s*b\s*(?:active|activated|激活)|(?:active|activated|激活(?:参数)?)\s*(?:params?|parameters?)?\s*[:=]?\s*(\d+(?:\.\d+)?)\s*b", re.I)
 _EXPERTS = re.compile(
-    rf"({NUMBER})\s*-?\s*(?:routed\s+|total\s+)?experts?\b|({NUMBER})\s*个?\s*(?:路由)?专家"
+    rf"({NUMBER})\s*(?:个\s*)?-?\s*(?:routed\s+|total\s+)?experts?\b|({NUMBER})\s*个?\s*(?:路由)?专家"
     r"|(?:num_experts|n_routed_experts|num_routed_experts|experts?|专家数(?:量)?)\s*[:=是为]?\s*(\d+)",
     re.I,
 )
@@ -548,7 +548,7 @@ _LOCAL_SHORT = re.compile(r"(?<![\w.-])local\s*(?:现在|目前|now|currently|ri
 
 def _batches(text: str) -> tuple[int | None, int | None]:
     gbs = re.search(
-        r"(?:global[\s_-]*batch(?:[\s_-]*size)?|\bgbs\b|全局\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小|批量)|总\s*batch(?:[\s_-]*size)?|总批(?:次)?大小)\s*(?:=|:|is|of|为|是|设为|" + _KEPT + r"|(?:set|drop(?:ped)?|raise[ds]?|lower(?:ed)?|bump(?:ed)?|change[ds]?|cut|go(?:es)?|increase[ds]?|decrease[ds]?|reduce[ds]?)?\s*to|改成|改为|降到|减到|换成|调到|设成|加到|提到)?\s*(\d+)"
+        r"(?:global[\s_-]*batch(?:[\s_-]*size)?|\bgbs\b|全局\s*(?:batch(?:[\s_-]*size)?|批(?:次)?大小|批量)|总\s*batch(?:[\s_-]*size)?|总批(?:次)?大小)\s*(?:=|:|is|of|为|是|设为|写的|设的|写成|" + _KEPT + r"|(?:set|drop(?:ped)?|raise[ds]?|lower(?:ed)?|bump(?:ed)?|change[ds]?|cut|go(?:es)?|increase[ds]?|decrease[ds]?|reduce[ds]?)?\s*to|改成|改为|降到|减到|换成|调到|设成|加到|提到)?\s*(\d+)"
         r"|(\d+)\s*(?:global[\s_-]*batch)",
         text, re.I,
     )

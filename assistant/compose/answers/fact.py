@@ -20,7 +20,7 @@ from assistant.compose.knowledge.extract import select_sentences
 from assistant.compose.knowledge.field_facts import asked_kinds, field_facts, inert_lines, judges_value
 from assistant.compose.writer import FEATURE_ORDER, Writer, features_of
 from assistant.planner.plan import Plan
-from assistant.understand.cues import read, read_unclaimed, reading_of
+from assistant.understand.cues import read, read_unclaimed, read_with
 from assistant.understand.query import Query
 from assistant.understand.stated import recipe_of
 from assistant.validator.fields import field_table
@@ -94,7 +94,7 @@ def _plan_is_relevant(plan: Plan | None, query: Query, feats: Sequence[str]) -> 
 
 
 def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True, lead: bool = True,
-          asked: str = "") -> Part | None:
+          asked=None) -> Part | None:
     """The facts of the features and subjects the question names; None when it names none. With the
     user's cluster or model (and `with_config`), the plan sized for it follows."""
     query, plan = inp.query, inp.plan
@@ -117,7 +117,7 @@ def howto(w: Writer, inp: ComposeInput, *, with_config: bool = True, lead: bool 
     keys.sort(key=lambda k: (-shared[k], rank[k]))
     # a fact the question's words single out answers a part of it: it comes on top of the topics' share
     # the ask's clause as understood ("a pipline block" read as "pipeline")
-    said = reading_of(f"{query.text} {asked}")
+    said = read_with(query, asked)
     limit = _MAX_HOWTO_FACTS + min(1, len(set(_cued(w, said)) & set(keys)))
     facts = _facts(w, inp, _asked_first(w, keys, said), limit)
     if facts and lead:
@@ -258,7 +258,7 @@ def _fact_ask(inp: ComposeInput, ask):
     if read(ask).fields and (asked_kinds(own) or judges_value(own)):
         # "what does X default to, and can I put it under fsdp2?": a part no other ask took is this
         # field's question too
-        rest = read_unclaimed(inp.query, [ask] + [a for a in inp.asks if a is not ask and a.text])
+        rest = read_unclaimed(inp.query, [ask, *(a for a in inp.asks if a is not ask)])
         return inp.query if asked_kinds(rest.field_question) else ask
     return inp.query if asked_kinds(whole) or judges_value(whole) else ask
 
@@ -461,7 +461,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     # another ask of the question judges or shows the user's layout (a diagnosis too: "写成 2.0 了，会咋样？
     # 报错吗"): this one states the fact only
     covered = any(a.kind in ("verdict", "quantity", "config", "diagnosis") for a in inp.asks if a is not ask)
-    part = howto(w, inp, with_config=not covered, asked=asked_ask.text) or located(w, inp)
+    part = howto(w, inp, with_config=not covered, asked=asked_ask) or located(w, inp)
     if part is not None:
         return part
     sit = inp.query.situation

@@ -6,27 +6,27 @@ gets its verdict first, since its quantities do not exist.
 """
 from __future__ import annotations
 
-import copy
+import math
 
 from assistant.compose.answers.base import AnswerKind, ComposeInput, Part
 from assistant.compose.answers.scaled import CHANGED_TARGETS, change_lines
 from assistant.compose.answers.solved_lines import solved_line, solved_value
 from assistant.compose.answers import recommendation
 from assistant.compose.answers.quantity_lines import (
-    derived_sizes, experts_of, layers_of, layout_targets, no_ep_class, quantity_line,
+    derived_sizes, experts_of, largest_ep, layers_of, layout_targets, no_ep_class, quantity_line,
 )
 from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, asked_alternative, judged_body, verdict_line
 from assistant.compose.writer import Writer, features_of, first_sentence
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.compose.knowledge.diagnose import judge_stated
-from assistant.compose.knowledge.allowed import allowed_values
-from assistant.compose.knowledge.judge import rejudge, with_layout
+from assistant.compose.knowledge.allowed import FIELDS as ALLOWED_FIELDS, allowed_values
+from assistant.compose.knowledge.judge import rejudge, with_layout, with_values
 from assistant.understand.cues import Reading, asking_sentence, read
+from assistant.understand.query import SIZE_KEYS
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
 from assistant.validator.fields import field_table
 from assistant.validator.layout import Layout
-from assistant.validator.paths import put_path
 from assistant.validator.report import ValidationReport
 
 
@@ -127,21 +127,63 @@ def _write_world_min(w: Writer, d) -> Part | None:
     return None
 
 
-def _write_allowed(w: Writer, inp: ComposeInput, ask) -> Part | None:
-    """"which pp_size values work with tp 8 on 40 GPUs?": the values of the asked field the validator
-    accepts in the user's layout (valid or not: that is often why it is asked), the rest unchanged."""
+def _allowed(inp: ComposeInput, ask):
+    """(the judged layout, the values of a `values:<field>` ask's field the validator accepts in it),
+    the layout being the user's with the sizes the ask puts instead ("要是扩到 pp_size 4，pp_microbatch_size
+    最大能设多少"); None when the ask is not one or there is nothing to vary."""
     target = getattr(ask, "target", None) or ""
     d = inp.diagnosis
     if not target.startswith("values:") or d is None or not isinstance(d.judged, dict) or not d.world_size:
         return None
     field = target.split(":", 1)[1]
+    if getattr(ask, "layout", None):
+        put = dict(kv.split("=") for kv in ask.layout.split(","))
+        if field in put:
+            # "要是扩到 pp_size 4，pp_microbatch_size 最大能设多少": the field the clause sets is given; the one
+            # whose values are asked is the other number field it names
+            field = next((r.key for r in read(ask).fields if r.key in ALLOWED_FIELDS and r.key not in put), None)
+            if field is None:
+                return None
+        d = with_layout(inp.query, d, ask.layout) or d
+        d = _scaled_out(inp, d)
     derived = d.report.derived if d.report is not None else None
     sit = inp.query.situation
     found = allowed_values(field, d.judged, d.world_size, validate, ignore=_ESTIMATES,
                            dp_size=derived.dp_size if derived else None, gpus_per_node=d.gpus_per_node,
                            model=sit.model, gpu=sit.gpu)
-    if found is None:
+    return None if found is None else (d, found)
+
+
+def _scaled_out(inp: ComposeInput, d):
+    """"要是以后扩到 pp_size 4": sizes whose product the user's world does not hold are asked of a larger
+    cluster, the smallest multiple of the world that tp * cp * pp divides (judged there); `d` when the
+    mesh already holds or the product is unknown."""
+    dist = (d.judged or {}).get("distributed") if isinstance(d.judged, dict) else None
+    if d.report is None or d.report.derived is not None or not isinstance(dist, dict) or not d.world_size:
+        return d
+    product = 1
+    for key in ("tp_size", "cp_size", "pp_size"):
+        v = dist.get(key)
+        product *= v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 1
+    world = math.lcm(d.world_size, product)
+    if world == d.world_size:
+        return d
+    scaled = rejudge(inp.query, d, d.judged, world)
+    return scaled if scaled.report is not None and scaled.report.derived is not None else d
+
+
+def _write_allowed(w: Writer, inp: ComposeInput, ask) -> Part | None:
+    """"which pp_size values work with tp 8 on 40 GPUs?": the values of the asked field the validator
+    accepts in the user's layout (valid or not: that is often why it is asked), the rest unchanged."""
+    if (allowed := _allowed(inp, ask)) is None:
         return None
+    d, found = allowed
+    field, derived = found.field, d.report.derived if d.report is not None else None
+    # values on sizes the clause puts instead ("if we later go to pp_size 4") say which layout they are for
+    sizes = ask.layout.split(",") if getattr(ask, "layout", None) else []
+    if sizes and d.world_size != inp.diagnosis.world_size:
+        sizes.append(f"world_size={d.world_size}")  # a cluster scaled out to hold the sizes (_scaled_out)
+    label = w.say("q_layout_with", sizes=", ".join(f"`{kv.replace('=', ': ')}`" for kv in sizes)) if sizes else ""
     sep = "、" if w.lang == "zh" else ", "
     if found.step:
         lbs = found.step // derived.dp_size
@@ -151,11 +193,12 @@ def _write_allowed(w: Writer, inp: ComposeInput, ask) -> Part | None:
     elif found.values:
         now = w.say("q_allowed_now", current=found.current) \
             if found.current is not None and found.current not in found.values else ""
-        w.answer(w.computed(w.say("q_allowed", field=field, values=sep.join(map(str, found.values)),
-                                  max=max(found.values), now=now)))
+        w.answer(w.computed(label + w.say("q_allowed", field=field, values=sep.join(map(str, found.values)),
+                                          max=max(found.values), now=now)))
     else:
-        w.answer(w.say("q_allowed_none", field=field))
-    return Part(report=d.report, strategy=derived.strategy if derived else None, judged=d.judged)
+        w.answer(label + w.say("q_allowed_none", field=field))
+    given = inp.diagnosis  # the user's layout stays the one judged
+    return Part(report=given.report, strategy=derived.strategy if derived else None, judged=given.judged)
 
 
 def _write_solved(w: Writer, inp: ComposeInput, ask) -> Part | None:
@@ -175,17 +218,14 @@ def _write_solved(w: Writer, inp: ComposeInput, ask) -> Part | None:
         return None
     w.answer(w.computed(solved_line(w, found)))
     field, value = found[0], found[1]
-    rows = field_table().get(field)
-    if value and rows and isinstance(d.judged, dict):
-        recipe = copy.deepcopy(d.judged)
-        put_path(recipe, f"{rows[0].section}.{field}", value)
+    if value and field_table().get(field) and isinstance(d.judged, dict):
         sit = inp.query.situation
-        for key in ("global_batch_size", "local_batch_size"):
-            if key != field and isinstance(getattr(sit, key), int):
-                put_path(recipe, f"step_scheduler.{key}", getattr(sit, key))  # the user's, not a default
+        # the user's batch sizes, not defaults, beside the solved value
+        values = {field: value, **{k: getattr(sit, k) for k in ("global_batch_size", "local_batch_size")
+                                   if k != field and isinstance(getattr(sit, k), int)}}
         # a global_batch_size the user never gave is upstream's default: its divisibility is not theirs
         soft = _ESTIMATES | (_DEFAULT_GBS if sit.global_batch_size is None else frozenset())
-        r = rejudge(inp.query, d, recipe, None).report
+        r = (with_values(inp.query, d, values) or d).report
         if r is not None and not r.ok and (failing := [f for f in r.errors if f.code not in soft]):
             w.bullets([w.finding(f) for f in failing], heading="warnings")
     return Part(report=d.report, strategy=d.report.derived.strategy if d.report.derived else None, judged=d.judged)
@@ -234,9 +274,13 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
         return Part(report=plan.report, strategy=plan.strategy, judged=recipe)
     hsdp = _hsdp_by_node(inp, d, ask)
     asked = None if hsdp is not None else _asked_layout(inp, d, ask)
+    layout = getattr(ask, "layout", None) if asked is not None else None
+    largest = _at_largest(inp, d, ask) if hsdp is None and asked is None else None
+    if largest is not None:
+        layout, asked = largest
     # the numbers of a layout the clause puts instead of the user's say which layout they are for
-    label = w.say("q_layout_with", sizes=", ".join(f"`{kv.replace('=', ': ')}`" for kv in ask.layout.split(","))) \
-        if asked is not None and getattr(ask, "layout", None) else ""
+    label = w.say("q_layout_with", sizes=", ".join(f"`{kv.replace('=', ': ')}`" for kv in layout.split(","))) \
+        if layout else ""
     given = d
     d = hsdp or asked or _after_alternative(inp, d, ask) or _after_recommendation(inp, d, ask) or d
     r = d.report
@@ -308,7 +352,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
                              no_ep=no_ep_class(inp.query))
         if line and not _said(w, line):
             w.answer(w.computed(label + line if label and target != "mesh_shape" else line))
-            if label and (compared := _compared_line(w, target, given, d, ask.layout)):
+            if label and largest is None and (compared := _compared_line(w, target, given, d, layout)):
                 w.answer(w.computed(compared))
     return judged_body(w, inp, d)
 
@@ -414,6 +458,42 @@ def _after_alternative(inp: ComposeInput, d, ask):
     if i == 0 or asks[i - 1].kind != "verdict":
         return None
     return asked_alternative(inp, d, asks[i - 1])
+
+
+_LARGEST_ASKS = ("max_ep", "values:")
+
+
+def _at_largest(inp: ComposeInput, d, ask) -> tuple[str, object] | None:
+    """"Largest ep_size? And ep_shard at that size?", "the largest pp_microbatch_size, and how many
+    microbatches does that give?", "with the largest of those, what's dp_size?": a quantity asked right
+    after the largest value of a field (quantities with no target of their own between), stating no sizes
+    of its own, is asked of the layout with that value: (`field=value`, that layout judged), else None."""
+    asks = list(inp.asks)
+    i = asks.index(ask) if ask in asks else 0
+    said = _clause_sizes(ask)
+    if getattr(ask, "layout", None) or said or not isinstance(d.judged, dict):
+        return None  # "what would dp_size be with pp 3?": the clause's own sizes, not the largest
+    before = next((a for a in reversed(asks[:i]) if not (a.kind == "quantity" and a.target is None)), None)
+    target = getattr(before, "target", None) or ""
+    if before is None or before.kind != "quantity" or not target.startswith(_LARGEST_ASKS):
+        return None
+    if target == "max_ep":
+        best, field = largest_ep(d.report, d.judged, experts_of(inp.query), no_ep_class(inp.query)), "ep_size"
+    else:
+        allowed = _allowed(inp, before)
+        field = allowed[1].field if allowed is not None else ""
+        best = max(allowed[1].values) if allowed is not None and allowed[1].values and not allowed[1].step else None
+    if best is None:
+        return None
+    layout = ",".join([*(before.layout.split(",") if before.layout else []), f"{field}={best}"])
+    judged = with_layout(inp.query, d, layout)
+    return None if judged is None else (layout, judged)
+
+
+def _clause_sizes(ask) -> dict[str, int]:
+    """The parallel sizes the ask's own clause states, as understanding reads them."""
+    p = read(ask).params_normalized
+    return {k: v for k in SIZE_KEYS if isinstance(v := getattr(p, k, None), int)}
 
 
 def _after_recommendation(inp: ComposeInput, d, ask):

@@ -54,16 +54,32 @@ def experts_of(query) -> int | None:
     return (info.num_experts if info is not None and info.is_moe else None) or query.params.num_experts
 
 
+def _ep_sizes(d: Derived, experts: int | None) -> list[int]:
+    """The ep_size values above 1 the layout's other sizes allow, ascending: divisors of dp*cp*tp
+    (mesh_utils), and of the routed experts when the count is known (moe/parallelizer)."""
+    from assistant.validator.derive import divisors
+
+    return [x for x in divisors(d.dp_size * d.cp_size * d.tp_size) if x > 1 and (experts is None or experts % x == 0)]
+
+
+def largest_ep(r: ValidationReport, judged: dict | None, experts: int | None, no_ep: str | None = None) -> int | None:
+    """The ep_size the max_ep line names as the largest; None where it names none (a MoE class with no
+    EP, TP beside a known model's experts, no size above 1)."""
+    d = derived_sizes(r, judged)
+    if d is None or no_ep or (experts is not None and d.tp_size > 1):
+        return None
+    valid = _ep_sizes(d, experts)
+    return valid[-1] if valid else None
+
+
 def _max_ep_line(w: Writer, d, experts: int | None, no_ep: str | None = None) -> str:
     """The largest ep_size the layout's other sizes allow: a divisor of dp*cp*tp (mesh_utils), and of
     the routed experts when the model is known (moe/parallelizer); 1 for a MoE class that takes no EP."""
-    from assistant.validator.derive import divisors
-
     if no_ep:
         return w.say("q_max_ep_no_ep_class", cls=no_ep)
 
     prod = d.dp_size * d.cp_size * d.tp_size
-    valid = [x for x in divisors(prod) if x > 1 and (experts is None or experts % x == 0)]
+    valid = _ep_sizes(d, experts)
     shown = ", ".join(str(x) for x in valid[-8:]) or "-"
     best = valid[-1] if valid else 1
     if experts is None:

@@ -141,9 +141,11 @@ class _Renderer:
         self.p, self.t, self.lang, self.fq = p, table, lang, fq
         self.names = [r for r in refs if r.is_strategy_name]
         fields = [r for r in refs if not r.is_strategy_name]
-        # A block key (`moe`) is context when a key inside that block is named too.
+        # A block key (`moe`) is context when a key inside that block is named too, unless the question
+        # writes the block empty (`pipeline: {}`): then the block's defaults are asked
         inner = {r.section for r in fields}
-        self.subjects = [r for r in fields if not (table.block_of(r) and r.path in inner)] or fields
+        self.subjects = [r for r in fields if not (table.block_of(r) and r.path in inner
+                                                   and r.key not in fq.empty_blocks)] or fields
         self.done: set[str] = set()
         self.meant: set[str] = set()
         self.main: FieldRef = (self.subjects or self.names)[0]  # the row the supporting lines are about

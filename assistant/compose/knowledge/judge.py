@@ -49,14 +49,23 @@ def rejudge(query: Query, d: Diagnosis, recipe: dict, world_size: int | None = N
 def with_layout(query: Query, d: Diagnosis, layout: str) -> Diagnosis | None:
     """The user's layout with the sizes an ask puts instead (`Ask.layout`, "tp_size=2,strategy=fsdp2"),
     the rest kept, judged at the same numbers; None when that changes nothing."""
+    put = dict(kv.split("=") for kv in layout.split(","))
+    return with_values(query, d, {k: int(v) if v.isdigit() else v for k, v in put.items()})
+
+
+def with_values(query: Query, d: Diagnosis, values: Mapping[str, Any]) -> Diagnosis | None:
+    """The user's recipe with these field values written where fields.yaml puts each field (a size in
+    distributed:, pp_microbatch_size in its pipeline block, a batch size in step_scheduler:), the rest
+    kept, judged again at the same numbers; None when that changes nothing. The one "recipe with values,
+    rejudged" step: a size an ask puts instead, an inverse ask's solved input."""
     if not isinstance(d.judged, dict):
         return None
     recipe = copy.deepcopy(d.judged)
-    put = dict(kv.split("=") for kv in layout.split(","))
+    put = dict(values)
     for key, value in put.items():
         rows = field_table().get(key)
-        if rows:  # a size lives in distributed:, pp_microbatch_size in its pipeline block, a batch size in step_scheduler:
-            put_path(recipe, f"{rows[0].section}.{key}", int(value) if value.isdigit() else value)
+        if rows:
+            put_path(recipe, f"{rows[0].section}.{key}", value)
     new = recipe.get("distributed")
     if recipe == d.judged or not isinstance(new, dict):
         return None

@@ -234,15 +234,11 @@ def question_reads() -> dict[str, list[tuple[str, int]]]:
     return out
 
 
-# The modules that still read the question's text, and how many reads each holds at most (2 in all;
+# The modules that still read the question's text, and how many reads each holds at most (none;
 # 130 before understand/cues.py, 47 before wishes.py, cues.yaml fact_cues, off_topic.py,
-# field_question.py, claims.py and question_terms.py). verdict, diagnosis,
-# quantity, quantity_lines, scaled, judge, writer, coverage, offline, location, phrases, wished,
-# scope, field_facts, corrections and extract read none; what is left is two texts fact.py joins
-# from the question (`reading_of`, `read_unclaimed`).
-ALLOWED: dict[str, int] = {
-    "assistant/compose/answers/fact.py": 2,
-}
+# field_question.py, claims.py and question_terms.py, 2 before fact.py handed understand/cues.py the
+# ask itself, read_with and read_unclaimed, instead of texts it joined from the question).
+ALLOWED: dict[str, int] = {}
 
 
 def test_compose_reads_no_more_question_text_than_allowed():

@@ -273,3 +273,38 @@ def test_an_uneven_layer_split_lists_each_stage_and_says_none_is_dropped(ask):
          "  pipeline:\n    pp_schedule: 1f1b\n```\n\n每个 stage 分别几层？")
     a = ask(q)
     assert "8、8、7、7" in lead(a.text) and "一层不丢" in lead(a.text)
+
+
+@pytest.mark.parametrize("question, in_lead, not_in", [
+    # issue 18: the quantity after "the largest ..." is asked at that value. 64 GPUs, 32 experts: the
+    # largest ep divides 64 and 32 -> 32; ep_shard = 64 / 32 = 2 (not "no moe_mesh" at the user's ep 1)
+    ("gpt-oss-20b on 64 GPUs, fsdp2, tp_size 1. Largest ep_size? And ep_shard at that size?",
+     ("The largest ep_size is 32", "`ep_size: 32`", "ep_shard = 2"), "No moe_mesh"),
+    # lbs 16, pp 4: pp_microbatch_size 1, 2, 4 (8 gives 2 < 4) -> at 4: 16 / 4 = 4 microbatches
+    ("8 GPUs, tp 2, pp 4, local_batch_size 16. Largest pp_microbatch_size I can use, and how many "
+     "microbatches does that give per step?", ("the largest is 4", "16 / 4 = 4"), "16 / 1"),
+])
+def test_a_quantity_after_the_largest_value_is_asked_at_it(ask, question, in_lead, not_in):
+    text = ask(question).text
+    assert all(part in lead(text) for part in in_lead), lead(text)
+    assert not_in not in text
+
+
+def test_grad_acc_arithmetic_ends_in_its_result(ask):
+    # 128 / (2 * 8) = 8, written out to the result
+    first = lead(ask("8 GPUs, fsdp2, global_batch_size 128, local_batch_size 2: how many grad accumulation steps?").text)
+    assert "128 / (2 × 8) = 8" in first
+
+
+def test_a_quantity_stating_its_own_size_after_the_values_is_not_asked_at_the_largest(ask):
+    # 24 GPUs, tp 4: pp 1, 2, 3, 6 work; "with pp 3" is asked at 3: dp = 24 / (4 * 3) = 2, not the largest 6's 1
+    text = ask("24 GPUs, fsdp2, tp_size 4, pp_size 4 fails. Which pp_size values work with tp 4, "
+               "and what would dp_size be with pp 3?").text
+    assert "1, 2, 3, 6" in text and "With `pp_size: 6`" not in text
+
+
+def test_values_on_sizes_the_clause_puts_instead_are_judged_on_a_cluster_that_holds_them(ask):
+    # 16 GPUs, tp 8, lbs 6; "scale out to pp_size 4": 8 * 4 = 32 GPUs, and 6 // mbs >= 4 leaves only 1
+    text = ask("Llama 3.1 70B, 2 nodes 16 GPUs, pp_size 2, tp 8, local_batch_size 6. Which pp_microbatch_size "
+               "values work? If we later go to pp_size 4 (lbs still 6), what's the largest pp_microbatch_size?").text
+    assert "`pp_size: 4`, `world_size: 32`" in text and "can be 1; the largest is 1" in text
