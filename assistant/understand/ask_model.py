@@ -1,6 +1,6 @@
 """The fitted ask model at query time: a multinomial logistic regression over [the embedding of the
-clause by each encoder it was fitted with (USE-multilingual: see train_asks.MODEL_ENCODERS), the rule
-features of clause_features.py], stored as plain arrays in
+clause by each encoder it was fitted with (USE-multilingual and MiniLM: see train_asks.MODEL_ENCODERS), the rule
+features and hashed n-grams of clause_features.py], stored as plain arrays in
 ask_model.npz by train_asks.py (numpy only here: scikit-learn is never imported to answer).
 
 The engine hands the retriever's loaded encoders in (`ClauseEncoders`); every clause the model must
