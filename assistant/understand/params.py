@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
+from assistant.memo import per_question
 from assistant.datafile import read_yaml
 
 from assistant.understand import catalog
@@ -755,6 +756,7 @@ def _current(found: Params, now: Params) -> Params:
 
 # --- entry point -------------------------------------------------------------------------------------
 
+@per_question()  # the question and then each of its clauses are read again by the asks (asks.py)
 def extract_params(question: str) -> Params:
     """Everything the question states, in English or Chinese; absent facts stay None. Numbers of an
     earlier run the question tells about count only where the question does not restate them."""
