@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from assistant.memo import per_question
 from assistant.datafile import read_yaml
+from assistant.memo import per_question
 
 from assistant.understand import catalog
 from assistant.understand.numbers import NUMBER, ZH_NUMBER, blank, parse_number
