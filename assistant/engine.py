@@ -12,6 +12,7 @@ import uuid
 from dataclasses import asdict, dataclass, field, replace
 from typing import Iterator, Mapping
 
+from assistant import memo
 from assistant.answer import Answer, AskRequest, Turn
 from assistant.compose.knowledge.anchors import Anchor, load_anchors
 from assistant.compose.citations import Citer, source_lines
@@ -270,6 +271,7 @@ class Assistant:
 
         timings: dict[str, float] = {}
         self.retriever.forget_embeddings()  # each text is embedded once per question, then shared
+        memo.forget()  # and each pure reading of a text computed once per question (assistant/memo.py)
         t = time.perf_counter()
         q = understand(req.question, history=req.history, lang=req.lang, world_size=req.world_size,
                        gpus_per_node=req.gpus_per_node, model=req.model, gpu=req.gpu,

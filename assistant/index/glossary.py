@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 from assistant.datafile import read_yaml
+from assistant.memo import per_question
 
 GLOSSARY_MAX_BYTES = 1024 * 1024
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -76,6 +77,9 @@ class Glossary:
                 found.append(e)
         return found
 
+    # Per question (assistant/memo.py): understanding, the MiniLM prefetch and each search expand the
+    # same text, and each search asks whether the English-only channel can read it.
+    @per_question(key=lambda self, query: (id(self), query))
     def expand(self, query: str) -> str:
         """The query followed by the English terms of the glossary entries it mentions (for BM25)."""
         if not has_cjk(query):
@@ -88,6 +92,7 @@ class Glossary:
                     extra.append(t)
         return f"{query} {' '.join(extra)}" if extra else query
 
+    @per_question(key=lambda self, text: (id(self), text))
     def to_english(self, text: str) -> str:
         """Chinese text as an English-only encoder can read it: a glossary term becomes its entry's
         first (canonical) English term, identifiers and other Latin text stay, remaining Chinese

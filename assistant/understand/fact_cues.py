@@ -4,6 +4,7 @@ words single out a fact that answers on its own ("how many tokens does each CP r
 fact's question, not the clause before it joined to it."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -41,10 +42,24 @@ def fact_cue_keys() -> tuple[str, ...]:
     return tuple(_fact_cues())
 
 
+@lru_cache(maxsize=1)
+def _matchers() -> tuple[tuple[str, re.Pattern[str] | None, tuple[tuple[str, ...], ...]], ...]:
+    """Per fact: one pattern for its one-part cues (it finds a text holding any of them, as checking
+    each would: read per clause, that was 0.2 ms a call, a question's clauses 1 ms) and its "a + b"
+    cues split into their parts."""
+    out = []
+    for k, cues in _fact_cues().items():
+        single = [c for c in cues if " + " not in c]
+        out.append((k, re.compile("|".join(map(re.escape, single))) if single else None,
+                    tuple(tuple(c.split(" + ")) for c in cues if " + " in c)))
+    return tuple(out)
+
+
 def cued_facts(text: str) -> tuple[str, ...]:
     """The facts whose cues the text holds, in the table's order; a cue "a + b" needs every part."""
     q = text.lower()
-    return tuple(k for k, cues in _fact_cues().items() if any(all(part in q for part in c.split(" + ")) for c in cues))
+    return tuple(k for k, single, parted in _matchers()
+                 if (single is not None and single.search(q)) or any(all(p in q for p in c) for c in parted))
 
 
 def answers_itself(text: str) -> bool:

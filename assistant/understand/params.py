@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from assistant.datafile import read_yaml
+from assistant.memo import per_question
 
 from assistant.understand import catalog
 from assistant.understand.numbers import NUMBER, ZH_NUMBER, blank, parse_number
@@ -755,6 +756,7 @@ def _current(found: Params, now: Params) -> Params:
 
 # --- entry point -------------------------------------------------------------------------------------
 
+@per_question()  # the question and then each of its clauses are read again by the asks (asks.py)
 def extract_params(question: str) -> Params:
     """Everything the question states, in English or Chinese; absent facts stay None. Numbers of an
     earlier run the question tells about count only where the question does not restate them."""

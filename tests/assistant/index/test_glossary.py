@@ -45,3 +45,15 @@ def test_missing_glossary_means_no_expansion(tmp_path):
 
 def test_query_language():
     assert query_lang("tp_size 怎么设") == "zh" and query_lang("tp_size?") == "en"
+
+
+def test_expand_and_to_english_are_read_once_per_question_and_again_after():
+    from assistant import memo
+
+    g = Glossary((GlossaryEntry(zh=("张量并行",), en=("tensor parallel",)),))
+    memo.forget()
+    first = g.expand("张量并行 怎么开")
+    assert g.expand("张量并行 怎么开") is first and first.endswith("tensor parallel")
+    other = Glossary((GlossaryEntry(zh=("张量并行",), en=("TP",)),))
+    assert other.expand("张量并行 怎么开").endswith("TP")  # another glossary is not served this one's reading
+    assert g.to_english("张量并行") == "tensor parallel" and other.to_english("张量并行") == "TP"

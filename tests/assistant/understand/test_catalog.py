@@ -56,3 +56,44 @@ def test_name_pattern_tolerates_separators():
     for text in ("Llama 3.1 70B", "llama3.1-70b", "LLAMA_3_1_70B", "llama-3.1 70 b"):
         assert p.full.search(text), text
     assert not p.full.search("llama 3.1 700b")
+
+
+def _every_pattern_searched(text, pats):
+    """find_model's rule with every name's pattern searched: what skipping the absent names must equal."""
+    from assistant.understand.catalog import _family_size_pattern
+
+    best = None
+    for key, p in pats:
+        m = p.full.search(text)
+        if m and (best is None or (m.start(), -(m.end() - m.start())) < best[:2]):
+            best = (m.start(), -(m.end() - m.start()), key)
+    if best:
+        return best[2], best[0]
+    by_family = {}
+    for key, p in pats:
+        if p.size:
+            by_family.setdefault((p.family, p.size), []).append(key)
+    hits = [(m.start(), sorted(set(keys))[-1]) for (f, size), keys in by_family.items()
+            if (m := _family_size_pattern(f, size).search(text))]
+    return (min(hits)[1], min(hits)[0]) if hits else None
+
+
+def test_find_model_skipping_absent_names_finds_what_searching_all_finds():
+    from pathlib import Path
+
+    import yaml
+
+    from assistant.understand.catalog import find_model, model_patterns
+    from assistant.validator.models import list_models, lookup_model
+
+    pats = model_patterns()
+    names = [n for k in list_models() for n in (k, lookup_model(k).name, *lookup_model(k).aliases)]
+    texts = [f"train {n} on 8 GPUs" for n in names] + [n.upper().replace("-", " ") for n in names]
+    texts += ["LLaMA 70b", "qwen 3 235B", "deep seek v3", "mixtral 8 x 7b", "我用 DeepSeek-V3", "70b", "tp 4"]
+    root = Path(__file__).resolve().parents[3] / "evals" / "cases"
+    for path in sorted(root.glob("t9_*.yaml")):
+        texts += [str(c.get("question", "")) for c in yaml.safe_load(path.read_text(encoding="utf-8")).get("cases") or []]
+    assert len(texts) > 300
+    found = [find_model(t) for t in texts]
+    assert found == [_every_pattern_searched(t, pats) for t in texts]
+    assert sum(f is not None for f in found) > 200
