@@ -119,3 +119,8 @@ def test_the_question_quoted_back_is_no_verdict():
 ])
 def test_the_truth_of_a_claim_is_read_past_to_the_layouts_verdict(opening, want):
     assert polarity(opening, within=80) == want
+
+
+def test_accepted_is_the_valid_polarity_even_before_not_rejected():
+    assert polarity("It is accepted, not rejected: TP counts in the expert-parallel rule.", within=40) == "valid"
+    assert polarity("It is not accepted: ep_size must divide dp*cp*tp.", within=40) == "invalid"
