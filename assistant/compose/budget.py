@@ -153,8 +153,7 @@ def drop_repeated_mesh(w: Writer) -> int:
         if first_of_its_ask or not said_elsewhere:
             keep.append(i)
     gone = len(w.leads) - len(keep)
-    w.leads[:] = [w.leads[i] for i in keep]
-    w.lead_asks[:] = [w.lead_asks[i] for i in keep]
+    w.keep_leads(keep)
     return gone
 
 
@@ -178,9 +177,7 @@ def fit_lead(w: Writer, b: Budget) -> list[str]:
         return []
     out = [w.leads[i] for i in sorted(moved)]
     w.segments.insert(0, Segment(["\n".join(out), ""], shape="para", ask=w.lead_asks[min(moved)], kind="lead"))
-    keep = [i for i in range(len(w.leads)) if i not in moved]
-    w.leads[:] = [w.leads[i] for i in keep]
-    w.lead_asks[:] = [w.lead_asks[i] for i in keep]
+    w.keep_leads([i for i in range(len(w.leads)) if i not in moved])
     return out
 
 

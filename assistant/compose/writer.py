@@ -93,6 +93,15 @@ class Writer:
     def say(self, key: str, **values) -> str:
         return self.p.say(key, self.lang, **values)
 
+    def features(self, keys: Sequence[str]) -> str:
+        """Parallelism features by their names in the answer's language, as a list ("TP, CP" / "TP、CP")."""
+        return ("、" if self.lang == "zh" else ", ").join(self.p.feature(f, self.lang) for f in keys)
+
+    def keep_leads(self, keep: Sequence[int]) -> None:
+        """Only these lead sentences stay (indices, in order), each with the ask it answers."""
+        self.leads[:] = [self.leads[i] for i in keep]
+        self.lead_asks[:] = [self.lead_asks[i] for i in keep]
+
     def finding(self, f: Finding) -> str:
         msg = f.message_zh if self.lang == "zh" else f.message
         return self.say("rule_item", code=f.code, path=f.path, message=msg.rstrip())
@@ -186,6 +195,11 @@ def features_of(dist: dict) -> list[str]:
     if dist.get("activation_checkpointing") not in (None, False, "false", "none", "off", "no", "disabled"):
         on.add("ac")
     return [f for f in FEATURE_ORDER if f in on]
+
+
+def sizes_text(pairs: Sequence[str]) -> str:
+    """Sizes an ask puts instead (`Ask.layout` pairs, "tp_size=2") as the answers quote them: `tp_size: 2`, ..."""
+    return ", ".join(f"`{kv.replace('=', ': ')}`" for kv in pairs)
 
 
 def mesh_text(report: ValidationReport, no_mesh: str = "()") -> str:

@@ -15,7 +15,7 @@ from assistant.compose.answers.quantity_lines import quantity_line
 from assistant.compose.answers.recommendation import pitfalls
 from assistant.compose.knowledge.field_facts import judges_value
 from assistant.compose.answers.verdict import fix_changes, fix_line, judged_body, layout_text, verdict_line
-from assistant.compose.writer import Writer, features_of, size_of
+from assistant.compose.writer import Writer, features_of, size_of, sizes_text
 from assistant.understand.cues import read
 
 
@@ -87,8 +87,7 @@ def _tried(w: Writer, inp: ComposeInput, d, ask) -> Part | None:
     tried = with_layout(inp.query, d, layout) if d is not None and layout else None
     if tried is None or tried.report is None or tried.report.ok:
         return None
-    sizes = ", ".join(f"`{kv.replace('=', ': ')}`" for kv in layout.split(","))
-    w.answer(w.say("q_layout_with", sizes=sizes) + verdict_line(w, tried, read(ask, inp.query)))
+    w.answer(w.say("q_layout_with", sizes=sizes_text(layout.split(","))) + verdict_line(w, tried, read(ask, inp.query)))
     return Part(report=tried.report, judged=tried.judged)
 
 

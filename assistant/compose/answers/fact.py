@@ -182,22 +182,19 @@ def limitations(w: Writer, inp: ComposeInput) -> Part:
     unwanted = read(query).claim.denied
     all_missing: list[str] = []
 
-    def names(fs):
-        return ("、" if w.lang == "zh" else ", ").join(w.p.feature(f, w.lang) for f in fs)
-
     for strategy in strategies:
         lacks = w.p.strategy_lacks.get(strategy, {})
         missing = [f for f in feats if f in lacks]
         all_missing += missing
         if missing:
-            w.answer(w.say(_limits_key("limits_no", missing, unwanted), strategy=strategy, features=names(missing)))
+            w.answer(w.say(_limits_key("limits_no", missing, unwanted), strategy=strategy, features=w.features(missing)))
             supported = [f for f in feats if f not in lacks and f in w.p.feature_names]
             if supported and strategy != "fsdp2":  # "TP? And PP?": each part answered
                 w.answer(w.say(_limits_key("limits_yes", supported, unwanted), strategy=strategy,
-                               features=names(supported)))
+                               features=w.features(supported)))
                 w.answer(w.fact(w.p.strategy_can[strategy]) if strategy in w.p.strategy_can else None)
         elif feats and strategy != "fsdp2":
-            w.answer(w.say(_limits_key("limits_yes", feats, unwanted), strategy=strategy, features=names(feats)))
+            w.answer(w.say(_limits_key("limits_yes", feats, unwanted), strategy=strategy, features=w.features(feats)))
             # what the supported feature is and asks of the config, in one line each
             w.bullets([w.fact(w.p.topic_facts[f][0]) for f in feats if w.p.topic_facts.get(f)])
         elif strategy != "fsdp2":

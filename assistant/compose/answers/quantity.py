@@ -16,11 +16,11 @@ from assistant.compose.answers.quantity_lines import (
     derived_sizes, experts_of, largest_ep, layers_of, layout_targets, no_ep_class, quantity_line,
 )
 from assistant.compose.answers.verdict import ESTIMATES as _ESTIMATES, asked_alternative, judged_body, verdict_line
-from assistant.compose.writer import Writer, features_of, first_sentence
+from assistant.compose.writer import Writer, features_of, first_sentence, sizes_text
 from assistant.defaults import DEFAULT_GPUS_PER_NODE
 from assistant.compose.knowledge.diagnose import judge_stated
 from assistant.compose.knowledge.allowed import FIELDS as ALLOWED_FIELDS, allowed_values
-from assistant.compose.knowledge.judge import rejudge, with_layout, with_values
+from assistant.compose.knowledge.judge import layout_values, rejudge, with_layout, with_values
 from assistant.understand.cues import Reading, asking_sentence, read
 from assistant.understand.query import SIZE_KEYS
 from assistant.validator import UnusableInput, validate
@@ -137,7 +137,7 @@ def _allowed(inp: ComposeInput, ask):
         return None
     field = target.split(":", 1)[1]
     if getattr(ask, "layout", None):
-        put = dict(kv.split("=") for kv in ask.layout.split(","))
+        put = layout_values(ask.layout)
         if field in put:
             # "要是扩到 pp_size 4，pp_microbatch_size 最大能设多少": the field the clause sets is given; the one
             # whose values are asked is the other number field it names
@@ -183,7 +183,7 @@ def _write_allowed(w: Writer, inp: ComposeInput, ask) -> Part | None:
     sizes = ask.layout.split(",") if getattr(ask, "layout", None) else []
     if sizes and d.world_size != inp.diagnosis.world_size:
         sizes.append(f"world_size={d.world_size}")  # a cluster scaled out to hold the sizes (_scaled_out)
-    label = w.say("q_layout_with", sizes=", ".join(f"`{kv.replace('=', ': ')}`" for kv in sizes)) if sizes else ""
+    label = w.say("q_layout_with", sizes=sizes_text(sizes)) if sizes else ""
     sep = "、" if w.lang == "zh" else ", "
     if found.step:
         lbs = found.step // derived.dp_size
@@ -279,8 +279,7 @@ def write(w: Writer, inp: ComposeInput, ask) -> Part:
     if largest is not None:
         layout, asked = largest
     # the numbers of a layout the clause puts instead of the user's say which layout they are for
-    label = w.say("q_layout_with", sizes=", ".join(f"`{kv.replace('=', ': ')}`" for kv in layout.split(","))) \
-        if layout else ""
+    label = w.say("q_layout_with", sizes=sizes_text(layout.split(","))) if layout else ""
     given = d
     d = hsdp or asked or _after_alternative(inp, d, ask) or _after_recommendation(inp, d, ask) or d
     r = d.report
@@ -371,7 +370,7 @@ def _compared_line(w: Writer, target: str, given, asked, layout: str) -> str | N
     value = getattr(derived_sizes(asked.report, asked.judged), attr, None)
     if before is None or value is None:
         return None
-    sizes = ", ".join(f"`{kv.replace('=', ': ')}`" for kv in layout.split(","))
+    sizes = sizes_text(layout.split(","))
     if before == value:
         return w.say("q_layout_stays", name=target, value=value, sizes=sizes)
     return w.say("q_layout_changes", name=target, before=before, value=value, sizes=sizes)

@@ -12,6 +12,7 @@ from assistant.compose.writer import FEATURE_ORDER, Writer, first_sentence, yaml
 from assistant.defaults import DEFAULT_GPUS_PER_NODE, DEFAULT_WORLD_SIZE
 from assistant.validator import UnusableInput, validate
 from assistant.validator.coerce import load_yaml
+from assistant.validator.fields import CANONICAL_STRATEGIES
 from assistant.understand.cues import Reading, is_whole_question, read, read_sentence
 from assistant.understand.query import SIZE_KEYS
 
@@ -80,7 +81,6 @@ def verdict_line(w: Writer, d: Diagnosis, said: Reading = _UNSAID) -> str:
 
 # the parallelism a size turns on, by the names strategy_lacks uses
 _FEATURE_OF_SIZE = {"tp_size": "tp", "pp_size": "pp", "cp_size": "cp", "ep_size": "ep", "dp_replicate_size": "hsdp"}
-_STRATEGIES = ("fsdp2", "megatron_fsdp", "ddp")
 
 
 def claim_line(w: Writer, d: Diagnosis, said: Reading, whole: Reading = _UNSAID) -> str | None:
@@ -104,8 +104,7 @@ def claim_line(w: Writer, d: Diagnosis, said: Reading, whole: Reading = _UNSAID)
     missing, has = [f for f in feats if f in lacks], [f for f in feats if f not in lacks]
     if not feats or (missing and has):
         return None
-    names = ("、" if w.lang == "zh" else ", ").join(w.p.feature(f, w.lang) for f in feats)
-    lead = w.say("limits_no_confirmed" if missing else "limits_yes_contrary", strategy=strategy, features=names)
+    lead = w.say("limits_no_confirmed" if missing else "limits_yes_contrary", strategy=strategy, features=w.features(feats))
     layout = layout_text(w, d, said)
     if missing and not r.ok:
         first = r.errors[0]
@@ -136,24 +135,20 @@ def switch_line(w: Writer, inp: ComposeInput, d: Diagnosis) -> str | None:
     if not feats:
         return None
     lacks = w.p.strategy_lacks
-
-    def names(fs) -> str:
-        return ("、" if w.lang == "zh" else ", ").join(w.p.feature(f, w.lang) for f in fs)
-
     kept = [f for f in feats if f not in lacks.get(strategy, {})]
     lost = [f for f in feats if f in lacks.get(strategy, {})]
     lines = []
     if kept:
-        lines.append(w.say("switch_keeps", strategy=strategy, features=names(kept),
+        lines.append(w.say("switch_keeps", strategy=strategy, features=w.features(kept),
                            sizes=", ".join(f"`{sizes[f][0]}: {sizes[f][1]}`" for f in kept)))
-        lines += [w.say("switch_other_lacks", strategy=s, features=names([f for f in kept if f in lacks.get(s, {})]))
-                  for s in _STRATEGIES if s != strategy and any(f in lacks.get(s, {}) for f in kept)]
+        lines += [w.say("switch_other_lacks", strategy=s, features=w.features([f for f in kept if f in lacks.get(s, {})]))
+                  for s in CANONICAL_STRATEGIES if s != strategy and any(f in lacks.get(s, {}) for f in kept)]
     if lost:
-        keepers = [s for s in _STRATEGIES if s != strategy and not any(f in lacks.get(s, {}) for f in lost)]
+        keepers = [s for s in CANONICAL_STRATEGIES if s != strategy and not any(f in lacks.get(s, {}) for f in lost)]
         fixed = d.fix_report.derived.strategy if d.fix_report is not None and d.fix_report.derived else None
         if keepers and keepers != [fixed]:  # the one keeper is the fix's strategy: the fix already says it
             keepers = [f"`{s}`" for s in keepers]
-            lines.append(w.say("switch_keepers" if len(keepers) > 1 else "switch_keeper", features=names(lost),
+            lines.append(w.say("switch_keepers" if len(keepers) > 1 else "switch_keeper", features=w.features(lost),
                                strategies=(" 和 " if w.lang == "zh" else " and ").join(keepers)))
     return w.space.join(lines) or None
 

@@ -49,8 +49,13 @@ def rejudge(query: Query, d: Diagnosis, recipe: dict, world_size: int | None = N
 def with_layout(query: Query, d: Diagnosis, layout: str) -> Diagnosis | None:
     """The user's layout with the sizes an ask puts instead (`Ask.layout`, "tp_size=2,strategy=fsdp2"),
     the rest kept, judged at the same numbers; None when that changes nothing."""
+    return with_values(query, d, layout_values(layout))
+
+
+def layout_values(layout: str) -> dict[str, int | str]:
+    """`Ask.layout` ("tp_size=2,strategy=fsdp2") as field values: {"tp_size": 2, "strategy": "fsdp2"}."""
     put = dict(kv.split("=") for kv in layout.split(","))
-    return with_values(query, d, {k: int(v) if v.isdigit() else v for k, v in put.items()})
+    return {k: int(v) if v.isdigit() else v for k, v in put.items()}
 
 
 def with_values(query: Query, d: Diagnosis, values: Mapping[str, Any]) -> Diagnosis | None:
